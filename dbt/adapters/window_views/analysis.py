@@ -1,0 +1,179 @@
+"""Reading compiled window-view SQL with sqlglot (spark dialect): the over-window calls, their
+PARTITION BY / ORDER BY / frame, the relations read and the output columns."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Tuple
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from dbt.adapters.window_views.intervals import Interval, IntervalError
+
+# functions whose value for a row depends on the size of the whole partition
+WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
+# functions that ignore the frame and look only at rows up to the current row's peers
+RANKING_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
+_TVF_MARKER = re.compile(r"/\* window_views\.(tumble|hop|cumulate|session)\(([^*]*)\) \*/")
+
+
+class AnalysisError(ValueError):
+    """SQL the plugin cannot analyse or cannot run with the requested semantics."""
+
+
+@dataclass(frozen=True)
+class FrameBound:
+    """One end of a frame: UNBOUNDED, CURRENT ROW, or an offset PRECEDING/FOLLOWING."""
+
+    kind: str  # 'unbounded' | 'current' | 'offset'
+    side: Optional[str] = None  # 'preceding' | 'following'
+    rows: Optional[int] = None  # ROWS offset
+    micros: Optional[int] = None  # RANGE interval offset
+
+    @property
+    def is_following(self) -> bool:
+        return self.side == "following" and self.kind != "current"
+
+
+@dataclass(frozen=True)
+class Frame:
+    kind: str  # 'rows' | 'range'
+    start: FrameBound
+    end: FrameBound
+
+
+@dataclass(frozen=True)
+class OverCall:
+    """One window function call with its resolved window definition."""
+
+    sql: str
+    function: str
+    partition_by: Tuple[str, ...]
+    order_by: Tuple[Tuple[str, bool], ...]  # (expression sql, descending)
+    frame: Frame
+    lead_offset: Optional[int]  # rows ahead that LEAD reads
+    node: exp.Window
+    select: exp.Select
+
+
+def parse(sql: str) -> exp.Expression:
+    try:
+        return sqlglot.parse_one(sql, read="spark")
+    except ParseError as exc:
+        raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
+
+
+def _bound(kind: str, value: object, side: Optional[str], call: str) -> FrameBound:
+    if value is None or value == "CURRENT ROW":
+        return FrameBound("current")
+    if value == "UNBOUNDED":
+        return FrameBound("unbounded", side)
+    if kind == "rows":
+        if isinstance(value, exp.Literal) and not value.is_string:
+            return FrameBound("offset", side, rows=int(value.this))
+        raise AnalysisError(f"ROWS frame offset {value} in `{call}` must be an integer literal")
+    if isinstance(value, exp.Interval):
+        text = f"{value.this.name} {value.unit.name if value.unit else ''}".strip()
+        try:
+            return FrameBound("offset", side, micros=Interval.parse(text.lower(), allow_zero=True).micros)
+        except IntervalError as exc:
+            raise AnalysisError(f"RANGE frame offset in `{call}`: {exc}") from exc
+    raise AnalysisError(f"RANGE frame offset {value} in `{call}` must be an INTERVAL on the ORDER BY timestamp")
+
+
+def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str) -> Frame:
+    if spec is None:
+        # SQL default: with ORDER BY the frame runs to the current row's last peer, else the partition
+        end = FrameBound("current") if has_order else FrameBound("unbounded", "following")
+        return Frame("range", FrameBound("unbounded", "preceding"), end)
+    kind = str(spec.args.get("kind") or "range").lower()
+    start = _bound(kind, spec.args.get("start"), spec.args.get("start_side"), call)
+    end = _bound(kind, spec.args.get("end"), spec.args.get("end_side"), call) if spec.args.get("end") else FrameBound("current")
+    return Frame(kind, start, end)
+
+
+def _named_windows(select: exp.Select) -> Dict[str, exp.Window]:
+    return {w.alias_or_name.lower(): w for w in select.args.get("windows") or [] if isinstance(w, exp.Window)}
+
+
+def _function(node: exp.Window) -> exp.Expression:
+    func = node.this
+    while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
+        func = func.this
+    return func
+
+
+def over_calls(tree: exp.Expression) -> List[OverCall]:
+    """Every window function call, with named windows (`OVER w`, `WINDOW w AS ...`) resolved."""
+    calls = []
+    for node in tree.find_all(exp.Window):
+        if node.arg_key == "windows":  # a WINDOW clause definition, not a call
+            continue
+        select = node.find_ancestor(exp.Select)
+        definition = node
+        base = node.args.get("alias")
+        if base is not None and select is not None:
+            named = _named_windows(select).get(base.name.lower())
+            if named is None:
+                raise AnalysisError(f"window `{base.name}` used in `{node.sql('spark')}` is not defined")
+            definition = named
+        call = node.sql("spark")
+        order = definition.args.get("order")
+        order_by = tuple(
+            (o.this.sql("spark"), bool(o.args.get("desc"))) for o in (order.expressions if order else [])
+        )
+        func = _function(node)
+        lead_offset = None
+        if isinstance(func, exp.Lead):
+            offset = func.args.get("offset")
+            if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
+                raise AnalysisError(f"LEAD offset in `{call}` must be an integer literal")
+            lead_offset = int(offset.this) if offset is not None else 1
+        calls.append(
+            OverCall(
+                sql=call,
+                function=func.key,
+                partition_by=tuple(p.sql("spark") for p in definition.args.get("partition_by") or []),
+                order_by=order_by,
+                frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), call),
+                lead_offset=lead_offset,
+                node=node,
+                select=select,
+            )
+        )
+    return calls
+
+
+def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:
+    """The physical relations read, as (schema, name): tables that are not CTE names."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    seen: List[Tuple[Optional[str], str]] = []
+    for table in tree.find_all(exp.Table):
+        name = table.name
+        if not name or (not table.db and name.lower() in ctes):
+            continue
+        key = (table.db or None, name)
+        if key not in seen:
+            seen.append(key)
+    return seen
+
+
+def tvf_markers(sql: str) -> List[str]:
+    """The window TVFs a model uses, from the marker comments the TVF macros render."""
+    return [f"{kind}({args})" for kind, args in _TVF_MARKER.findall(sql)]
+
+
+def _unquote(name: str) -> str:
+    return name.strip("`").lower()
+
+
+def is_column(expression_sql: str, column: str) -> bool:
+    """Whether an ORDER BY / PARTITION BY expression is the bare (maybe qualified) column."""
+    try:
+        node = sqlglot.parse_one(expression_sql, read="spark")
+    except ParseError:
+        return False
+    return isinstance(node, exp.Column) and _unquote(node.name) == column.lower()

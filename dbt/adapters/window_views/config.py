@@ -1,0 +1,173 @@
+"""The `window_view` materialization's config, validated before any SQL runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+from dataclasses import dataclass
+from typing import Any, Dict, Mapping, Optional
+
+from dbt.artifacts.resources import ModelConfig
+from dbt.adapters.spark.impl import SparkConfig
+
+from dbt.adapters.window_views.intervals import Interval, IntervalError
+
+EXECUTIONS = ("batch", "streaming")
+EMITS = ("on_update", "on_window_close")
+LATE_DATA = ("table", "drop")
+FILE_FORMATS = ("parquet", "delta", "iceberg", "orc", "hudi")
+
+
+@dataclass
+class WindowViewsConfig(SparkConfig):
+    """dbt-spark's model configs plus the window-view keys (so dbt knows them)."""
+
+    execution: Optional[str] = None
+    emit: Optional[str] = None
+    watermark: Optional[Dict[str, str]] = None
+    late_data: Optional[str] = None
+    trigger: Optional[Any] = None
+    checkpoint_location: Optional[str] = None
+
+
+WINDOW_VIEW_KEYS = ("execution", "emit", "watermark", "late_data", "trigger", "checkpoint_location")
+
+
+def _known_keys() -> frozenset:
+    names = {f.name for f in dataclasses.fields(ModelConfig)} | set(ModelConfig().to_dict())
+    names |= {f.name for f in dataclasses.fields(WindowViewsConfig)}
+    # keys dbt or dbt-spark read from the config without declaring them
+    names |= {"tblproperties", "include_full_name_in_path", "sql_header", "docs", "transient"}
+    return frozenset(n for n in names if not n.startswith("_"))
+
+
+KNOWN_KEYS = _known_keys()
+
+
+class ConfigError(ValueError):
+    """A window_view config that cannot run; the message names the model, the key and the fix."""
+
+
+@dataclass(frozen=True)
+class Watermark:
+    column: str
+    delay: Interval
+
+    def describe(self) -> str:
+        return f"{self.column} - {self.delay}"
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """available_now, or a processing-time interval bounded by max_duration so dbt run returns."""
+
+    processing_time: Optional[Interval] = None
+    max_duration: Optional[Interval] = None
+
+    def describe(self) -> str:
+        if self.processing_time is None:
+            return "available_now"
+        return f"processing_time {self.processing_time} for at most {self.max_duration}"
+
+
+@dataclass(frozen=True)
+class WindowViewConfig:
+    execution: str
+    emit: str
+    watermark: Optional[Watermark]
+    late_data: str
+    trigger: Trigger
+    checkpoint_location: Optional[str]
+    file_format: str
+
+    @classmethod
+    def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
+        def fail(key: str, problem: str, fix: str) -> ConfigError:
+            return ConfigError(f"window_view model '{model}': config '{key}' {problem}; {fix}")
+
+        def choice(key: str, allowed: tuple, default: str) -> str:
+            value = config.get(key)
+            if value is None:
+                return default
+            if value not in allowed:
+                raise fail(key, f"= {value!r} is not valid", f"expected one of: {', '.join(allowed)}")
+            return value
+
+        for key in config:
+            if key not in KNOWN_KEYS:
+                close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.75)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise fail(
+                    key,
+                    "is not a config key dbt or window_view knows",
+                    f"{hint}window_view keys are: {', '.join(WINDOW_VIEW_KEYS)} (custom keys belong under `meta`)",
+                )
+
+        execution = choice("execution", EXECUTIONS, "batch")
+        emit = choice("emit", EMITS, "on_update")
+        late_data = choice("late_data", LATE_DATA, "table")
+        file_format = choice("file_format", FILE_FORMATS, "parquet")
+
+        watermark = None
+        raw = config.get("watermark")
+        if raw is not None:
+            if not isinstance(raw, Mapping) or set(raw) - {"column", "delay"} or "column" not in raw:
+                raise fail(
+                    "watermark",
+                    f"= {raw!r} is not valid",
+                    "expected {'column': '<timestamp column>', 'delay': '<interval>'}, e.g. "
+                    "{'column': 'bidtime', 'delay': '5 minutes'}",
+                )
+            column = raw["column"]
+            if not isinstance(column, str) or not column.replace("_", "a").isalnum():
+                raise fail("watermark", f"column {column!r} is not a column name", "name one timestamp column")
+            try:
+                delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
+            except IntervalError as exc:
+                raise fail("watermark", f"delay: {exc}", "give the delay as e.g. '5 minutes'") from exc
+            watermark = Watermark(column=column, delay=delay)
+        if watermark is None and (emit == "on_window_close" or execution == "streaming"):
+            needs = "emit='on_window_close'" if emit == "on_window_close" else "execution='streaming'"
+            raise fail(
+                "watermark",
+                f"is missing: {needs} needs one",
+                "add watermark={'column': '<event time column>', 'delay': '<interval>'}",
+            )
+
+        trigger = Trigger()
+        raw = config.get("trigger")
+        if raw is not None and raw != "available_now":
+            if not isinstance(raw, Mapping) or set(raw) != {"processing_time", "max_duration"}:
+                raise fail(
+                    "trigger",
+                    f"= {raw!r} is not valid",
+                    "expected one of: 'available_now', or {'processing_time': '<interval>', "
+                    "'max_duration': '<interval>'} (the bound makes dbt run return)",
+                )
+            try:
+                trigger = Trigger(Interval.parse(raw["processing_time"]), Interval.parse(raw["max_duration"]))
+            except IntervalError as exc:
+                raise fail("trigger", str(exc), "give both intervals as e.g. '30 seconds'") from exc
+
+        checkpoint = config.get("checkpoint_location")
+        if checkpoint is not None and (not isinstance(checkpoint, str) or not checkpoint.strip()):
+            raise fail("checkpoint_location", f"= {checkpoint!r} is not a path", "give a directory path or URI")
+
+        if execution == "streaming":
+            raise fail(
+                "execution",
+                "= 'streaming' is not available in this release of dbt-window-views",
+                "use execution='batch' (the default) until streaming execution ships",
+            )
+        return cls(execution, emit, watermark, late_data, trigger, checkpoint, file_format)
+
+    def properties(self) -> Dict[str, str]:
+        """Table properties that describe the window view (also shown in the docs)."""
+        props = {
+            "window_views.execution": self.execution,
+            "window_views.emit": self.emit,
+            "window_views.late_data": self.late_data,
+        }
+        if self.watermark:
+            props["window_views.watermark"] = self.watermark.describe()
+        return props

@@ -1,0 +1,111 @@
+"""The adapter: dbt-spark's, plus the methods the window macros and materialization call."""
+
+from __future__ import annotations
+
+from importlib import import_module
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.window_views import analysis, emit
+from dbt.adapters.window_views.__version__ import version
+from dbt.adapters.window_views.config import ConfigError, WindowViewConfig, WindowViewsConfig
+from dbt.adapters.window_views.connections import WindowViewsConnectionManager
+from dbt.adapters.window_views.session import embedded_defaults, remote_url, spark_session
+from dbt.adapters.window_views.watermark import batch_watermark
+
+logger = AdapterLogger("WindowViews")
+
+
+class WindowViewsAdapter(SparkAdapter):
+    ConnectionManager = WindowViewsConnectionManager
+    AdapterSpecificConfigs = WindowViewsConfig
+
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        creds = config.credentials
+        if creds.method == SparkConnectionMethod.SESSION and not remote_url(creds.server_side_parameters):
+            # the embedded default: settings the profile leaves out go under the project's target/
+            target = Path(config.project_root) / config.target_path
+            creds.server_side_parameters = {**embedded_defaults(target), **creds.server_side_parameters}
+        super().__init__(config, mp_context)
+
+    @classmethod
+    def type(cls) -> str:
+        return "window_views"
+
+    @classmethod
+    def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
+        # the base class derives the module from the class name ("windowviews")
+        return AdapterTrackingRelationInfo(
+            adapter_name="window_views",
+            base_adapter_version=import_module("dbt.adapters.__about__").version,
+            adapter_version=version,
+            model_adapter_details=cls._get_adapter_specific_run_info(config),
+        )
+
+    @available
+    def validate_window_view(self, model_name: str, config: Mapping[str, Any]) -> Dict[str, Any]:
+        """Check a window_view's config; a bad key or value is a compilation error."""
+        try:
+            parsed = WindowViewConfig.from_model(model_name, dict(config))
+        except ConfigError as exc:
+            raise CompilationError(str(exc)) from exc
+        return {"execution": parsed.execution, "emit": parsed.emit, "properties": parsed.properties()}
+
+    @available
+    def plan_window_view(self, model_name: str, compiled_sql: str, config: Mapping[str, Any]) -> Dict[str, Any]:
+        """The statement that builds a batch window view, and the metadata to record with it."""
+        parsed = WindowViewConfig.from_model(model_name, dict(config))
+        properties = parsed.properties()
+        windows = analysis.tvf_markers(compiled_sql)
+        try:
+            over = [call.sql for call in analysis.over_calls(analysis.parse(compiled_sql))]
+        except analysis.AnalysisError:
+            over = []  # Spark parses what sqlglot cannot; batch on_update does not need the analysis
+        if windows:
+            properties["window_views.windows"] = "; ".join(windows)
+        if over:
+            properties["window_views.over_windows"] = "; ".join(over)
+        sql = compiled_sql
+        if parsed.emit == "on_window_close":
+            assert parsed.watermark is not None
+            try:
+                tree = analysis.parse(compiled_sql)
+                reached = batch_watermark(self, tree, parsed.watermark)
+                sql = emit.close_filter(compiled_sql, parsed.watermark.column, reached.micros, self._output_columns(compiled_sql))
+            except analysis.AnalysisError as exc:
+                raise CompilationError(f"window_view model '{model_name}': {exc}") from exc
+            properties["window_views.watermark_reached"] = reached.describe()
+        summary = ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items())
+        return {"sql": sql, "properties": properties, "summary": f"Window view ({summary})"}
+
+    def _output_columns(self, sql: str) -> List[str]:
+        _, table = self.execute(f"describe query {sql}", fetch=True)
+        return [row[0] for row in table.rows]
+
+    @available
+    def table_location(self, relation: Any) -> Optional[str]:
+        """Where a table's files live (external tables keep them after DROP)."""
+        _, table = self.execute(f"describe table extended {relation}", fetch=True)
+        for row in table.rows:
+            if row[0] == "Location":
+                return row[1]
+        return None
+
+    @available
+    def remove_location(self, location: Optional[str]) -> None:
+        """Delete an old external table's files, which DROP TABLE leaves behind."""
+        creds = self.config.credentials
+        if not location or creds.method != SparkConnectionMethod.SESSION or remote_url(creds.server_side_parameters):
+            logger.debug(f"leaving {location} in place: only an in-process session can remove files")
+            return
+        spark = spark_session(creds.server_side_parameters)
+        jvm = spark.sparkContext._jvm
+        path = jvm.org.apache.hadoop.fs.Path(location)
+        path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)

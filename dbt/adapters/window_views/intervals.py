@@ -1,0 +1,43 @@
+"""Interval strings ('10 minutes', '-1 hour') parsed into exact microseconds."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+UNIT_MICROS = {
+    "second": 1_000_000,
+    "minute": 60_000_000,
+    "hour": 3_600_000_000,
+    "day": 86_400_000_000,
+}
+_INTERVAL = re.compile(r"^\s*([+-]?)\s*(\d{1,12})\s+(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+ALLOWED = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'"
+
+
+class IntervalError(ValueError):
+    """An interval that is not '<n> <unit>' or not allowed where it is used."""
+
+
+@dataclass(frozen=True)
+class Interval:
+    micros: int
+    text: str
+
+    @classmethod
+    def parse(cls, value: object, *, allow_negative: bool = False, allow_zero: bool = False) -> "Interval":
+        if not isinstance(value, str):
+            raise IntervalError(f"expected an interval string such as '10 minutes', got {value!r}")
+        match = _INTERVAL.match(value)
+        if not match:
+            raise IntervalError(f"{value!r} is not an interval: expected {ALLOWED}")
+        sign, amount, unit = match.groups()
+        micros = int(amount) * UNIT_MICROS[unit.lower()] * (-1 if sign == "-" else 1)
+        if micros == 0 and not allow_zero:
+            raise IntervalError(f"{value!r} is zero: the interval must be positive")
+        if micros < 0 and not allow_negative:
+            raise IntervalError(f"{value!r} is negative: the interval must be positive")
+        return cls(micros=micros, text=" ".join(value.split()))
+
+    def __str__(self) -> str:
+        return self.text

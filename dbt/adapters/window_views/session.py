@@ -1,0 +1,103 @@
+"""The Spark session behind `method: session`: embedded local Spark by default, a cluster
+through `spark.master`, or Spark Connect through `spark.remote` / SPARK_REMOTE."""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any, Dict, Optional
+
+from dbt.adapters.spark.session import Connection, Cursor
+from dbt_common.exceptions import DbtRuntimeError
+from pyspark.sql import SparkSession
+from pyspark.errors import AnalysisException
+
+JAVA_HINT = (
+    "Spark needs Java 17 (or 21). Install a JDK, e.g. `apt-get install openjdk-17-jre-headless` "
+    "on Debian/Ubuntu or `brew install openjdk@17` on macOS, and put `java` on PATH or set JAVA_HOME."
+)
+
+
+def embedded_defaults(target_dir: Path) -> Dict[str, str]:
+    """Spark settings for the in-process default: everything under the project's target/."""
+    target_dir = target_dir.resolve()
+    return {
+        "spark.master": "local[*]",
+        "spark.app.name": "dbt-window-views",
+        "spark.sql.warehouse.dir": str(target_dir / "spark-warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": (
+            f"jdbc:derby:;databaseName={target_dir / 'metastore_db'};create=true"
+        ),
+        # derby.log goes to derby.system.home, the current directory unless told otherwise
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={target_dir}",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.ui.enabled": "false",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.driver.memory": "2g",
+    }
+
+
+def remote_url(params: Dict[str, str]) -> Optional[str]:
+    return params.get("spark.remote") or os.environ.get("SPARK_REMOTE")
+
+
+@functools.lru_cache(maxsize=1)
+def check_java() -> None:
+    """Fail with an install hint instead of Spark's gateway error when Java is missing or old."""
+    java_home = os.environ.get("JAVA_HOME")
+    java = shutil.which("java") if not java_home else str(Path(java_home) / "bin" / "java")
+    if not java or not Path(java).exists():
+        raise DbtRuntimeError(f"No Java runtime found. {JAVA_HINT}")
+    try:
+        out = subprocess.run([java, "-version"], capture_output=True, text=True, timeout=30).stderr
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise DbtRuntimeError(f"`{java} -version` failed ({exc}). {JAVA_HINT}") from exc
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if match:
+        major = int(match.group(1)) if match.group(1) != "1" else int(match.group(2) or 0)
+        if major < 17:
+            raise DbtRuntimeError(f"Java {major} found at {java}; Spark 4 needs Java 17 or newer. {JAVA_HINT}")
+
+
+def spark_session(params: Dict[str, str]) -> SparkSession:
+    """The process-wide session; the first caller's static settings (warehouse, metastore) win."""
+    remote = remote_url(params)
+    if remote:
+        builder = SparkSession.builder.remote(remote)
+        # static settings belong to the server; only runtime SQL settings travel
+        params = {k: v for k, v in params.items() if k.startswith("spark.sql.")}
+    else:
+        active = SparkSession.getActiveSession()
+        if active is not None:
+            return active
+        check_java()
+        builder = SparkSession.builder.enableHiveSupport()
+    for key, value in params.items():
+        if key != "spark.remote":
+            builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    if not remote:
+        session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+class WindowViewsCursor(Cursor):
+    """dbt-spark's session cursor, on our session (embedded defaults, Spark Connect)."""
+
+    def execute(self, sql: str, *parameters: Any) -> None:
+        if parameters:
+            sql = sql % parameters
+        try:
+            self._df = spark_session(self.server_side_parameters).sql(sql)
+        except AnalysisException as exc:
+            raise DbtRuntimeError(str(exc)) from exc
+
+
+class WindowViewsConnection(Connection):
+    def cursor(self) -> WindowViewsCursor:
+        return WindowViewsCursor(server_side_parameters=self.server_side_parameters)

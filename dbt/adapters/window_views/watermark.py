@@ -1,0 +1,53 @@
+"""The watermark W = max(event time seen) - delay, computed from a batch model's inputs."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Optional
+
+from sqlglot import exp
+
+from dbt.adapters.window_views.analysis import AnalysisError, input_tables
+from dbt.adapters.window_views.config import Watermark
+
+EPOCH = dt.datetime(1970, 1, 1)
+
+
+@dataclass(frozen=True)
+class WatermarkReached:
+    micros: Optional[int]  # None: some input has no event time yet, so nothing is closed
+
+    def describe(self) -> str:
+        if self.micros is None:
+            return "none (no event time seen)"
+        return (EPOCH + dt.timedelta(microseconds=self.micros)).isoformat(sep=" ")
+
+
+def batch_watermark(adapter: Any, tree: exp.Expression, watermark: Watermark) -> WatermarkReached:
+    """In batch the input is the whole truth: W over every input relation that has the watermark
+    column; with several (a window join) the smallest, as an operator's watermark is the min of
+    its inputs'."""
+    column = watermark.column.lower()
+    with_column = []
+    for schema, name in input_tables(tree):
+        relation = adapter.Relation.create(schema=schema, identifier=name)
+        if any(c.name.lower() == column for c in adapter.get_columns_in_relation(relation)):
+            with_column.append(relation)
+    if not with_column:
+        names = ", ".join(f"{s}.{n}" if s else n for s, n in input_tables(tree)) or "none"
+        raise AnalysisError(
+            f"the watermark column `{watermark.column}` is not a column of any input relation "
+            f"(inputs: {names}); fix: set watermark.column to the event-time column of an input"
+        )
+    quoted = adapter.quote(watermark.column)
+    maxima = " union all ".join(
+        f"select unix_micros(cast(max({quoted}) as timestamp)) as m from {r}" for r in with_column
+    )
+    _, table = adapter.execute(
+        f"select count(m) = count(*) as all_seen, min(m) as w from ({maxima})", fetch=True
+    )
+    all_seen, lowest = table.rows[0]
+    if not all_seen or lowest is None:
+        return WatermarkReached(None)
+    return WatermarkReached(int(lowest) - watermark.delay.micros)

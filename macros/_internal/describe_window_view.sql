@@ -1,0 +1,14 @@
+{#- Window metadata (kinds, sizes, emit mode, watermark) as table properties, and in the table
+    comment that `dbt docs` shows next to the model's description. -#}
+{% macro _describe_window_view(relation, plan) -%}
+  {%- set comment = ((model['description'] ~ ' ') if model['description'] else '') ~ plan['summary'] -%}
+  {%- set properties = {'comment': comment} -%}
+  {%- do properties.update(plan['properties']) -%}
+  {%- call statement('describe_window_view') -%}
+    alter table {{ relation }} set tblproperties (
+      {%- for key, value in properties.items() %}
+      '{{ key }}' = '{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{{ "," if not loop.last }}
+      {%- endfor %}
+    )
+  {%- endcall -%}
+{%- endmacro %}
