@@ -1,0 +1,125 @@
+"""Bad input fails at compile time (macro arguments) or before any SQL runs (config), with a
+message naming the macro or model, the argument or key, and the fix; a failed run keeps the
+previous table."""
+
+import pytest
+
+from conftest import errors
+
+BID = """
+bidtime,price,item
+2020-04-15 08:07:00,2,A
+2020-04-15 08:11:00,3,B
+"""
+
+
+@pytest.fixture
+def bid_project(project):
+    project.seed("bid", BID)
+    return project
+
+
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        ("tumble(ref('bid'), 'bidtime', '0 minutes')", "window_views.tumble: argument 'size' = '0 minutes' is zero"),
+        ("tumble(ref('bid'), 'bidtime', '-5 minutes')", "window_views.tumble: argument 'size' = '-5 minutes' is negative"),
+        ("tumble(ref('bid'), 'bidtime', '1 month')", "window_views.tumble: argument 'size' = '1 month' is not an interval"),
+        ("tumble(ref('bid'), 'bidtime', 'ten minutes')", "argument 'size' = 'ten minutes' is not an interval: expected '<n> <unit>'"),
+        ("tumble(ref('bid'), 'bidtime', \"10 minutes'; drop table x; --\")", "argument 'size' = '10 minutes'; drop table x; --' is not an interval"),
+        ("tumble(ref('bid'), 'bidtime', 10)", "argument 'size' must be an interval string"),
+        ("tumble(ref('bid'), 'bidtime', '10 minutes', offset='1 week')", "window_views.tumble: argument 'offset' = '1 week' is not an interval"),
+        ("tumble(ref('bid'), 'bid`time', '10 minutes')", "window_views.tumble: argument 'time_col' must be a column name"),
+        ("tumble(ref('bid'), 'bidtime; drop', '10 minutes')", "argument 'time_col' must be a column name"),
+        ("tumble('bid; drop table x', 'bidtime', '10 minutes')", "argument 'relation' must be ref(...), source(...) or a CTE name"),
+        ("hop(ref('bid'), 'bidtime', '0 seconds', '10 minutes')", "window_views.hop: argument 'slide' = '0 seconds' is zero"),
+        ("hop(ref('bid'), 'bidtime', '5 minutes', '2 fortnights')", "window_views.hop: argument 'size' = '2 fortnights' is not an interval"),
+        ("cumulate(ref('bid'), 'bidtime', '3 minutes', '10 minutes')", "window_views.cumulate: argument 'size' = '10 minutes' must be a multiple of 'step' = '3 minutes'"),
+        ("cumulate(ref('bid'), 'bidtime', '-1 minute', '10 minutes')", "window_views.cumulate: argument 'step' = '-1 minute' is negative"),
+        ("session(ref('bid'), 'bidtime', '1 year')", "window_views.session: argument 'gap' = '1 year' is not an interval"),
+        ("session(ref('bid'), 'bidtime', '5 minutes', partition_by=['item', 'x)'])", "window_views.session: argument 'partition_by' must be a column name"),
+    ],
+)
+def test_bad_macro_arguments_fail_at_compile_time(bid_project, call, message):
+    bid_project.model("bad", f"select * from {{{{ window_views.{call} }}}}")
+    result = bid_project.dbt("parse", ok=False)
+    assert "Compilation Error in model bad" in errors(result)
+    assert message in errors(result)
+
+
+CONFIG_CASES = {
+    "bad_emit": ("emit='on_close'", "window_view model 'bad_emit': config 'emit' = 'on_close' is not valid; expected one of: on_update, on_window_close"),
+    "bad_execution": ("execution='micro_batch'", "config 'execution' = 'micro_batch' is not valid; expected one of: batch, streaming"),
+    "bad_late": ("late_data='keep'", "config 'late_data' = 'keep' is not valid; expected one of: table, drop"),
+    "typo_key": ("emitt='on_update'", "window_view model 'typo_key': config 'emitt' is not a config key dbt or window_view knows; did you mean 'emit'?"),
+    "no_watermark": ("emit='on_window_close'", "config 'watermark' is missing: emit='on_window_close' needs one; add watermark={'column'"),
+    "bad_watermark": ("emit='on_window_close', watermark={'col': 'bidtime'}", "config 'watermark' = {'col': 'bidtime'} is not valid; expected {'column': '<timestamp column>'"),
+    "bad_delay": ("emit='on_window_close', watermark={'column': 'bidtime', 'delay': '5 mins'}", "config 'watermark' delay: '5 mins' is not an interval"),
+    "bad_trigger": ("trigger='once'", "config 'trigger' = 'once' is not valid; expected one of: 'available_now', or {'processing_time'"),
+    "streaming": ("execution='streaming', watermark={'column': 'bidtime', 'delay': '1 minute'}", "config 'execution' = 'streaming' is not available in this release"),
+    "bad_format": ("file_format='excel'", "config 'file_format' = 'excel' is not valid; expected one of: parquet, delta, iceberg, orc, hudi"),
+}
+
+
+def test_bad_config_fails_before_any_sql(bid_project):
+    for name, (config, _) in CONFIG_CASES.items():
+        bid_project.model(name, f"{{{{ config(materialized='window_view', {config}) }}}}\nselect * from {{{{ ref('bid') }}}}")
+    bid_project.dbt("seed")
+    result = bid_project.dbt("run", "--select", " ".join(CONFIG_CASES), ok=False)
+    by_model = {r.node.name: r for r in result.result}
+    for name, (_, message) in CONFIG_CASES.items():
+        assert by_model[name].status == "error", name
+        assert "Compilation Error" in by_model[name].message, by_model[name].message
+        assert message in by_model[name].message, by_model[name].message
+        # nothing was created, not even the intermediate table
+        assert not bid_project.spark.catalog.tableExists(f"{bid_project.schema}.{name}__wv_tmp")
+
+
+def test_eowc_over_window_that_never_closes_is_an_error(bid_project):
+    bid_project.model(
+        "unbounded",
+        """
+        {{ config(materialized='window_view', emit='on_window_close', watermark={'column': 'bidtime', 'delay': '0 seconds'}) }}
+        select item, sum(price) over (order by bidtime rows between current row and unbounded following) as rest
+        from {{ ref('bid') }}
+        """,
+    )
+    bid_project.model(
+        "unordered",
+        """
+        {{ config(materialized='window_view', emit='on_window_close', watermark={'column': 'bidtime', 'delay': '0 seconds'}) }}
+        select item, lag(price) over (order by item) as prev from {{ ref('bid') }}
+        """,
+    )
+    bid_project.dbt("seed")
+    result = bid_project.dbt("run", "--select", "unbounded unordered", ok=False)
+    messages = {r.node.name: r.message for r in result.result}
+    assert "window_view model 'unbounded'" in messages["unbounded"]
+    assert "frame ending in UNBOUNDED FOLLOWING, which never closes" in messages["unbounded"]
+    assert "is not ordered by the watermark column, so its rows never close" in messages["unordered"]
+
+
+def test_failed_run_keeps_previous_table(bid_project):
+    bid_project.model(
+        "wv",
+        """
+        {{ config(materialized='window_view') }}
+        select window_start, count(*) as n from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+        group by window_start
+        """,
+    )
+    bid_project.dbt("build", "--select", "bid wv")
+    before = bid_project.rows("wv")
+    assert len(before) == 2
+    # valid Jinja and config, but the SQL fails in Spark
+    bid_project.model(
+        "wv",
+        """
+        {{ config(materialized='window_view') }}
+        select window_start, count(no_such_column) as n from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+        group by window_start
+        """,
+    )
+    result = bid_project.dbt("run", "--select", "wv", ok=False)
+    assert "no_such_column" in errors(result)
+    assert bid_project.rows("wv") == before
