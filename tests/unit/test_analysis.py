@@ -1,0 +1,65 @@
+import pytest
+
+from dbt.adapters.window_views import analysis
+from dbt.adapters.window_views.emit import close_filter
+
+
+def calls(sql):
+    return analysis.over_calls(analysis.parse(sql))
+
+
+def test_frames_and_defaults():
+    (lag, avg, total, lead) = calls(
+        """
+        select lag(price) over (partition by stock_id order by event_time),
+               avg(amount) over (partition by user_id order by order_time rows between 10 preceding and 1 preceding),
+               sum(x) over (order by ts range between interval 5 minutes preceding and interval 2 minutes following),
+               lead(x, 3) over w
+        from t window w as (partition by p order by ts)
+        """
+    )
+    assert lag.partition_by == ("stock_id",) and lag.order_by == (("event_time", False),)
+    assert (lag.frame.kind, lag.frame.end.kind) == ("range", "current")
+    assert avg.frame.kind == "rows" and (avg.frame.start.rows, avg.frame.end.rows) == (10, 1)
+    assert avg.frame.end.side == "preceding" and not avg.frame.end.is_following
+    assert total.frame.end.micros == 120_000_000 and total.frame.end.is_following
+    assert lead.lead_offset == 3 and lead.partition_by == ("p",)
+
+
+def test_no_order_means_whole_partition():
+    (call,) = calls("select sum(x) over (partition by p) from t")
+    assert call.frame.end.kind == "unbounded" and call.frame.end.side == "following"
+
+
+def test_undefined_named_window():
+    with pytest.raises(analysis.AnalysisError, match="window `w2`"):
+        calls("select sum(x) over w2 from t window w as (order by ts)")
+
+
+def test_input_tables_skip_ctes():
+    tree = analysis.parse("with a as (select * from s.bid) select * from a join s.other o on true join third")
+    assert sorted(analysis.input_tables(tree), key=str) == sorted([("s", "bid"), ("s", "other"), (None, "third")], key=str)
+
+
+def test_tvf_markers():
+    sql = "select * from (/* window_views.hop(time_col=ts, slide=5 minutes, size=10 minutes) */ select 1)"
+    assert analysis.tvf_markers(sql) == ["hop(time_col=ts, slide=5 minutes, size=10 minutes)"]
+
+
+@pytest.mark.parametrize(
+    "sql, message",
+    [
+        ("select ntile(4) over (order by ts) from t", "depends on the whole partition"),
+        ("select lag(x) over (order by ts desc) from t", "orders the watermark column descending"),
+        ("select sum(x) over (order by ts rows between 1 preceding and unbounded following) from t", "UNBOUNDED FOLLOWING"),
+        ("select max(x) over (partition by p) from t", "is not ordered by the watermark column"),
+    ],
+)
+def test_close_filter_refuses_what_never_closes(sql, message):
+    with pytest.raises(analysis.AnalysisError, match=message):
+        close_filter(sql, "ts", 0, ["x"])
+
+
+def test_close_filter_needs_something_to_close():
+    with pytest.raises(analysis.AnalysisError, match="needs a window to close"):
+        close_filter("select a from t", "ts", 0, ["a"])
