@@ -23,6 +23,10 @@ def test_probe(project):
     {{ config(materialized='window_view') }}
     select * from {{ window_views.hop(ref('bid'), 'bidtime', '5 minutes', '10 minutes') }}
     """)
-    project.dbt("build")
-    project.dbt("docs", "generate")
+    import time
+    t=time.time(); project.dbt("seed"); print("seed", time.time()-t)
+    t=time.time(); project.dbt("build"); print("build", time.time()-t)
+    t=time.time(); project.dbt("docs", "generate"); print("docs", time.time()-t)
+    for r in project.spark.sql(f"show table extended in {project.schema} like 'from_source'").collect(): print(r.information)
+    for r in project.spark.sql(f"show tblproperties {project.schema}.from_source").collect(): print(r)
     shutil.copytree(project.root / "target", "/tmp/scratch/target", dirs_exist_ok=True)

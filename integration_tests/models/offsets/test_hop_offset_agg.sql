@@ -1,0 +1,4 @@
+{{ config(materialized='window_view') }}
+select window_start, window_end, count(*) as n, sum(price) as price
+from {{ window_views.hop(ref('data_bid'), 'bidtime', '5 minutes', '10 minutes', offset='1 minute') }}
+group by window_start, window_end

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Everything the example and the tests need, from scratch: Java (if missing), a venv, the plugin.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v java >/dev/null 2>&1 && [ -z "${JAVA_HOME:-}" ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "Java not found: installing openjdk-17-jre-headless" >&2
+    apt-get update -qq && apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+  else
+    echo "Java 17 is required: install a JDK 17 (e.g. apt-get install openjdk-17-jre-headless) and retry" >&2
+    exit 1
+  fi
+fi
+
+PYTHON=${PYTHON:-python3}
+if [ ! -x .venv/bin/python ]; then
+  "$PYTHON" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --upgrade pip >/dev/null
+.venv/bin/python -m pip install -q -e ".[test]"
