@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional
+from typing import Any, Dict, Iterable, List, Mapping, Optional
 
 from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
@@ -21,6 +22,7 @@ from dbt.adapters.window_views.session import embedded_defaults, remote_url, spa
 from dbt.adapters.window_views.watermark import batch_watermark
 
 logger = AdapterLogger("WindowViews")
+_TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 
 
 class WindowViewsAdapter(SparkAdapter):
@@ -88,6 +90,23 @@ class WindowViewsAdapter(SparkAdapter):
     def _output_columns(self, sql: str) -> List[str]:
         _, table = self.execute(f"describe query {sql}", fetch=True)
         return [row[0] for row in table.rows]
+
+    def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
+        """dbt-spark's catalog rows, plus the table comment, where window views keep their
+        window summary, so `dbt docs` shows it."""
+        match = _TABLE_COMMENT.search(getattr(relation, "information", None) or "")
+        comment = match.group(1).strip() if match else None
+        for column in super()._get_columns_for_catalog(relation):
+            if comment:
+                column["table_comment"] = comment
+                if "Window view (" in comment:
+                    column.update({
+                        "stats:window_view:label": "Window view",
+                        "stats:window_view:value": comment[comment.index("Window view (") + 13:-1],
+                        "stats:window_view:description": "window kinds, emit mode and watermark",
+                        "stats:window_view:include": True,
+                    })
+            yield column
 
     @available
     def table_location(self, relation: Any) -> Optional[str]:

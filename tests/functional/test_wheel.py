@@ -1,0 +1,171 @@
+"""The wheel as a user gets it: built from this repository, installed into a clean virtualenv
+(dependencies from the package index), then the `dbt` CLI of that virtualenv parses and builds a
+tiny project on the embedded default. The CLI runs in its own process, with its own JVM and its
+own metastore under the project's target/, so it does not touch the test session's."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import stat
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
+
+BID = """\
+bidtime,price,item
+2020-04-15 08:07:00,2,A
+2020-04-15 08:11:00,3,B
+2020-04-15 08:05:00,4,C
+2020-04-15 08:09:00,5,D
+2020-04-15 08:13:00,1,E
+2020-04-15 08:17:00,6,F
+"""
+
+
+def run(cmd: List[str], cwd: Path, env: Dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"`{' '.join(cmd)}` (cwd {cwd}) exited {proc.returncode}\n"
+            f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+def clean_env(venv: Path) -> Dict[str, str]:
+    """This environment minus anything that would point the CLI at the dev install."""
+    drop = ("VIRTUAL_ENV", "PYTHONPATH", "PYTHONHOME", "SPARK_HOME", "SPARK_REMOTE", "PYSPARK_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop) and not k.startswith("DBT_")}
+    env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
+    env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    return env
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("dist")
+    cmd = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out)]
+    if importlib.util.find_spec("hatchling") is not None:
+        cmd.append("--no-isolation")  # the dev venv has the backend; no index round trip
+    run(cmd, cwd=REPO)
+    wheels = list(out.glob("dbt_window_views-*.whl"))
+    assert len(wheels) == 1, wheels
+    return wheels[0]
+
+
+def test_wheel_ships_the_macros_as_files(wheel):
+    include = "dbt/include/window_views/"
+    with zipfile.ZipFile(wheel) as whl:
+        infos = {i.filename: i for i in whl.infolist()}
+        tumble = infos.get(include + "macros/windows/tumble.sql")
+        assert tumble is not None, sorted(infos)
+        assert not stat.S_ISLNK(tumble.external_attr >> 16), "tumble.sql is a symlink in the wheel"
+        assert whl.read(tumble) == (REPO / "macros/windows/tumble.sql").read_bytes()
+        # every macro of the package form is in the plugin, with the same text
+        for path in sorted((REPO / "macros").rglob("*.sql")):
+            name = include + "macros/" + path.relative_to(REPO / "macros").as_posix()
+            assert name in infos, f"{name} missing from the wheel"
+            assert whl.read(name) == path.read_bytes(), name
+        assert include + "dbt_project.yml" in infos
+        assert "dbt/adapters/window_views/__init__.py" in infos
+
+
+def write_project(root: Path) -> None:
+    files = {
+        "dbt_project.yml": "name: wheel_check\nversion: '1.0'\nconfig-version: 2\nprofile: wheel_check\n",
+        # the embedded default: no method, no host, no Spark settings
+        "profiles.yml": """
+            wheel_check:
+              target: dev
+              outputs:
+                dev:
+                  type: window_views
+                  schema: wheel_check
+                  threads: 1
+            """,
+        "seeds/bid.csv": BID,
+        "models/bids_per_window.sql": """
+            {{ config(materialized='window_view') }}
+            select window_start, window_end, window_time, sum(price) as price, count(*) as bids
+            from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+            group by window_start, window_end, window_time
+            """,
+        # not selected below: `--select +bids_per_window` must leave it alone
+        "models/unselected.sql": "select 1 as x\n",
+    }
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).lstrip())
+
+
+def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp_path):
+    venv = tmp_path / "venv"
+    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    python = venv / "bin" / "python"
+    run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], cwd=tmp_path, timeout=1200)
+    env = clean_env(venv)
+
+    # the CLI imports the installed wheel, not this checkout
+    where = run(
+        [str(python), "-c", "import dbt.adapters.window_views as a, dbt.include.window_views as i; print(a.__file__); print(i.PACKAGE_PATH)"],
+        cwd=tmp_path,
+        env=env,
+    ).stdout.split()
+    site = venv.resolve()
+    assert all(Path(p).resolve().is_relative_to(site) for p in where), where
+    assert (Path(where[1]) / "macros" / "windows" / "tumble.sql").is_file()
+
+    project = tmp_path / "project"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write_project(project)
+    dbt = str(venv / "bin" / "dbt")
+    flags = ["--project-dir", str(project), "--profiles-dir", str(project)]
+
+    run([dbt, "parse", *flags], cwd=project, env=env)
+    manifest = json.loads((project / "target" / "manifest.json").read_text())
+    node = manifest["nodes"]["model.wheel_check.bids_per_window"]
+    assert node["config"]["materialized"] == "window_view"
+    assert node["depends_on"]["nodes"] == ["seed.wheel_check.bid"]
+    assert "macro.window_views.tumble" in node["depends_on"]["macros"]
+
+    run([dbt, "build", "--select", "+bids_per_window", *flags], cwd=project, env=env)
+    results = json.loads((project / "target" / "run_results.json").read_text())["results"]
+    assert {r["unique_id"]: r["status"] for r in results} == {
+        "seed.wheel_check.bid": "success",
+        "model.wheel_check.bids_per_window": "success",
+    }
+
+    # read the table back through the CLI, from another directory
+    shown = run(
+        [dbt, "--quiet", "show", *flags, "--output", "json", "--inline",
+         "select * from {{ ref('bids_per_window') }} order by window_start"],
+        cwd=elsewhere,
+        env=env,
+    ).stdout
+    assert json.loads(shown)["show"] == [
+        {"window_start": "2020-04-15T08:00:00", "window_end": "2020-04-15T08:10:00",
+         "window_time": "2020-04-15T08:09:59.999999", "price": 11, "bids": 3},
+        {"window_start": "2020-04-15T08:10:00", "window_end": "2020-04-15T08:20:00",
+         "window_time": "2020-04-15T08:19:59.999999", "price": 10, "bids": 3},
+    ]
+
+    # the embedded default keeps Spark's state under the project's target/, nowhere else
+    target = project / "target"
+    for name in SPARK_LEFTOVERS:
+        assert (target / name).exists(), f"{name} not under {target}: {sorted(p.name for p in target.iterdir())}"
+    assert (target / "spark-warehouse" / "wheel_check.db" / "bids_per_window").is_dir()
+    for directory in (project, elsewhere, tmp_path):
+        stray = [name for name in SPARK_LEFTOVERS if (directory / name).exists()]
+        assert not stray, f"{stray} left in {directory}"
