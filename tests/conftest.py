@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 import textwrap
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import pytest
 import yaml

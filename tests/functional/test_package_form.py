@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Dict, List
 
 import pyspark
-import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "package_form_project"
