@@ -29,14 +29,13 @@
   {%- elif compare_columns is string -%}
     {%- set compare_columns = [compare_columns] -%}
   {%- endif -%}
-  {%- if compare_columns | length == 0 -%}
-    {{ exceptions.raise_compiler_error("equality: no columns to compare (" ~ compare_model ~ " has no columns or does not exist)") }}
-  {%- endif -%}
   {%- set columns = [] -%}
   {%- for column in compare_columns -%}
     {%- do columns.append(adapter.quote(column)) -%}
   {%- endfor -%}
-  {%- set column_list = columns | join(', ') -%}
+  {#- no columns: the expected relation is not built yet (dbt compile / show before dbt seed);
+      `*` keeps the SQL valid and makes a run without it fail with "table not found" -#}
+  {%- set column_list = columns | join(', ') if columns else '*' -%}
 
 with actual as (
   select {{ column_list }} from {{ model }}

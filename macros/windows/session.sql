@@ -1,5 +1,6 @@
-{#- SESSION: per partition, rows closer than `gap` to the previous row share a session
-    [first time, last time + gap). Every row carries its merged session's bounds. -#}
+{#- SESSION: per partition, a row at most `gap` after the previous row joins its session
+    [first time, last time + gap): windows [t, t + gap) that touch or overlap merge, as in
+    Flink and Spark's session_window. Every row carries its merged session's bounds. -#}
 {% macro session(relation, time_col, gap, partition_by=none) -%}
   {{ return(adapter.dispatch('session', 'window_views')(relation, time_col, gap, partition_by)) }}
 {%- endmacro %}
@@ -29,7 +30,7 @@
       sum(_wv_new) over ({{ partition }} order by _wv_t range between unbounded preceding and current row) as _wv_session
     from (
       select _wv_row, _wv_t,
-        case when _wv_t - lag(_wv_t) over ({{ partition }} order by _wv_t) < {{ gap_us }} then 0 else 1 end as _wv_new
+        case when _wv_t - lag(_wv_t) over ({{ partition }} order by _wv_t) <= {{ gap_us }} then 0 else 1 end as _wv_new
       from (
         select struct(*) as _wv_row, {{ window_views._micros(ts) }} as _wv_t
         from {{ rel }}
