@@ -14,7 +14,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import analysis, emit
+from dbt.adapters.window_views import analysis, emit, panes
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import ConfigError, WindowViewConfig, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
@@ -59,6 +59,17 @@ class WindowViewsAdapter(SparkAdapter):
         except ConfigError as exc:
             raise CompilationError(str(exc)) from exc
         return {"execution": parsed.execution, "emit": parsed.emit, "properties": parsed.properties()}
+
+    @available
+    def plan_window_aggregate(self, relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
+        """A pane plan for window_views.window_aggregate, or the reason to use the TVF form."""
+        try:
+            plan = panes.plan_from_config(relation_sql, window, measures, group_by)
+        except panes.PlanError as exc:
+            raise CompilationError(str(exc)) from exc
+        if plan["fallback_reason"]:
+            logger.debug(f"window_aggregate falls back to row expansion: {plan['fallback_reason']}")
+        return plan
 
     @available
     def plan_window_view(self, model_name: str, compiled_sql: str, config: Mapping[str, Any]) -> Dict[str, Any]:

@@ -1,0 +1,286 @@
+"""Pane ("window slicing") plans for HOP and CUMULATE aggregates.
+
+Spark's sliding `window()` and the HOP/CUMULATE TVFs copy every row into each of its windows.
+Here rows are first aggregated into panes (gcd(size, slide) for HOP, `step` for CUMULATE), and
+each window combines the partial aggregates of its panes with a window function over the
+panes: a sliding RANGE frame for HOP, a running frame per period for CUMULATE. Windows whose
+last pane is empty get a "probe" row so they are still produced — exactly the windows the TVF
+form produces, no more. Measures whose aggregates do not decompose fall back to the TVF form.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import sqlglot
+from sqlglot import exp
+from sqlglot.errors import ParseError
+
+from dbt.adapters.window_views.intervals import Interval, IntervalError
+
+KINDS = ("tumble", "hop", "cumulate")
+_KEYS = {
+    "tumble": ("kind", "time_col", "size", "offset"),
+    "hop": ("kind", "time_col", "size", "slide", "offset"),
+    "cumulate": ("kind", "time_col", "size", "step", "offset"),
+}
+
+
+class PlanError(ValueError):
+    """A window_aggregate argument that cannot be planned; names the argument."""
+
+
+def _fail(argument: str, problem: str) -> PlanError:
+    return PlanError(f"window_views.window_aggregate: argument '{argument}' {problem}")
+
+
+def _name(value: Any, argument: str) -> str:
+    if not isinstance(value, str) or not value.replace("_", "a").isalnum() or value[0].isdigit():
+        raise _fail(argument, f"must be a column name (letters, digits, underscores), got {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    kind: str
+    time_col: str
+    size: int  # all intervals in microseconds
+    slide: int  # HOP: slide; CUMULATE: step; TUMBLE: size
+    offset: int
+
+    @classmethod
+    def from_config(cls, window: Any) -> "WindowSpec":
+        if not isinstance(window, Mapping):
+            raise _fail("window", f"must be a dict such as {{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}}, got {window!r}")
+        kind = window.get("kind")
+        if kind not in KINDS:
+            raise _fail("window", f"has kind {kind!r}; expected one of: {', '.join(KINDS)}")
+        allowed = _KEYS[kind]
+        unknown = sorted(set(window) - set(allowed))
+        if unknown:
+            raise _fail("window", f"has unknown key(s) {', '.join(unknown)} for kind '{kind}'; expected: {', '.join(allowed)}")
+        required = [k for k in allowed if k != "offset"]
+        missing = [k for k in required if k not in window]
+        if missing:
+            raise _fail("window", f"is missing {', '.join(missing)} for kind '{kind}'")
+
+        def interval(key: str, **kwargs: bool) -> int:
+            try:
+                return Interval.parse(window[key], **kwargs).micros
+            except IntervalError as exc:
+                raise _fail("window", f"key '{key}': {exc}") from exc
+
+        size = interval("size")
+        slide = {"tumble": size, "hop": interval("slide") if kind == "hop" else 0, "cumulate": 0}[kind]
+        if kind == "cumulate":
+            slide = interval("step")
+            if size % slide:
+                raise _fail("window", f"size '{window['size']}' must be a multiple of step '{window['step']}'")
+        offset = interval("offset", allow_negative=True, allow_zero=True) if "offset" in window else 0
+        return cls(kind, _name(window["time_col"], "window.time_col"), size, slide, offset)
+
+    @property
+    def pane(self) -> int:
+        return math.gcd(self.size, self.slide)
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One decomposable aggregate: computed per pane, then combined over the window's panes."""
+
+    pane_sql: str
+    combine: str  # 'sum' | 'min' | 'max' | 'hll'
+
+
+@dataclass(frozen=True)
+class Measure:
+    alias: str
+    tree: exp.Expression
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A pane plan's SQL, or None with the reason the TVF form must be used."""
+
+    sql: Optional[str]
+    fallback_reason: Optional[str] = None
+
+
+def parse_measures(measures: Any) -> List[Measure]:
+    if not isinstance(measures, Mapping) or not measures:
+        raise _fail("measures", f"must be a non-empty dict of output name -> aggregate, e.g. {{'revenue': 'sum(price)'}}, got {measures!r}")
+    parsed = []
+    for alias, text in measures.items():
+        _name(alias, f"measures.{alias}")
+        if not isinstance(text, str) or ";" in text:
+            raise _fail(f"measures.{alias}", f"must be one aggregate expression, got {text!r}")
+        try:
+            tree = sqlglot.parse_one(text, read="spark")
+        except ParseError as exc:
+            raise _fail(f"measures.{alias}", f"= {text!r} is not valid SQL: {exc}") from exc
+        if not isinstance(tree, exp.Expression) or isinstance(tree, (exp.Query, exp.Command)):
+            raise _fail(f"measures.{alias}", f"= {text!r} must be an aggregate expression")
+        if tree.find(exp.Window):
+            raise _fail(f"measures.{alias}", f"= {text!r} must not use OVER: it is aggregated per window")
+        aggregates = [a for a in tree.find_all(exp.AggFunc) if not a.find_ancestor(exp.AggFunc)]
+        if not aggregates:
+            raise _fail(f"measures.{alias}", f"= {text!r} is not an aggregate (use e.g. sum(...), count(*), max(...))")
+        for column in tree.find_all(exp.Column):
+            if not column.find_ancestor(exp.AggFunc):
+                raise _fail(f"measures.{alias}", f"= {text!r} uses column {column.sql('spark')} outside an aggregate")
+        parsed.append(Measure(alias, tree))
+    return parsed
+
+
+def _decompose(node: exp.Expression) -> Optional[List[Leaf]]:
+    """The pane-level leaves of one aggregate call, or None if it does not decompose."""
+    arg = node.this
+    if isinstance(arg, exp.Distinct):
+        return None  # exact distinct counts need every value: the TVF form
+    inner = arg.sql("spark") if arg is not None else "*"
+    if isinstance(node, exp.Count):
+        return [Leaf(f"count({inner})", "sum")]
+    if isinstance(node, exp.Sum):
+        return [Leaf(f"sum({inner})", "sum")]
+    if isinstance(node, exp.Min):
+        return [Leaf(f"min({inner})", "min")]
+    if isinstance(node, exp.Max):
+        return [Leaf(f"max({inner})", "max")]
+    if isinstance(node, exp.Avg):
+        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "sum")]
+    if isinstance(node, exp.ApproxDistinct) and not node.args.get("accuracy"):
+        # approximate, like approx_count_distinct itself: HLL sketches merge across panes
+        return [Leaf(f"hll_sketch_agg(cast({inner} as string))", "hll")]
+    return None
+
+
+def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, over: str) -> exp.Expression:
+    parts = []
+    for column, leaf in leaves:
+        if leaf.combine == "hll":
+            parts.append(f"hll_sketch_estimate(hll_union_agg({column}, true) {over})")
+        else:
+            parts.append(f"{leaf.combine}({column}) {over}")
+    if isinstance(node, exp.Avg):
+        sql = f"({parts[0]} / {parts[1]})"
+    else:
+        sql = parts[0]
+    return sqlglot.parse_one(sql, read="spark")
+
+
+def _micros(quoted_col: str) -> str:
+    return f"unix_micros(cast({quoted_col} as timestamp))"
+
+
+def _bounds(start: str, end: str) -> str:
+    return (
+        f"timestamp_micros({start}) AS window_start, timestamp_micros({end}) AS window_end, "
+        f"timestamp_micros({end} - 1) AS window_time"
+    )
+
+
+def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_by: Sequence[str]) -> Plan:
+    """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
+    keys = [f"`{_name(k, 'group_by')}`" for k in group_by]
+    ts = f"`{window.time_col}`"
+    t = _micros(ts)
+    key_list = "".join(f"{k}, " for k in keys)
+
+    if window.kind == "tumble":
+        start = f"({t} - pmod({t} - {window.offset}, {window.size}))"
+        aggs = ", ".join(f"{m.tree.sql('spark')} AS `{m.alias}`" for m in measures)
+        sql = (
+            f"SELECT {key_list}{_bounds('_wv_s', f'_wv_s + {window.size}')}, {', '.join(f'`{m.alias}`' for m in measures)} "
+            f"FROM (SELECT {key_list}{start} AS _wv_s, {aggs} FROM {relation_sql} WHERE {ts} IS NOT NULL "
+            f"GROUP BY {key_list}{start}) AS _wv_tumble"
+        )
+        return Plan(f"({sql})")
+
+    # decompose every aggregate of every measure into pane leaves
+    leaves: List[Tuple[str, Leaf]] = []
+    outputs = []
+    for measure in measures:
+        tree = measure.tree.copy()
+        for node in list(tree.find_all(exp.AggFunc)):
+            if node.find_ancestor(exp.AggFunc):
+                continue
+            parts = _decompose(node)
+            if parts is None:
+                return Plan(None, f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.key} does not decompose into panes")
+            mine = [(f"_wv_m{len(leaves) + i}", leaf) for i, leaf in enumerate(parts)]
+            leaves.extend(mine)
+            combined = _combined(mine, node, "OVER _wv_frame")
+            if node is tree:
+                tree = combined
+            else:
+                node.replace(combined)
+        outputs.append(f"{tree.sql('spark')} AS `{measure.alias}`")
+
+    pane = window.pane if window.kind == "hop" else window.slide
+    pane_start = f"(_wv_t - pmod(_wv_t - {window.offset}, {pane}))"
+    pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for col, leaf in leaves)
+    null_aggs = ", ".join(f"NULL AS {col}" for col, _ in leaves)
+    if window.kind == "hop":
+        period = ""
+        period_key = ""
+        # a window ends every slide at offset + size (mod slide)
+        end_phase = window.offset + window.size
+        frame = f"RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW"
+        last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
+        first_probe = f"_wv_p + {pane} + {window.slide} - pmod(_wv_p + {pane} - {end_phase}, {window.slide})"
+        probe_step = window.slide
+        start = f"_wv_e - {window.size}"
+        keep = f"WHERE pmod(_wv_e - {end_phase}, {window.slide}) = 0"
+    else:
+        # CUMULATE: one running aggregate per period of `size`
+        period = f", ({t} - pmod({t} - {window.offset}, {window.size})) AS _wv_s"
+        period_key = "_wv_s, "
+        frame = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        last_probe = f"least(coalesce(_wv_q, _wv_s + {window.size}), _wv_s + {window.size})"
+        first_probe = f"_wv_p + {2 * pane}"
+        probe_step = pane
+        start = "_wv_s"
+        keep = ""
+    window_partition = f"PARTITION BY {', '.join([*keys, '_wv_s'] if period_key else keys)} " if (keys or period_key) else ""
+
+    sql = f"""(
+  WITH _wv_panes AS (
+    SELECT {key_list}{period_key}{pane_start} AS _wv_p, {pane_aggs}
+    FROM (SELECT *, {t} AS _wv_t{period} FROM {relation_sql} WHERE {ts} IS NOT NULL) AS _wv_rows
+    GROUP BY {key_list}{period_key}{pane_start}
+  ),
+  _wv_gaps AS (
+    SELECT {key_list}{period_key}_wv_p, lead(_wv_p) OVER ({window_partition}ORDER BY _wv_p) AS _wv_q
+    FROM _wv_panes
+  ),
+  _wv_probes AS (
+    -- windows whose last pane is empty still need a row to be computed on
+    SELECT {key_list}{period_key}_wv_e - {pane} AS _wv_p, {null_aggs}
+    FROM _wv_gaps
+    LATERAL VIEW explode(
+      if({first_probe} <= {last_probe}, sequence({first_probe}, {last_probe}, {probe_step}), array())
+    ) _wv_x AS _wv_e
+  ),
+  _wv_windows AS (
+    SELECT {key_list}{period_key}_wv_p + {pane} AS _wv_e, {', '.join(outputs)}
+    FROM (SELECT * FROM _wv_panes UNION ALL SELECT * FROM _wv_probes) AS _wv_all
+    WINDOW _wv_frame AS ({window_partition}ORDER BY _wv_p {frame})
+  )
+  SELECT {key_list}{_bounds(start, '_wv_e')}, {', '.join(f'`{m.alias}`' for m in measures)}
+  FROM _wv_windows {keep}
+)"""
+    return Plan(sql)
+
+
+def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
+    """Entry point for the macro: validates the arguments, returns {'sql', 'fallback_reason'}."""
+    spec = WindowSpec.from_config(window)
+    parsed = parse_measures(measures)
+    if isinstance(group_by, str):
+        group_by = [group_by]
+    if not isinstance(group_by, (list, tuple)):
+        raise _fail("group_by", f"must be a list of column names, got {group_by!r}")
+    result = plan(relation_sql, spec, parsed, list(group_by))
+    return {"sql": result.sql, "fallback_reason": result.fallback_reason}

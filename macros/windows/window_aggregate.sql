@@ -1,0 +1,20 @@
+{#- Window aggregate: group_by columns, window_start, window_end, window_time and the measures,
+    the same rows as the TVF + GROUP BY form. With the window_views adapter, HOP and CUMULATE are
+    planned from panes (window slicing); other Spark adapters render the TVF form. -#}
+{% macro window_aggregate(relation, window, measures, group_by=[]) -%}
+  {{ return(adapter.dispatch('window_aggregate', 'window_views')(relation, window, measures, group_by)) }}
+{%- endmacro %}
+
+{% macro window_views__window_aggregate(relation, window, measures, group_by=[]) -%}
+  {%- set rel = window_views._relation(relation, 'window_aggregate') -%}
+  {%- set plan = adapter.plan_window_aggregate(rel, window, measures, group_by) -%}
+  {%- if plan['sql'] is not none -%}
+    {{ plan['sql'] }}
+  {%- else -%}
+    {{ window_views._window_aggregate_tvf(relation, window, measures, group_by) }}
+  {%- endif -%}
+{%- endmacro %}
+
+{% macro default__window_aggregate(relation, window, measures, group_by=[]) -%}
+  {{ window_views._window_aggregate_tvf(relation, window, measures, group_by) }}
+{%- endmacro %}
