@@ -21,11 +21,11 @@
   from {{ rel }}
   lateral view inline(
     transform(
-      filter(sequence(1, {{ size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }} > {{ t }}),
+      filter(sequence(1, {{ size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }}L > {{ t }}),
       _wv_j -> named_struct(
         'window_start', timestamp_micros({{ start }}),
-        'window_end', timestamp_micros({{ start }} + _wv_j * {{ step_us }}),
-        'window_time', timestamp_micros({{ start }} + _wv_j * {{ step_us }} - 1)
+        'window_end', timestamp_micros({{ start }} + _wv_j * {{ step_us }}L),
+        'window_time', timestamp_micros({{ start }} + _wv_j * {{ step_us }}L - 1)
       )
     )
   ) _wv_windows as window_start, window_end, window_time

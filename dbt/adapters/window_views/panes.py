@@ -142,29 +142,35 @@ def _decompose(node: exp.Expression) -> Optional[List[Leaf]]:
     inner = arg.sql("spark") if arg is not None else "*"
     if isinstance(node, exp.Count):
         return [Leaf(f"count({inner})", "sum")]
-    if isinstance(node, exp.Sum):
-        return [Leaf(f"sum({inner})", "sum")]
+    if isinstance(node, (exp.Sum, exp.Avg)):
+        # the count tells an all-NULL window (NULL) from a zero sum
+        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "sum")]
     if isinstance(node, exp.Min):
         return [Leaf(f"min({inner})", "min")]
     if isinstance(node, exp.Max):
         return [Leaf(f"max({inner})", "max")]
-    if isinstance(node, exp.Avg):
-        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "sum")]
     if isinstance(node, exp.ApproxDistinct) and not node.args.get("accuracy"):
         # approximate, like approx_count_distinct itself: HLL sketches merge across panes
         return [Leaf(f"hll_sketch_agg(cast({inner} as string))", "hll")]
     return None
 
 
-def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, over: str) -> exp.Expression:
-    parts = []
-    for column, leaf in leaves:
-        if leaf.combine == "hll":
-            parts.append(f"hll_sketch_estimate(hll_union_agg({column}, true) {over})")
-        else:
-            parts.append(f"{leaf.combine}({column}) {over}")
-    if isinstance(node, exp.Avg):
-        sql = f"({parts[0]} / {parts[1]})"
+def _over_panes(column: str, leaf: Leaf, sliding: bool) -> str:
+    """A leaf aggregated over the window's panes."""
+    if leaf.combine == "hll":
+        return f"hll_sketch_estimate(hll_union_agg({column}, true) OVER _wv_frame)"
+    if leaf.combine != "sum" or not sliding:
+        return f"{leaf.combine}({column}) OVER _wv_frame"
+    # HOP sums: the difference of two running totals, O(1) per window instead of O(size/slide)
+    return f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+
+
+def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, sliding: bool) -> exp.Expression:
+    parts = [_over_panes(column, leaf, sliding) for column, leaf in leaves]
+    if isinstance(node, exp.Sum):
+        sql = f"if({parts[1]} = 0, NULL, {parts[0]})"
+    elif isinstance(node, exp.Avg):
+        sql = f"if({parts[1]} = 0, NULL, {parts[0]} / {parts[1]})"
     else:
         sql = parts[0]
     return sqlglot.parse_one(sql, read="spark")
@@ -211,7 +217,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
                 return Plan(None, f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.key} does not decompose into panes")
             mine = [(f"_wv_m{len(leaves) + i}", leaf) for i, leaf in enumerate(parts)]
             leaves.extend(mine)
-            combined = _combined(mine, node, "OVER _wv_frame")
+            combined = _combined(mine, node, sliding=window.kind == "hop")
             if node is tree:
                 tree = combined
             else:
@@ -221,13 +227,17 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     pane = window.pane if window.kind == "hop" else window.slide
     pane_start = f"(_wv_t - pmod(_wv_t - {window.offset}, {pane}))"
     pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for col, leaf in leaves)
-    null_aggs = ", ".join(f"NULL AS {col}" for col, _ in leaves)
+    real_aggs = ", ".join(f"if(_wv_slot_real, {col}, NULL) AS {col}" for col, _ in leaves)
     if window.kind == "hop":
         period = ""
         period_key = ""
         # a window ends every slide at offset + size (mod slide)
         end_phase = window.offset + window.size
-        frame = f"RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW"
+        frames = (
+            f"_wv_frame AS ({{partition}}ORDER BY _wv_p RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW), "
+            "_wv_upto AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), "
+            f"_wv_before AS ({{partition}}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)"
+        )
         last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
         first_probe = f"_wv_p + {pane} + {window.slide} - pmod(_wv_p + {pane} - {end_phase}, {window.slide})"
         probe_step = window.slide
@@ -237,7 +247,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
         # CUMULATE: one running aggregate per period of `size`
         period = f", ({t} - pmod({t} - {window.offset}, {window.size})) AS _wv_s"
         period_key = "_wv_s, "
-        frame = "ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+        frames = "_wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
         last_probe = f"least(coalesce(_wv_q, _wv_s + {window.size}), _wv_s + {window.size})"
         first_probe = f"_wv_p + {2 * pane}"
         probe_step = pane
@@ -251,22 +261,22 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     FROM (SELECT *, {t} AS _wv_t{period} FROM {relation_sql} WHERE {ts} IS NOT NULL) AS _wv_rows
     GROUP BY {key_list}{period_key}{pane_start}
   ),
-  _wv_gaps AS (
-    SELECT {key_list}{period_key}_wv_p, lead(_wv_p) OVER ({window_partition}ORDER BY _wv_p) AS _wv_q
-    FROM _wv_panes
-  ),
-  _wv_probes AS (
-    -- windows whose last pane is empty still need a row to be computed on
-    SELECT {key_list}{period_key}_wv_e - {pane} AS _wv_p, {null_aggs}
-    FROM _wv_gaps
-    LATERAL VIEW explode(
-      if({first_probe} <= {last_probe}, sequence({first_probe}, {last_probe}, {probe_step}), array())
-    ) _wv_x AS _wv_e
+  _wv_slots AS (
+    -- every pane, plus a probe row for each window whose last pane is empty (the window is
+    -- still computed on that row); one pass, so the panes are aggregated once
+    SELECT {key_list}{period_key}_wv_slot_p AS _wv_p, {real_aggs}
+    FROM (SELECT *, lead(_wv_p) OVER ({window_partition}ORDER BY _wv_p) AS _wv_q FROM _wv_panes) AS _wv_next
+    LATERAL VIEW inline(concat(
+      array(named_struct('p', _wv_p, 'real', true)),
+      transform(
+        if({first_probe} <= {last_probe}, sequence({first_probe}, {last_probe}, {probe_step}), array()),
+        _wv_e -> named_struct('p', _wv_e - {pane}, 'real', false))
+    )) _wv_slot AS _wv_slot_p, _wv_slot_real
   ),
   _wv_windows AS (
     SELECT {key_list}{period_key}_wv_p + {pane} AS _wv_e, {', '.join(outputs)}
-    FROM (SELECT * FROM _wv_panes UNION ALL SELECT * FROM _wv_probes) AS _wv_all
-    WINDOW _wv_frame AS ({window_partition}ORDER BY _wv_p {frame})
+    FROM _wv_slots
+    WINDOW {frames.format(partition=window_partition)}
   )
   SELECT {key_list}{_bounds(start, '_wv_e')}, {', '.join(f'`{m.alias}`' for m in measures)}
   FROM _wv_windows {keep}
