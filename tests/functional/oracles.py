@@ -107,10 +107,16 @@ def cumulate_windows(t: Optional[int], step: int, size: int, offset: int = 0) ->
 
 
 def session_windows(
-    rows: Sequence[Dict[str, Any]], time_key: str, gap: int, partition_keys: Sequence[str] = ()
+    rows: Sequence[Dict[str, Any]],
+    time_key: str,
+    gap: int,
+    partition_keys: Sequence[str] = (),
+    merge_touching: bool = True,
 ) -> Dict[Any, Window]:
     """Row id -> its session [first time, last time + gap), per partition (NULL key = one
-    partition of its own). A new session starts where t - previous t >= gap."""
+    partition of its own). Each row opens [t, t + gap); overlapping windows merge, and with
+    merge_touching (Flink's TimeWindow.intersects, the project's choice) so do windows that only
+    touch: a new session starts where t - previous t > gap (>= gap without merge_touching)."""
     partitions: Dict[tuple, List[Tuple[int, Any]]] = defaultdict(list)
     for row in rows:
         if row[time_key] is not None:
@@ -121,7 +127,7 @@ def session_windows(
         sessions: List[List[Tuple[int, Any]]] = []
         previous = None
         for t, rid in members:
-            if previous is None or t - previous >= gap:
+            if previous is None or t - previous > gap or (t - previous == gap and not merge_touching):
                 sessions.append([])
             sessions[-1].append((t, rid))
             previous = t
@@ -138,12 +144,12 @@ def explode(rows: Sequence[Dict[str, Any]], windows_of) -> List[Tuple[Dict[str, 
     return [(row, w) for row in rows for w in windows_of(row)]
 
 
-def aggregate(exploded: Iterable[Tuple[Dict[str, Any], Window]], key: str, value: str) -> List[tuple]:
+def aggregate(exploded: Iterable[Tuple[Dict[str, Any], Window]], key: Optional[str], value: str) -> List[tuple]:
     """Per (key, window_start, window_end): count(*), count(v), sum(v), min(v), max(v) with SQL
-    NULL rules, sorted."""
+    NULL rules, sorted. No key: one group per window, with key None."""
     groups: Dict[tuple, List[Any]] = defaultdict(list)
     for row, (start, end) in exploded:
-        groups[(row[key], start, end)].append(row[value])
+        groups[(row[key] if key else None, start, end)].append(row[value])
     out = []
     for (k, start, end), values in groups.items():
         present = [x for x in values if x is not None]
@@ -183,10 +189,11 @@ def closed_rows(
     partition_keys: Sequence[str],
     rows_ahead: int = 0,
     range_ahead: int = 0,
+    nulls_last: bool = False,
 ) -> set:
     """Ids of rows whose over-window value is final at watermark w: t <= w; with rows_ahead n,
-    the n-th following row of the partition (ordered by time, then id) exists and its time <= w;
-    with range_ahead d, t + d <= w."""
+    the n-th following row of the partition (ordered by time ascending, NULL times first or
+    last, then id) exists and its time <= w; with range_ahead d, t + d <= w."""
     if w is None:
         return set()
     partitions: Dict[tuple, List[Dict[str, Any]]] = defaultdict(list)
@@ -194,8 +201,7 @@ def closed_rows(
         partitions[tuple(row[k] for k in partition_keys)].append(row)
     closed = set()
     for members in partitions.values():
-        # NULL times sort first (Spark's ascending default), then time, then id
-        members.sort(key=lambda r: (r[time_key] is not None, r[time_key] or 0, r["id"]))
+        members.sort(key=lambda r: ((r[time_key] is None) == nulls_last, r[time_key] or 0, r["id"]))
         for i, row in enumerate(members):
             t = row[time_key]
             if t is None or t > w or t + range_ahead > w:
@@ -258,3 +264,27 @@ def values_sql(rows: Sequence[Dict[str, Any]]) -> str:
         return f"(CAST({row['id']} AS INT), {k}, {v}, {sql_timestamp(row['ts'])})"
 
     return "select * from values " + ", ".join(lit(r) for r in rows) + " as ev(id, k, v, ts)"
+
+
+def random_dense_events(rng: random.Random, n: int, start: int, span: int) -> List[Dict[str, Any]]:
+    """Rows {id, k, v, ts} with times in [start, start + span) (mostly on whole minutes), ties,
+    NULL times, NULL keys and values: data a watermark cuts through."""
+    rows: List[Dict[str, Any]] = []
+    for i in range(n):
+        roll = rng.random()
+        if roll < 0.75 or not rows:
+            t = start + rng.randrange(span)
+            t -= (t - start) % (MINUTE if rng.random() < 0.7 else SECOND)
+        elif roll < 0.92:
+            t = rng.choice(rows)["ts"]
+        else:
+            t = None
+        rows.append(
+            {
+                "id": i + 1,
+                "k": rng.choice("ab") if rng.random() > 0.05 else None,
+                "v": rng.randint(-20, 50) if rng.random() > 0.1 else None,
+                "ts": t,
+            }
+        )
+    return rows

@@ -31,23 +31,32 @@ def _micros(sql: str) -> str:
     return f"unix_micros(cast({sql} as timestamp))"
 
 
-def _partition_closes_with_window(call: OverCall) -> bool:
-    return any(is_column(p, "window_end") for p in call.partition_by)
+def _window_end(call: OverCall) -> Optional[str]:
+    """The window_end in a call's PARTITION BY: such a partition is complete when its window is."""
+    return next((p for p in call.partition_by if is_column(p, "window_end")), None)
+
+
+def _generated(call: OverCall) -> bool:
+    """Window functions the plugin's own macros render (TVF sessions, pane plans): they are
+    closed by the window_end they produce, not analysed as user over windows. Their columns
+    are all `_wv_` names or fields of a `_wv_` struct."""
+    keys = [*call.partition_by, *(o for o, _ in call.order_by)]
+    columns = list(call.node.find_all(exp.Column)) + [c for key in keys for c in parse(key).find_all(exp.Column)]
+    return bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
 
 
 def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
     """SQL conditions under which this call's value for a row is final."""
+    window_end = _window_end(call)
+    if window_end is not None:
+        return [f"{_micros(window_end)} <= {w}"]
     fix = (
         f"order the window by the watermark column `{watermark_column}` (ascending), or partition it "
         "by window_start, window_end of a window TVF"
     )
-    if isinstance(call.node.this, WHOLE_PARTITION_FUNCTIONS) or call.function in ("ntile", "percentrank", "cumedist"):
-        if _partition_closes_with_window(call):
-            return []
+    if isinstance(call.node.this, WHOLE_PARTITION_FUNCTIONS):
         raise AnalysisError(f"`{call.sql}` depends on the whole partition, which never closes; fix: {fix}")
     if not call.order_by or not is_column(call.order_by[0][0], watermark_column):
-        if _partition_closes_with_window(call):
-            return []
         raise AnalysisError(f"`{call.sql}` is not ordered by the watermark column, so its rows never close; fix: {fix}")
     order_sql, descending = call.order_by[0]
     if descending:
@@ -71,7 +80,9 @@ def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
             conditions.append(f"{t} + {end.micros} <= {w}")
     if rows_ahead:
         partition = f"partition by {', '.join(call.partition_by)} " if call.partition_by else ""
-        ahead = f"lead({t}, {rows_ahead}) over ({partition}order by {order_sql})"
+        # the full ORDER BY, so ties are ordered as in the call itself
+        order = ", ".join(f"{o} desc" if d else o for o, d in call.order_by)
+        ahead = f"lead({t}, {rows_ahead}) over ({partition}order by {order})"
         conditions.append(f"coalesce({ahead} <= {w}, false)")
     return conditions
 
@@ -94,7 +105,7 @@ def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int
     """The model SQL reduced to what the watermark W (in epoch micros; None: nothing seen) closed."""
     tree = parse(sql)
     w = "CAST(NULL AS BIGINT)" if watermark_micros is None else str(watermark_micros)
-    calls = over_calls(tree)
+    calls = [call for call in over_calls(tree) if not _generated(call)]
     by_select: dict = {}
     for call in calls:
         by_select.setdefault(id(call.select), (call.select, []))[1].extend(_row_condition(call, watermark_column, w))

@@ -91,7 +91,7 @@ class Leaf:
     """One decomposable aggregate: computed per pane, then combined over the window's panes."""
 
     pane_sql: str
-    combine: str  # 'sum' | 'min' | 'max' | 'hll'
+    combine: str  # 'count' | 'sum' | 'min' | 'max' | 'hll'
 
 
 @dataclass(frozen=True)
@@ -141,10 +141,10 @@ def _decompose(node: exp.Expression) -> Optional[List[Leaf]]:
         return None  # exact distinct counts need every value: the TVF form
     inner = arg.sql("spark") if arg is not None else "*"
     if isinstance(node, exp.Count):
-        return [Leaf(f"count({inner})", "sum")]
+        return [Leaf(f"count({inner})", "count")]
     if isinstance(node, (exp.Sum, exp.Avg)):
         # the count tells an all-NULL window (NULL) from a zero sum
-        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "sum")]
+        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "count")]
     if isinstance(node, exp.Min):
         return [Leaf(f"min({inner})", "min")]
     if isinstance(node, exp.Max):
@@ -159,10 +159,12 @@ def _over_panes(column: str, leaf: Leaf, sliding: bool) -> str:
     """A leaf aggregated over the window's panes."""
     if leaf.combine == "hll":
         return f"hll_sketch_estimate(hll_union_agg({column}, true) OVER _wv_frame)"
-    if leaf.combine != "sum" or not sliding:
-        return f"{leaf.combine}({column}) OVER _wv_frame"
-    # HOP sums: the difference of two running totals, O(1) per window instead of O(size/slide)
-    return f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+    if leaf.combine == "count" and sliding:
+        # HOP counts: the difference of two running totals, O(1) per window; exact for integers
+        # (sums stay on the sliding frame: a running total of doubles loses small values)
+        return f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+    function = "sum" if leaf.combine == "count" else leaf.combine
+    return f"{function}({column}) OVER _wv_frame"
 
 
 def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, sliding: bool) -> exp.Expression:
