@@ -15,8 +15,8 @@ from dbt.adapters.window_views.intervals import Interval, IntervalError
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
-# functions that ignore the frame and look only at rows up to the current row's peers
-RANKING_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
+# functions that ignore the frame: ranking and LAG read only rows up to the current row's peers
+PRECEDING_ONLY_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
 _TVF_MARKER = re.compile(r"/\* window_views\.(tumble|hop|cumulate|session)\(([^*]*)\) \*/")
 
 

@@ -15,7 +15,7 @@ import sqlglot
 from sqlglot import exp
 
 from dbt.adapters.window_views.analysis import (
-    RANKING_FUNCTIONS,
+    PRECEDING_ONLY_FUNCTIONS,
     WHOLE_PARTITION_FUNCTIONS,
     AnalysisError,
     OverCall,
@@ -68,7 +68,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
     conditions = [f"{t} <= {w}"]
     end = call.frame.end
     rows_ahead = call.lead_offset
-    if rows_ahead is None and not isinstance(call.node.this, RANKING_FUNCTIONS):
+    if rows_ahead is None and not isinstance(call.node.this, PRECEDING_ONLY_FUNCTIONS):
         if end.kind == "unbounded" and end.side == "following":
             raise AnalysisError(
                 f"`{call.sql}` has a frame ending in UNBOUNDED FOLLOWING, which never closes; "
