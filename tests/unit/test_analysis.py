@@ -63,3 +63,13 @@ def test_close_filter_refuses_what_never_closes(sql, message):
 def test_close_filter_needs_something_to_close():
     with pytest.raises(analysis.AnalysisError, match="needs a window to close"):
         close_filter("select a from t", "ts", 0, ["a"])
+
+
+def test_plugin_generated_windows_are_told_apart():
+    (session, user) = calls(
+        "select min(_wv_t) over (partition by _wv_row.`k`, _wv_session), lag(price) over (order by ts) from t"
+    )
+    assert session.generated and not user.generated
+    # an on_window_close model over a session TVF is closed by window_end alone
+    sql = "select * from (select _wv_row.*, timestamp_micros(max(_wv_t) over (partition by _wv_session)) as window_end from s)"
+    assert "window_end" in close_filter(sql, "ts", 0, ["id", "window_end"])

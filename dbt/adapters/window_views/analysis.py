@@ -55,6 +55,7 @@ class OverCall:
     order_by: Tuple[Tuple[str, bool], ...]  # (expression sql, descending)
     frame: Frame
     lead_offset: Optional[int]  # rows ahead that LEAD reads
+    generated: bool  # rendered by the plugin's macros (TVF sessions, pane plans), not the user
     node: exp.Window
     select: exp.Select
 
@@ -132,6 +133,9 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
                 raise AnalysisError(f"LEAD offset in `{call}` must be an integer literal")
             lead_offset = int(offset.this) if offset is not None else 1
+        # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs
+        columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
+        generated = bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
         calls.append(
             OverCall(
                 sql=call,
@@ -140,6 +144,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
                 order_by=order_by,
                 frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), call),
                 lead_offset=lead_offset,
+                generated=generated,
                 node=node,
                 select=select,
             )

@@ -36,15 +36,6 @@ def _window_end(call: OverCall) -> Optional[str]:
     return next((p for p in call.partition_by if is_column(p, "window_end")), None)
 
 
-def _generated(call: OverCall) -> bool:
-    """Window functions the plugin's own macros render (TVF sessions, pane plans): they are
-    closed by the window_end they produce, not analysed as user over windows. Their columns
-    are all `_wv_` names or fields of a `_wv_` struct."""
-    keys = [*call.partition_by, *(o for o, _ in call.order_by)]
-    columns = list(call.node.find_all(exp.Column)) + [c for key in keys for c in parse(key).find_all(exp.Column)]
-    return bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
-
-
 def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
     """SQL conditions under which this call's value for a row is final."""
     window_end = _window_end(call)
@@ -105,7 +96,7 @@ def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int
     """The model SQL reduced to what the watermark W (in epoch micros; None: nothing seen) closed."""
     tree = parse(sql)
     w = "CAST(NULL AS BIGINT)" if watermark_micros is None else str(watermark_micros)
-    calls = [call for call in over_calls(tree) if not _generated(call)]
+    calls = [call for call in over_calls(tree) if not call.generated]
     by_select: dict = {}
     for call in calls:
         by_select.setdefault(id(call.select), (call.select, []))[1].extend(_row_condition(call, watermark_column, w))

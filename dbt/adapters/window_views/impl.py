@@ -78,7 +78,7 @@ class WindowViewsAdapter(SparkAdapter):
         properties = parsed.properties()
         windows = analysis.tvf_markers(compiled_sql)
         try:
-            over = [call.sql for call in analysis.over_calls(analysis.parse(compiled_sql))]
+            over = [call.sql for call in analysis.over_calls(analysis.parse(compiled_sql)) if not call.generated]
         except analysis.AnalysisError:
             over = []  # Spark parses what sqlglot cannot; batch on_update does not need the analysis
         if windows:
