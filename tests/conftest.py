@@ -4,14 +4,39 @@ use it in-process (dbtRunner), each in its own schema."""
 from __future__ import annotations
 
 import re
+import subprocess
 import textwrap
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+# what a Spark with a Derby metastore leaves in its working directory when misconfigured
+SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
+
+# FLIP-145's Bid table (its times are on 2020-04-15)
+FLIP145_BID = """\
+bidtime,price,item
+2020-04-15 08:07:00,2,A
+2020-04-15 08:11:00,3,B
+2020-04-15 08:05:00,4,C
+2020-04-15 08:09:00,5,D
+2020-04-15 08:13:00,1,E
+2020-04-15 08:17:00,6,F
+"""
+
+
+def run_command(cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None, timeout: int = 600) -> subprocess.CompletedProcess:
+    """Run a command (a separate dbt process), failing with the tail of its output."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"`{' '.join(cmd)}` (cwd {cwd}) exited {proc.returncode}\n"
+            f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
+        )
+    return proc
 
 
 def spark_params(home: Path) -> Dict[str, str]:

@@ -288,3 +288,14 @@ def random_dense_events(rng: random.Random, n: int, start: int, span: int) -> Li
             }
         )
     return rows
+
+
+# the test projects read their input as a dbt source in their own schema
+SOURCES_YML = """
+version: 2
+sources:
+  - name: raw
+    schema: "{{ target.schema }}"
+    tables:
+      - name: ev
+"""

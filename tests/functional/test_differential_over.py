@@ -21,14 +21,6 @@ import pytest
 
 import oracles as o
 
-SOURCES_YML = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: ev
-"""
 SOURCE = "{{ source('raw', 'ev') }}"
 PARTITIONS = ["", "k", "id % 3", "k, id % 2"]
 
@@ -222,7 +214,7 @@ def test_over_windows_match_duckdb(project, spark, seed):
     rng = random.Random(seed)
     rows = o.random_events(rng, 110)
     con = load(spark, project.schema, rows)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
     # one model holds many calls: dbt takes ~1 s a model, Spark computes them side by side
     models = {f"over_{m}": [random_call(rng) for _ in range(20)] for m in range(2)}
     named = {name: m == 1 for m, name in enumerate(models)}
@@ -250,7 +242,7 @@ def test_emit_on_window_close_matches_oracle(project, spark, seed):
     # a dense stretch across the epoch, so the watermark cuts through it at a negative time
     rows = o.random_dense_events(rng, 90, start=-2 * o.HOUR - 17 * o.MINUTE, span=4 * o.HOUR)
     con = load(spark, project.schema, rows)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
     models = {}
     for m in range(7):
         delay = rng.choice([0, 1, 7, 30, 45, 90, 150]) * o.MINUTE
@@ -289,7 +281,7 @@ def test_emit_on_window_close_ties_follow_the_full_order(project, spark):
         {"id": 3, "k": "a", "v": 30, "ts": 10 * o.MINUTE},
     ]
     con = load(spark, project.schema, rows)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
     calls = {
         "ties_rows": [Call("sum(v) over (order by ts, id rows between current row and 1 following)", rows_ahead=1)],
         "ties_lead": [Call("lead(v) over (order by ts, id)", rows_ahead=1)],
@@ -334,7 +326,7 @@ def _run_windowed(project, spark, models: Dict[str, str]) -> List[str]:
         "create table windowed (id integer, k varchar, v integer, ts timestamp, window_start timestamp, window_end timestamp)"
     )
     con.executemany("insert into windowed values (?, ?, ?, ?, ?, ?)", windowed)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
     tvf = "{{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}"
     for name, sql in models.items():
         project.model(

@@ -20,14 +20,6 @@ import pytest
 
 import oracles as o
 
-SOURCES_YML = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: ev
-"""
 INPUT_COLUMNS = ["id", "k", "v", "ts"]
 WINDOW_COLUMNS = ["window_start", "window_end", "window_time"]
 
@@ -133,7 +125,7 @@ def test_window_tvfs_match_oracle(project, spark, seed):
     rng = random.Random(seed)
     rows = o.random_events(rng, 120)
     load_events(spark, project.schema, rows)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
 
     kinds = ["tumble"] * 3 + ["hop"] * 7 + ["cumulate"] * 4 + ["session"] * 4
     specs = [random_spec(rng, kind) for kind in kinds]
@@ -312,7 +304,7 @@ def test_session_emit_on_window_close(project, spark):
         {"id": 4, "k": "b", "v": 4, "ts": 30 * o.MINUTE},
     ]
     load_events(spark, project.schema, rows)
-    project.write("models/sources.yml", SOURCES_YML)
+    project.write("models/sources.yml", o.SOURCES_YML)
     for name, partition in (("session_all", ""), ("session_by_k", ", partition_by='k'")):
         project.model(
             name,
@@ -352,7 +344,7 @@ def test_window_aggregate_hop_sums_of_large_values(project, spark):
         "as ev(id, ts, d, m)"
     )
     spark.sql(f"create or replace view {project.schema}.ev_typed as select id, ts, d, cast(m as decimal(38, 2)) as m from {project.schema}.ev")
-    project.write("models/sources.yml", SOURCES_YML.replace("- name: ev", "- name: ev_typed"))
+    project.write("models/sources.yml", o.SOURCES_YML.replace("- name: ev", "- name: ev_typed"))
     window = "{'kind': 'hop', 'time_col': 'ts', 'slide': '10 minutes', 'size': '30 minutes'}"
     measures = "{'sum_d': 'sum(d)', 'sum_m': 'sum(m)', 'avg_d': 'avg(d)'}"
     config = "{{ config(materialized='window_view') }}\n"

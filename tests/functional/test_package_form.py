@@ -11,26 +11,17 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List
 
 import pyspark
 
+from conftest import SPARK_LEFTOVERS, run_command
+
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "package_form_project"
-SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
 
 
-def run(cmd: List[str], cwd: Path, env: Dict[str, str], timeout: int = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"`{' '.join(cmd)}` (cwd {cwd}) exited {proc.returncode}\n"
-            f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
-        )
-    return proc
 
 
 def test_package_form_on_a_spark_profile(tmp_path):
@@ -48,10 +39,10 @@ def test_package_form_on_a_spark_profile(tmp_path):
     dbt = str(Path(sys.executable).parent / "dbt")
     flags = ["--project-dir", str(project), "--profiles-dir", str(project)]
 
-    run([dbt, "deps", *flags], cwd=cwd, env=env)
+    run_command([dbt, "deps", *flags], cwd=cwd, env=env)
     assert (project / "dbt_packages" / "window_views" / "macros" / "windows" / "hop.sql").is_file()
 
-    built = run([dbt, "build", *flags], cwd=cwd, env=env, timeout=900)
+    built = run_command([dbt, "build", *flags], cwd=cwd, env=env, timeout=900)
     assert "Registered adapter: spark=" in built.stdout
     manifest = json.loads((project / "target" / "manifest.json").read_text())
     assert manifest["metadata"]["adapter_type"] == "spark"

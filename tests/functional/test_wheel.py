@@ -9,37 +9,20 @@ import importlib.util
 import json
 import os
 import stat
-import subprocess
 import sys
 import textwrap
 import zipfile
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict
 
 import pytest
 
+from conftest import FLIP145_BID as BID, SPARK_LEFTOVERS, run_command
+
 REPO = Path(__file__).resolve().parents[2]
-SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
-
-BID = """\
-bidtime,price,item
-2020-04-15 08:07:00,2,A
-2020-04-15 08:11:00,3,B
-2020-04-15 08:05:00,4,C
-2020-04-15 08:09:00,5,D
-2020-04-15 08:13:00,1,E
-2020-04-15 08:17:00,6,F
-"""
 
 
-def run(cmd: List[str], cwd: Path, env: Dict[str, str] | None = None, timeout: int = 600) -> subprocess.CompletedProcess:
-    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
-    if proc.returncode != 0:
-        raise AssertionError(
-            f"`{' '.join(cmd)}` (cwd {cwd}) exited {proc.returncode}\n"
-            f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
-        )
-    return proc
+
 
 
 def clean_env(venv: Path) -> Dict[str, str]:
@@ -57,7 +40,7 @@ def wheel(tmp_path_factory) -> Path:
     cmd = [sys.executable, "-m", "build", "--wheel", "--outdir", str(out)]
     if importlib.util.find_spec("hatchling") is not None:
         cmd.append("--no-isolation")  # the dev venv has the backend; no index round trip
-    run(cmd, cwd=REPO)
+    run_command(cmd, cwd=REPO)
     wheels = list(out.glob("dbt_window_views-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
@@ -111,13 +94,13 @@ def write_project(root: Path) -> None:
 
 def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp_path):
     venv = tmp_path / "venv"
-    run([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
+    run_command([sys.executable, "-m", "venv", str(venv)], cwd=tmp_path)
     python = venv / "bin" / "python"
-    run([str(python), "-m", "pip", "install", "--quiet", str(wheel)], cwd=tmp_path, timeout=1200)
+    run_command([str(python), "-m", "pip", "install", "--quiet", str(wheel)], cwd=tmp_path, timeout=1200)
     env = clean_env(venv)
 
     # the CLI imports the installed wheel, not this checkout
-    where = run(
+    where = run_command(
         [str(python), "-c", "import dbt.adapters.window_views as a, dbt.include.window_views as i; print(a.__file__); print(i.PACKAGE_PATH)"],
         cwd=tmp_path,
         env=env,
@@ -133,14 +116,14 @@ def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp
     dbt = str(venv / "bin" / "dbt")
     flags = ["--project-dir", str(project), "--profiles-dir", str(project)]
 
-    run([dbt, "parse", *flags], cwd=project, env=env)
+    run_command([dbt, "parse", *flags], cwd=project, env=env)
     manifest = json.loads((project / "target" / "manifest.json").read_text())
     node = manifest["nodes"]["model.wheel_check.bids_per_window"]
     assert node["config"]["materialized"] == "window_view"
     assert node["depends_on"]["nodes"] == ["seed.wheel_check.bid"]
     assert "macro.window_views.tumble" in node["depends_on"]["macros"]
 
-    run([dbt, "build", "--select", "+bids_per_window", *flags], cwd=project, env=env)
+    run_command([dbt, "build", "--select", "+bids_per_window", *flags], cwd=project, env=env)
     results = json.loads((project / "target" / "run_results.json").read_text())["results"]
     assert {r["unique_id"]: r["status"] for r in results} == {
         "seed.wheel_check.bid": "success",
@@ -148,7 +131,7 @@ def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp
     }
 
     # read the table back through the CLI, from another directory
-    shown = run(
+    shown = run_command(
         [dbt, "--quiet", "show", *flags, "--output", "json", "--inline",
          "select * from {{ ref('bids_per_window') }} order by window_start"],
         cwd=elsewhere,
