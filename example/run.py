@@ -12,6 +12,7 @@ SHOW = {
     "revenue_cumulative": "window_start, window_end",
     "bidder_sessions": "bidder, session_start",
     "top_items_per_window": "window_start, rank",
+    "active_bidders_sliding": "item, window_start",
     "price_changes": "stock_id, event_time",
     "order_avg_previous_10": "user_id, order_time",
 }
