@@ -123,3 +123,25 @@ def test_failed_run_keeps_previous_table(bid_project):
     result = bid_project.dbt("run", "--select", "wv", ok=False)
     assert "no_such_column" in errors(result)
     assert bid_project.rows("wv") == before
+
+
+def test_location_root_builds_beside_and_removes_the_old_files(bid_project, tmp_path):
+    root = tmp_path / "lake"
+    bid_project.model(
+        "external",
+        f"""
+        {{{{ config(materialized='window_view', location_root='{root}') }}}}
+        select window_start, count(*) as n from {{{{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}}}
+        group by window_start
+        """,
+    )
+    bid_project.dbt("build", "--select", "bid external")
+    first = sorted((root / "external").iterdir())
+    bid_project.dbt("run", "--select", "external")
+    second = sorted((root / "external").iterdir())
+    # each build writes its own run=<invocation id> directory; the replaced one is gone
+    assert len(first) == 1 and len(second) == 1 and first != second
+    assert second[0].name.startswith("run=")
+    assert len(bid_project.rows("external")) == 2
+    location = bid_project.spark.sql(f"describe table extended {bid_project.schema}.external").where("col_name = 'Location'").first()
+    assert location.data_type.endswith(second[0].name)

@@ -14,7 +14,11 @@
   {%- set plan = adapter.plan_window_view(model['name'], compiled_code, model['config']) -%}
   {% do adapter.drop_relation(intermediate_relation) %}
   {%- call statement('main') -%}
-    {{ create_table_as(False, intermediate_relation, plan['sql']) }}
+    {%- if config.get('location_root') is not none -%}
+      {{ window_views._create_external_table_as(intermediate_relation, plan['sql']) }}
+    {%- else -%}
+      {{ create_table_as(False, intermediate_relation, plan['sql']) }}
+    {%- endif -%}
   {%- endcall -%}
   {% do window_views._describe_window_view(intermediate_relation, plan) %}
 
