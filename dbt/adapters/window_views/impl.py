@@ -52,13 +52,12 @@ class WindowViewsAdapter(SparkAdapter):
         )
 
     @available
-    def validate_window_view(self, model_name: str, config: Mapping[str, Any]) -> Dict[str, Any]:
+    def validate_window_view(self, model_name: str, config: Mapping[str, Any]) -> None:
         """Check a window_view's config; a bad key or value is a compilation error."""
         try:
-            parsed = WindowViewConfig.from_model(model_name, dict(config))
+            WindowViewConfig.from_model(model_name, dict(config))
         except ConfigError as exc:
             raise CompilationError(str(exc)) from exc
-        return {"execution": parsed.execution, "emit": parsed.emit, "properties": parsed.properties()}
 
     @available
     def plan_window_aggregate(self, relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:

@@ -1,5 +1,5 @@
 {% materialization window_view, adapter='window_views' %}
-  {%- set window_view = window_views._validate_window_view() -%}
+  {%- do window_views._validate_window_view() -%}
 
   {%- set identifier = model['alias'] -%}
   {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
