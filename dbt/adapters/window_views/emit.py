@@ -14,6 +14,7 @@ from typing import List, Optional, Sequence
 import sqlglot
 from sqlglot import exp
 
+from dbt.adapters.window_views.intervals import epoch_micros
 from dbt.adapters.window_views.analysis import (
     PRECEDING_ONLY_FUNCTIONS,
     WHOLE_PARTITION_FUNCTIONS,
@@ -27,10 +28,6 @@ from dbt.adapters.window_views.analysis import (
 CLOSED = "_wv_closed"
 
 
-def _micros(sql: str) -> str:
-    return f"unix_micros(cast({sql} as timestamp))"
-
-
 def _window_end(call: OverCall) -> Optional[str]:
     """The window_end in a call's PARTITION BY: such a partition is complete when its window is."""
     return next((p for p in call.partition_by if is_column(p, "window_end")), None)
@@ -40,7 +37,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
     """SQL conditions under which this call's value for a row is final."""
     window_end = _window_end(call)
     if window_end is not None:
-        return [f"{_micros(window_end)} <= {w}"]
+        return [f"{epoch_micros(window_end)} <= {w}"]
     fix = (
         f"order the window by the watermark column `{watermark_column}` (ascending), or partition it "
         "by window_start, window_end of a window TVF"
@@ -55,7 +52,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
             f"`{call.sql}` orders the watermark column descending: its frames reach rows that have not arrived; "
             "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
         )
-    t = _micros(order_sql)
+    t = epoch_micros(order_sql)
     conditions = [f"{t} <= {w}"]
     end = call.frame.end
     rows_ahead = call.lead_offset
@@ -110,11 +107,11 @@ def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int
                 select.replace(replacement)
     columns = [c.lower() for c in output_columns]
     if "window_end" in columns:
-        return f"SELECT * FROM ({tree.sql('spark')}) AS _wv_windows WHERE {_micros('window_end')} <= {w}"
+        return f"SELECT * FROM ({tree.sql('spark')}) AS _wv_windows WHERE {epoch_micros('window_end')} <= {w}"
     if calls:
         return tree.sql("spark")
     if watermark_column.lower() in columns:
-        return f"SELECT * FROM ({tree.sql('spark')}) AS _wv_rows WHERE {_micros(watermark_column)} <= {w}"
+        return f"SELECT * FROM ({tree.sql('spark')}) AS _wv_rows WHERE {epoch_micros(watermark_column)} <= {w}"
     raise AnalysisError(
         "emit='on_window_close' needs a window to close: the output has no window_end column, no over "
         f"window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "

@@ -77,9 +77,10 @@ class WindowViewsAdapter(SparkAdapter):
         properties = parsed.properties()
         windows = analysis.tvf_markers(compiled_sql)
         try:
-            over = [call.sql for call in analysis.over_calls(analysis.parse(compiled_sql)) if not call.generated]
+            tree = analysis.parse(compiled_sql)
+            over = [call.sql for call in analysis.over_calls(tree) if not call.generated]
         except analysis.AnalysisError:
-            over = []  # Spark parses what sqlglot cannot; batch on_update does not need the analysis
+            tree, over = None, []  # Spark parses what sqlglot cannot; batch on_update does not need it
         if windows:
             properties["window_views.windows"] = "; ".join(windows)
         if over:
@@ -88,8 +89,7 @@ class WindowViewsAdapter(SparkAdapter):
         if parsed.emit == "on_window_close":
             assert parsed.watermark is not None
             try:
-                tree = analysis.parse(compiled_sql)
-                reached = batch_watermark(self, tree, parsed.watermark)
+                reached = batch_watermark(self, tree if tree is not None else analysis.parse(compiled_sql), parsed.watermark)
                 sql = emit.close_filter(compiled_sql, parsed.watermark.column, reached.micros, self._output_columns(compiled_sql))
             except analysis.AnalysisError as exc:
                 raise CompilationError(f"window_view model '{model_name}': {exc}") from exc

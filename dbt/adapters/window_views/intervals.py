@@ -41,3 +41,9 @@ class Interval:
 
     def __str__(self) -> str:
         return self.text
+
+
+def epoch_micros(sql: str) -> str:
+    """SQL for a timestamp expression as microseconds since the epoch (UTC), the unit every
+    window boundary is computed in."""
+    return f"unix_micros(cast({sql} as timestamp))"

@@ -18,7 +18,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.window_views.intervals import Interval, IntervalError
+from dbt.adapters.window_views.intervals import Interval, IntervalError, epoch_micros
 
 KINDS = ("tumble", "hop", "cumulate")
 _KEYS = {
@@ -178,10 +178,6 @@ def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, sliding:
     return sqlglot.parse_one(sql, read="spark")
 
 
-def _micros(quoted_col: str) -> str:
-    return f"unix_micros(cast({quoted_col} as timestamp))"
-
-
 def _bounds(start: str, end: str) -> str:
     return (
         f"timestamp_micros({start}) AS window_start, timestamp_micros({end}) AS window_end, "
@@ -193,7 +189,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
     keys = [f"`{_name(k, 'group_by')}`" for k in group_by]
     ts = f"`{window.time_col}`"
-    t = _micros(ts)
+    t = epoch_micros(ts)
     key_list = "".join(f"{k}, " for k in keys)
 
     if window.kind == "tumble":
