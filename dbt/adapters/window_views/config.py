@@ -153,12 +153,6 @@ class WindowViewConfig:
         if checkpoint is not None and (not isinstance(checkpoint, str) or not checkpoint.strip()):
             raise fail("checkpoint_location", f"= {checkpoint!r} is not a path", "give a directory path or URI")
 
-        if execution == "streaming":
-            raise fail(
-                "execution",
-                "= 'streaming' is not available in this release of dbt-window-views",
-                "use execution='batch' (the default) until streaming execution ships",
-            )
         return cls(execution, emit, watermark, late_data, trigger, checkpoint, file_format)
 
     def properties(self) -> Dict[str, str]:

@@ -5,16 +5,18 @@ from __future__ import annotations
 import re
 from importlib import import_module
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Mapping, Optional
+from dataclasses import dataclass
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import analysis, emit, panes
+from dbt.adapters.window_views import analysis, emit, panes, storage, streaming
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import ConfigError, WindowViewConfig, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
@@ -23,6 +25,17 @@ from dbt.adapters.window_views.watermark import batch_watermark
 
 logger = AdapterLogger("WindowViews")
 _TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
+
+
+@dataclass
+class StreamingAdapterResponse(AdapterResponse):
+    """A streaming run's counts; dbt prints the message and keeps the fields in run_results.json."""
+
+    batches: int = 0
+    rows_in: int = 0
+    rows_out: int = 0
+    late_rows: int = 0
+    watermark: Optional[str] = None
 
 
 class WindowViewsAdapter(SparkAdapter):
@@ -138,3 +151,64 @@ class WindowViewsAdapter(SparkAdapter):
         jvm = spark.sparkContext._jvm
         path = jvm.org.apache.hadoop.fs.Path(location)
         path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+
+    @available
+    def run_streaming_window_view(
+        self,
+        model_name: str,
+        compiled_sql: str,
+        config: Mapping[str, Any],
+        relation: Any,
+        upstream: Sequence[Mapping[str, Any]],
+        full_refresh: bool,
+        run_id: str,
+    ) -> Dict[str, Any]:
+        """Run an execution='streaming' window view as a Structured Streaming query (see streaming.py)."""
+        parsed = WindowViewConfig.from_model(model_name, dict(config))
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION or remote_url(creds.server_side_parameters):
+            raise CompilationError(
+                f"window_view model '{model_name}': execution='streaming' runs its micro-batches in the dbt "
+                f"process, which needs `method: session` with an in-process Spark (this profile uses "
+                f"method '{creds.method}'{' with spark.remote' if remote_url(creds.server_side_parameters) else ''}); "
+                "fix: use method: session, with spark.master to reach a cluster, or execution='batch'"
+            )
+        spark = spark_session(creds.server_side_parameters)
+        late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
+        try:
+            streaming.check_upstream(model_name, upstream)
+            plan = streaming.plan(model_name, compiled_sql, parsed)
+            table = self._streaming_location(spark, relation, config)
+            where = streaming.Locations(
+                table=table,
+                late=table.with_name(table.name + "__late"),
+                checkpoint=storage.local_path(parsed.checkpoint_location) if parsed.checkpoint_location else table / "_wv_checkpoint",
+            )
+            result = streaming.run(spark, plan, str(relation), str(late_relation), where, run_id, bool(full_refresh))
+        except (streaming.StreamingError, storage.StorageError) as exc:
+            raise CompilationError(str(exc)) from exc
+        properties = {**parsed.properties(), **result.properties, "window_views.windows": plan.window.describe()}
+        summary = ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items())
+        response = StreamingAdapterResponse(
+            _message=result.message(),
+            code="STREAM",
+            rows_affected=result.rows_out,
+            batches=result.batches,
+            rows_in=result.rows_in,
+            rows_out=result.rows_out,
+            late_rows=result.late,
+            watermark=streaming.describe_micros(result.watermark),
+        )
+        return {
+            "response": response,
+            "plan": {"properties": properties, "summary": f"Window view ({summary})"},
+            "late_relation": late_relation if parsed.late_data == "table" else None,
+        }
+
+    def _streaming_location(self, spark: Any, relation: Any, config: Mapping[str, Any]) -> Path:
+        """Where the table's files go: location_root/<alias>, else the schema's directory."""
+        root = config.get("location_root")
+        if root:
+            return storage.local_path(root.rstrip("/")) / relation.identifier
+        database = spark.catalog.getDatabase(relation.schema)
+        return storage.local_path(database.locationUri) / relation.identifier

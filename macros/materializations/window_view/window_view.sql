@@ -10,6 +10,22 @@
 
   {{ run_hooks(pre_hooks) }}
 
+  {%- if config.get('execution') == 'streaming' -%}
+    {%- set result = adapter.run_streaming_window_view(
+          model['name'], compiled_code, model['config'], target_relation,
+          window_views._upstream_nodes(), should_full_refresh(), invocation_id) -%}
+    {% do store_result('main', response=result['response']) %}
+    {% do window_views._describe_window_view(target_relation, result['plan']) %}
+    {%- set relations = [target_relation] -%}
+    {%- if result['late_relation'] is not none -%}
+      {%- do relations.append(result['late_relation']) -%}
+    {%- endif -%}
+    {% do apply_grants(target_relation, grant_config, should_revoke(existing_relation, full_refresh_mode=True)) %}
+    {% do persist_docs(target_relation, model, for_relation=false) %}
+    {{ run_hooks(post_hooks) }}
+    {{ return({'relations': relations}) }}
+  {%- endif -%}
+
   {#- build beside the current table: a failure here leaves it untouched -#}
   {%- set plan = adapter.plan_window_view(model['name'], compiled_code, model['config']) -%}
   {% do adapter.drop_relation(intermediate_relation) %}

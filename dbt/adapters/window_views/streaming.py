@@ -1,0 +1,461 @@
+"""execution='streaming' for window TVF models: a Structured Streaming query over the upstream
+table whose micro-batches run the model's own SQL on the rows that can still change a result.
+
+Spark's streaming aggregation cannot serve here: it drops late rows without a word, refuses
+update mode for session windows and cannot honour both emit modes on the same SQL. So each
+micro-batch (foreachBatch) does what a window operator does, keeping its state in files:
+
+1. classify the new rows against W, the watermark reached by the previous batch: a row whose
+   first window is closed is late (late table or dropped, always counted);
+2. add the others to the retained input: the rows of windows that are still open;
+3. run the model SQL over the retained rows that the changed (on_update) or newly closed
+   (on_window_close) windows need, as a static temp view in place of the upstream table;
+4. write the result: on_window_close appends the windows closed by the new W; on_update
+   rewrites the buckets (days of window_end) whose windows changed;
+5. forget the rows whose last window the new W has closed, and commit W.
+
+Every write of a batch goes through `storage`'s stage-then-publish protocol keyed by the batch
+id, and a batch whose commit exists is skipped, so a replay after a crash changes nothing.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from sqlglot import exp
+
+from dbt.adapters.window_views import analysis, storage, tvf
+from dbt.adapters.window_views.analysis import AnalysisError
+from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.intervals import epoch_micros
+
+DAY = 86_400_000_000
+EPOCH = dt.datetime(1970, 1, 1)
+APPEND_ONLY_HINT = (
+    "streaming window views read sources, append-only incremental models and streaming "
+    "on_window_close window views"
+)
+# test hook: exit the process at a named point of a batch, as a crash or a kill -9 would
+FAULT_ENV = "DBT_WINDOW_VIEWS_FAULT"
+
+
+class StreamingError(ValueError):
+    """A streaming window view that cannot run; the message names the model and the fix."""
+
+
+def describe_micros(micros: Optional[int]) -> str:
+    if micros is None:
+        return "none"
+    return (EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+@dataclass(frozen=True)
+class StreamingPlan:
+    """What a streaming window view reads, computes and writes; built before anything runs."""
+
+    model: str
+    config: WindowViewConfig
+    sql: str  # the model SQL reading `view` instead of the upstream table
+    source: str  # the upstream table, as the compiled SQL names it
+    view: str
+    window: tvf.WindowTvf
+    fingerprint: str
+
+    @property
+    def bucket_micros(self) -> int:
+        return max(DAY, -(-self.window.span // DAY) * DAY)
+
+
+def check_upstream(model: str, upstream: Sequence[Mapping[str, Any]]) -> None:
+    """Only append-only inputs: a table rewritten in place would replay its rows as new ones."""
+    for node in upstream:
+        kind = node.get("resource_type")
+        if kind == "source":
+            continue
+        materialized = node.get("materialized")
+        if kind == "model" and materialized == "incremental" and node.get("incremental_strategy") in (None, "append"):
+            continue
+        if (
+            kind == "model"
+            and materialized == "window_view"
+            and node.get("execution") == "streaming"
+            and node.get("emit") == "on_window_close"
+        ):
+            continue
+        what = f"a {kind}" if kind != "model" else f"a '{materialized}' model"
+        if materialized == "incremental":
+            what += f" with incremental_strategy '{node.get('incremental_strategy')}'"
+        elif materialized == "window_view":
+            what += f" with execution '{node.get('execution') or 'batch'}' and emit '{node.get('emit') or 'on_update'}'"
+        raise StreamingError(
+            f"window_view model '{model}': upstream `{node.get('name')}` is {what}, which is rewritten in "
+            f"place, so a stream would read its rows again as new rows; fix: {APPEND_ONLY_HINT} "
+            "(e.g. materialized='incremental' with incremental_strategy='append')"
+        )
+
+
+def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPlan:
+    def fail(problem: str, fix: str) -> StreamingError:
+        return StreamingError(f"window_view model '{model}': {problem}; fix: {fix}")
+
+    try:
+        tree = analysis.parse(compiled_sql)
+    except AnalysisError as exc:
+        raise fail(str(exc), "write SQL that sqlglot's spark dialect reads") from exc
+    windows = tvf.find(compiled_sql)
+    if len(windows) != 1:
+        raise fail(
+            f"execution='streaming' needs exactly one window TVF, found {len(windows)}",
+            "select from one window_views.tumble/hop/cumulate/session call (streaming over windows come later)",
+        )
+    window = windows[0]
+    assert config.watermark is not None  # the config check requires one for streaming
+    if config.watermark.column.lower() != window.time_col.strip("`").lower():
+        raise fail(
+            f"the watermark column `{config.watermark.column}` is not the window's time column `{window.time_col}`",
+            f"set watermark={{'column': '{window.time_col}', 'delay': '{config.watermark.delay}'}}",
+        )
+    for call in analysis.over_calls(tree):
+        if not call.generated and not any(analysis.is_column(p, c) for p in call.partition_by for c in ("window_start", "window_end")):
+            raise fail(
+                f"`{call.sql}` is an over window across windows, which streaming does not maintain yet",
+                "partition it by window_start, window_end, or use execution='batch'",
+            )
+    inputs = analysis.input_tables(tree)
+    if len(inputs) != 1:
+        names = ", ".join(f"{s}.{n}" if s else n for s, n in inputs) or "none"
+        raise fail(
+            f"a streaming window view reads exactly one upstream table, this one reads {names}",
+            "join or union the inputs in an upstream model, or use execution='batch'",
+        )
+    schema, name = inputs[0]
+    view = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
+    for table in list(tree.find_all(exp.Table)):
+        if table.name == name and (table.db or None) == schema:
+            alias = table.alias or name
+            table.replace(exp.alias_(exp.to_table(view), alias, table=True))
+    sql = tree.sql("spark")
+    digest = json.dumps(
+        [sql, config.emit, config.late_data, config.watermark.describe(), window.describe()], sort_keys=True
+    )
+    source = f"{schema}.{name}" if schema else name
+    return StreamingPlan(model, config, sql, source, view, window, hashlib.sha256(digest.encode()).hexdigest())
+
+
+@dataclass
+class Locations:
+    table: Path
+    late: Path
+    checkpoint: Path
+
+    @property
+    def state(self) -> Path:
+        return self.checkpoint / "window_views"
+
+
+@dataclass
+class StreamResult:
+    batches: int = 0
+    rows_in: int = 0
+    rows_out: int = 0
+    late: int = 0
+    watermark: Optional[int] = None
+    properties: Dict[str, str] = field(default_factory=dict)
+
+    def message(self) -> str:
+        return (
+            f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}, {self.rows_in:,} in, "
+            f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_micros(self.watermark)}"
+        )
+
+
+def _fault(point: str) -> None:
+    if os.environ.get(FAULT_ENV) == point:
+        os._exit(137)
+
+
+class BatchWriter:
+    """The foreachBatch function: one micro-batch, idempotent for its batch id."""
+
+    def __init__(self, plan: StreamingPlan, where: Locations, out_columns: List[str], run_id: str) -> None:
+        self.plan = plan
+        self.where = where
+        self.out_columns = out_columns
+        self.run_id = run_id
+
+    # -- state files -----------------------------------------------------------------------
+    def _commits(self) -> Path:
+        return self.where.state / "commits"
+
+    def last_commit(self, before: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        ids = [int(p.stem) for p in self._commits().glob("*.json") if p.stem.isdigit()]
+        ids = [i for i in ids if before is None or i < before]
+        return storage.read_json(self._commits() / f"{max(ids)}.json") if ids else None
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        commit_path = self._commits() / f"{batch_id}.json"
+        if commit_path.exists():
+            return  # a replay of a batch that completed
+        previous = self.last_commit(before=batch_id) or {}
+        ready_path = self.where.state / "ready" / f"{batch_id}.json"
+        ready = storage.read_json(ready_path)
+        if ready is None:
+            ready = self._stage(df, batch_id, previous)
+            _fault("staged")
+            storage.write_json(ready_path, ready)
+        _fault("ready")
+        storage.publish(self.where.table, batch_id, ready["replaced_buckets"])
+        _fault("published")
+        storage.publish(self.where.late, batch_id)
+        ready.update(batch=batch_id, run_id=self.run_id)
+        storage.write_json(commit_path, ready)
+        self._clean(batch_id, previous)
+
+    def _clean(self, batch_id: int, previous: Dict[str, Any]) -> None:
+        storage.remove(self.where.state / "ready" / f"{batch_id}.json")
+        if previous.get("state") and previous["state"] != str(batch_id):
+            storage.remove(self.where.state / "state" / previous["state"])
+        for old in self._commits().glob("*.json"):
+            if old.stem.isdigit() and int(old.stem) < batch_id - 100:
+                old.unlink()
+
+    # -- one batch ---------------------------------------------------------------------------
+    def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
+        spark = df.sparkSession
+        plan, window = self.plan, self.plan.window
+        w_prev: Optional[int] = previous.get("watermark")
+        delay = plan.config.watermark.delay.micros
+        t = epoch_micros(f"`{window.time_col.strip('`')}`")
+        late_sql = window.late("_wv_t", w_prev) if w_prev is not None else "false"
+        rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr(
+            "*", f"_wv_t is not null and {late_sql} as _wv_late"
+        ).persist()
+        try:
+            stats = rows.selectExpr(
+                "count(*) as n",
+                "count_if(_wv_late) as late",
+                "min(if(_wv_late, null, _wv_t)) as tmin",
+                "max(if(_wv_late, null, _wv_t)) as tmax",
+            ).first()
+            source_columns = df.columns
+            late_rows = rows.where("_wv_late")
+            if stats.late and plan.config.late_data == "table":
+                (
+                    late_rows.selectExpr(*[f"`{c}`" for c in source_columns], f"{batch_id}L as _batch_id",
+                                         f"timestamp_micros({w_prev}L) as _watermark", "'late' as _wv_bucket")
+                    .write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
+                )
+            fresh = rows.where(f"not _wv_late and _wv_t is not null and {window.holds('_wv_t')}").drop("_wv_late")
+            w_new = w_prev
+            if stats.tmax is not None:
+                w_new = stats.tmax - delay if w_prev is None else max(w_prev, stats.tmax - delay)
+            state_schema = fresh.schema
+            retained = fresh
+            if previous.get("state"):
+                retained = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"])).unionByName(fresh)
+            retained = retained.persist()
+            out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns)
+            kept = self._unclosed(retained, w_new)
+            kept.write.mode("overwrite").parquet(str(self.where.state / "state" / str(batch_id)))
+            retained.unpersist()
+        finally:
+            rows.unpersist()
+        return {
+            "watermark": w_new,
+            "state": str(batch_id),
+            "rows_in": stats.n,
+            "late": stats.late,
+            "rows_out": out,
+            "replaced_buckets": replaced,
+        }
+
+    def _compute(self, spark: Any, rows: Any, source_columns: List[str], where: str) -> Any:
+        rows.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+        we, ws = epoch_micros("window_end"), epoch_micros("window_start")
+        result = spark.sql(self.plan.sql)
+        return result.where(where.format(we=we, ws=ws))
+
+    def _output(
+        self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
+        tmin: Optional[int], tmax: Optional[int], source_columns: List[str],
+    ) -> Tuple[int, List[str]]:
+        """Stage this batch's output files; returns the rows written and the buckets replaced."""
+        window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
+        session = window.kind == "session"
+        after = f"{{we}} > {w_prev}" if w_prev is not None else "true"
+        if self.plan.config.emit == "on_window_close":
+            if w_new is None or w_new == w_prev:
+                return 0, []
+            rows = retained
+            if w_prev is not None and not session:
+                rows = rows.where(f"_wv_t >= {w_prev - window.span}")
+            result = self._compute(spark, rows, source_columns, f"{after} and {{we}} <= {w_new}")
+            result = result.selectExpr("*", "'e' as _wv_bucket").persist()
+            try:
+                emitted = result.count()
+                if emitted:
+                    result.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
+                return emitted, []
+            finally:
+                result.unpersist()
+
+        # on_update: recompute every window a new row falls in, and replace those windows
+        if tmin is None:
+            return 0, []
+        if session:
+            region, rows = after, retained
+            low, high = w_prev, None
+        else:
+            lo, hi = tmin - window.span, tmax + window.span
+            rows = retained.where(f"_wv_t >= {lo} and _wv_t < {hi}")
+            region = f"{after} and {{ws}} >= {lo} and {{we}} <= {hi}"
+            low, high = (lo if w_prev is None else max(lo, w_prev)), hi
+        size = self.plan.bucket_micros
+        bucket = f"concat('b', cast(div({{we}} - pmod({{we}}, {size}), {size}) as string))"
+        result = self._compute(spark, rows, source_columns, region).persist()
+        try:
+            result = result.selectExpr("*", bucket.format(we=epoch_micros("window_end")) + " as _wv_bucket")
+            touched = {r[0] for r in result.select("_wv_bucket").distinct().collect()}
+            for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
+                k = int(name[1:])
+                if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
+                    touched.add(name)
+            existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
+            merged = result
+            if existing:
+                out_schema = result.drop("_wv_bucket").schema
+                kept = spark.read.schema(out_schema).parquet(*existing).where(
+                    f"not ({region.format(we=epoch_micros('window_end'), ws=epoch_micros('window_start'))})"
+                )
+                merged = kept.selectExpr("*", bucket.format(we=epoch_micros("window_end")) + " as _wv_bucket").unionByName(result)
+            merged.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
+            return result.count(), sorted(touched)
+        finally:
+            result.unpersist()
+
+    def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
+        """The retained rows some open window still needs."""
+        if w_new is None:
+            return retained
+        window = self.plan.window
+        if window.kind != "session":
+            return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
+        keys = ", ".join(f"`{k}`" for k in window.partition_by)
+        part = f"partition by {keys}" if keys else ""
+        sessions = retained.selectExpr(
+            "*", f"case when _wv_t - lag(_wv_t) over ({part} order by _wv_t) <= {window.gap} then 0 else 1 end as _wv_new"
+        ).selectExpr(
+            "*", f"sum(_wv_new) over ({part} order by _wv_t rows between unbounded preceding and current row) as _wv_session"
+        )
+        group = f"partition by {keys + ', ' if keys else ''}_wv_session"
+        return sessions.selectExpr(
+            "*", f"max(_wv_t) over ({group}) + {window.gap} as _wv_session_end"
+        ).where(f"_wv_session_end > {w_new}").drop("_wv_new", "_wv_session", "_wv_session_end")
+
+
+def _drop(spark: Any, table: str, location: Path) -> None:
+    spark.sql(f"drop table if exists {table}")
+    storage.remove(location)
+
+
+def _ensure_table(spark: Any, model: str, table: str, location: Path, schema: Any) -> None:
+    """Create the table over its location, or check the existing one still fits the SQL."""
+    if spark.catalog.tableExists(table):
+        have = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table).schema.fields]
+        want = [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
+        if have != want:
+            raise StreamingError(
+                f"window_view model '{model}': the columns of {table} ({', '.join(' '.join(c) for c in have)}) "
+                f"no longer match the model's ({', '.join(' '.join(c) for c in want)}); fix: run "
+                f"`dbt run --full-refresh -s {model}` to rebuild it from all input"
+            )
+        return
+    location.mkdir(parents=True, exist_ok=True)
+    spark.catalog.createTable(table, path=location.as_uri(), source="parquet", schema=schema)
+
+
+def run(
+    spark: Any, plan: StreamingPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
+) -> StreamResult:
+    """Start the stream, wait until it has processed what the trigger asks for, and sum up."""
+    model = plan.model
+    if not full_refresh and spark.catalog.tableExists(target):
+        properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {target}").collect()}
+        # a batch window view or another table in the way: replace it, as dbt replaces a table
+        full_refresh = properties.get("window_views.execution") != "streaming"
+    if full_refresh:
+        _drop(spark, target, where.table)
+        _drop(spark, late_target, where.late)
+        storage.remove(where.checkpoint)
+    saved = storage.read_json(where.state / "model.json")
+    if saved is not None and saved.get("fingerprint") != plan.fingerprint:
+        raise StreamingError(
+            f"window_view model '{model}': its SQL or window config changed since the checkpoint at "
+            f"{where.checkpoint} was written, so the state there no longer fits it; fix: run "
+            f"`dbt run --full-refresh -s {model}` to rebuild it from all input"
+        )
+    source = spark.table(plan.source)
+    source.limit(0).createOrReplaceTempView(plan.view)
+    out_schema = spark.sql(plan.sql).schema
+    names = {f.name.lower(): f for f in out_schema.fields}
+    for column in ("window_start", "window_end"):
+        if column not in names or names[column].dataType.simpleString() != "timestamp":
+            raise StreamingError(
+                f"window_view model '{model}': execution='streaming' keeps results by window, so the model "
+                f"must select `{column}` (a timestamp) from its window TVF; fix: add it to the select list and GROUP BY"
+            )
+    for column in source.columns:
+        if column.lower().startswith("_wv_"):
+            raise StreamingError(f"window_view model '{model}': input column `{column}` uses the reserved prefix _wv_; fix: rename it")
+    _ensure_table(spark, model, target, where.table, out_schema)
+    if plan.config.late_data == "table":
+        late_schema = source.selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
+        _ensure_table(spark, model, late_target, where.late, late_schema)
+    if saved is None:
+        storage.write_json(where.state / "model.json", {"model": model, "fingerprint": plan.fingerprint, "sql": plan.sql})
+
+    writer = BatchWriter(plan, where, out_schema.fieldNames(), run_id)
+    stream = (
+        spark.readStream.table(plan.source)
+        .writeStream.foreachBatch(writer)
+        .option("checkpointLocation", (where.checkpoint / "spark").as_uri())
+        .queryName(f"window_view_{model}_{run_id[:8]}")
+    )
+    trigger = plan.config.trigger
+    if trigger.processing_time is None:
+        query = stream.trigger(availableNow=True).start()
+        query.awaitTermination()
+    else:
+        query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
+        query.awaitTermination(trigger.max_duration.micros / 1_000_000)
+        query.stop()
+    failure = query.exception()
+    if failure is not None:
+        raise StreamingError(f"window_view model '{model}': the streaming query failed: {failure.desc if hasattr(failure, 'desc') else failure}")
+    spark.catalog.refreshTable(target)
+    if plan.config.late_data == "table":
+        spark.catalog.refreshTable(late_target)
+
+    result = StreamResult()
+    commits = [storage.read_json(p) for p in (where.state / "commits").glob("*.json")]
+    commits = sorted((c for c in commits if c), key=lambda c: c["batch"])
+    for commit in commits:
+        if commit.get("run_id") == run_id:
+            result.batches += 1
+            result.rows_in += commit["rows_in"]
+            result.rows_out += commit["rows_out"]
+            result.late += commit["late"]
+    result.watermark = commits[-1]["watermark"] if commits else None
+    result.properties = {
+        "window_views.watermark_reached": describe_micros(result.watermark),
+        "window_views.checkpoint": str(where.checkpoint),
+        "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
+    }
+    return result
