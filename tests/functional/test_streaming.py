@@ -99,3 +99,161 @@ def test_tumble_on_update(project):
     node = run(project, "tumble_upd")
     assert node.adapter_response["late_rows"] == 1
     assert project.rows("tumble_upd") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+
+
+def windowed(tvf: str) -> str:
+    return f"""
+select window_start, window_end, sum(price) as price, count(*) as bids
+from {{{{ window_views.{tvf} }}}}
+group by window_start, window_end
+"""
+
+
+KINDS = {
+    "hop": "hop(source('raw', 'bid'), 'bidtime', '5 minutes', '10 minutes')",
+    "cumulate": "cumulate(source('raw', 'bid'), 'bidtime', '2 minutes', '10 minutes')",
+    "session": "session(source('raw', 'bid'), 'bidtime', '3 minutes')",
+}
+DELIVERIES = [
+    [("08:07", 2, "A"), ("08:05", 4, "C")],  # W 08:06
+    [("08:11", 3, "B"), ("08:09", 5, "D")],  # W 08:10
+    [("08:08", 9, "L"), ("08:13", 1, "E"), ("08:17", 6, "F"), ("08:21", 1, "G")],  # 08:08 is late; W 08:20
+]
+
+
+def w(start: str, end: str, price: int, bids: int) -> tuple:
+    return (t(start), t(end), price, bids)
+
+
+# each model's table after each delivery, worked out by hand from the window definitions
+EXPECTED = {
+    ("hop", "on_window_close"): [
+        [],
+        [w("8:00", "8:10", 11, 3)],
+        [w("8:00", "8:10", 11, 3), w("8:05", "8:15", 15, 5), w("8:10", "8:20", 10, 3)],
+    ],
+    ("hop", "on_update"): [
+        [w("8:00", "8:10", 6, 2), w("8:05", "8:15", 6, 2)],
+        [w("8:00", "8:10", 11, 3), w("8:05", "8:15", 14, 4), w("8:10", "8:20", 3, 1)],
+        [w("8:00", "8:10", 11, 3), w("8:05", "8:15", 15, 5), w("8:10", "8:20", 10, 3),
+         w("8:15", "8:25", 7, 2), w("8:20", "8:30", 1, 1)],
+    ],
+    ("cumulate", "on_window_close"): [
+        [w("8:00", "8:06", 4, 1)],
+        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3)],
+        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
+         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 4, 2), w("8:10", "8:16", 4, 2),
+         w("8:10", "8:18", 10, 3), w("8:10", "8:20", 10, 3)],
+    ],
+    ("cumulate", "on_update"): [
+        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 6, 2)],
+        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
+         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 3, 1), w("8:10", "8:16", 3, 1),
+         w("8:10", "8:18", 3, 1), w("8:10", "8:20", 3, 1)],
+        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
+         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 4, 2), w("8:10", "8:16", 4, 2),
+         w("8:10", "8:18", 10, 3), w("8:10", "8:20", 10, 3),
+         w("8:20", "8:22", 1, 1), w("8:20", "8:24", 1, 1), w("8:20", "8:26", 1, 1),
+         w("8:20", "8:28", 1, 1), w("8:20", "8:30", 1, 1)],
+    ],
+    ("session", "on_window_close"): [
+        [],
+        [],
+        [w("8:05", "8:16", 15, 5), w("8:17", "8:20", 6, 1)],
+    ],
+    ("session", "on_update"): [
+        [w("8:05", "8:10", 6, 2)],
+        [w("8:05", "8:14", 14, 4)],
+        [w("8:05", "8:16", 15, 5), w("8:17", "8:20", 6, 1), w("8:21", "8:24", 1, 1)],
+    ],
+}
+
+
+def test_every_window_kind_in_both_modes(project):
+    make_source(project)
+    for (kind, emit) in EXPECTED:
+        window_view(project, f"{kind}_{emit}", emit, windowed(KINDS[kind]))
+    for step, rows in enumerate(DELIVERIES):
+        deliver(project, rows)
+        result = project.dbt("run")
+        late = {r.node.name: r.adapter_response["late_rows"] for r in result.result}
+        for (kind, emit), tables in EXPECTED.items():
+            name = f"{kind}_{emit}"
+            assert project.rows(name) == tables[step], f"{name} after delivery {step + 1}"
+            assert late[name] == (1 if step == 2 else 0), name
+    # the late row, kept once per model with its original columns
+    for (kind, emit) in EXPECTED:
+        late_rows = project.spark.sql(f"select bidtime, price, item from {project.schema}.{kind}_{emit}__late").collect()
+        assert [tuple(r) for r in late_rows] == [(t("8:08"), 9, "L")]
+
+
+def test_late_rows_dropped_but_counted(project):
+    make_source(project)
+    window_view(project, "dropping", "on_window_close", TUMBLE_SUM, late_data="drop")
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    run(project, "dropping")
+    deliver(project, DELIVERIES[2])
+    node = run(project, "dropping")
+    assert node.adapter_response["late_rows"] == 1
+    assert not project.spark.catalog.tableExists(f"{project.schema}.dropping__late")
+    assert project.rows("dropping") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+
+
+def test_changed_sql_needs_full_refresh_which_rebuilds_from_all_input(project):
+    make_source(project)
+    window_view(project, "evolving", "on_update", TUMBLE_SUM)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    run(project, "evolving")
+    before = project.rows("evolving")
+    window_view(project, "evolving", "on_update", TUMBLE_SUM.replace("sum(price)", "max(price)"))
+    result = project.dbt("run", "-s", "evolving", ok=False)
+    assert "run `dbt run --full-refresh -s evolving`" in errors(result)
+    assert project.rows("evolving") == before
+    deliver(project, DELIVERIES[2])
+    result = project.dbt("run", "-s", "evolving", "--full-refresh")
+    assert result.result[0].message.startswith("STREAM 1 batch, 8 in, 3 out, 0 late")
+    assert project.rows("evolving") == [(t("8:00"), t("8:10"), 9, 4), (t("8:10"), t("8:20"), 6, 3), (t("8:20"), t("8:30"), 1, 1)]
+
+
+@pytest.mark.parametrize(
+    "upstream, message",
+    [
+        ("seed", "upstream `landed` is a seed, which is rewritten in place"),
+        ("table", "upstream `landed` is a 'table' model, which is rewritten in place"),
+    ],
+)
+def test_inputs_rewritten_in_place_are_refused(project, upstream, message):
+    if upstream == "seed":
+        project.seed("landed", "bidtime,price,item\n2020-04-15 08:07:00,2,A\n")
+    else:
+        make_source(project)
+        project.model("landed", "{{ config(materialized='table') }} select * from {{ source('raw', 'bid') }}")
+    window_view(project, "reader", "on_update", TUMBLE_SUM.replace("source('raw', 'bid')", "ref('landed')"))
+    project.dbt("seed" if upstream == "seed" else "run", "-s", "landed")
+    result = project.dbt("run", "-s", "reader", ok=False)
+    assert message in errors(result)
+    assert "fix: streaming window views read sources, append-only incremental models" in errors(result)
+
+
+@pytest.mark.parametrize(
+    "select, message",
+    [
+        ("select window_start, sum(price) as p from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} group by window_start",
+         "must select `window_end`"),
+        ("select * from {{ source('raw', 'bid') }}", "needs exactly one window TVF, found 0"),
+        ("select a.window_start, a.window_end from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} a "
+         "join {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '5 minutes') }} b on a.item = b.item",
+         "needs exactly one window TVF, found 2"),
+        ("select window_start, window_end, price - lag(price) over (order by bidtime) as d "
+         "from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}",
+         "is an over window across windows"),
+    ],
+    ids=["no-window-end", "no-tvf", "two-tvfs", "over-window"],
+)
+def test_queries_streaming_cannot_run_are_refused(project, select, message):
+    make_source(project)
+    window_view(project, "refused", "on_update", select)
+    result = project.dbt("run", "-s", "refused", ok=False)
+    assert "window_view model 'refused'" in errors(result)
+    assert message in errors(result)
+    assert not project.spark.catalog.tableExists(f"{project.schema}.refused")
