@@ -257,3 +257,32 @@ def test_queries_streaming_cannot_run_are_refused(project, select, message):
     assert "window_view model 'refused'" in errors(result)
     assert message in errors(result)
     assert not project.spark.catalog.tableExists(f"{project.schema}.refused")
+
+
+def test_processing_time_trigger_returns_after_its_bound(project):
+    make_source(project)
+    project.model(
+        "ticking",
+        """
+        {{ config(materialized='window_view', execution='streaming', emit='on_update',
+                  watermark={'column': 'bidtime', 'delay': '1 minute'},
+                  trigger={'processing_time': '1 second', 'max_duration': '6 seconds'}) }}
+        """ + TUMBLE_SUM,
+    )
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    node = run(project, "ticking")
+    assert node.adapter_response["batches"] == 1 and node.adapter_response["rows_in"] == 4
+    assert project.rows("ticking") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 3, 1)]
+
+
+def test_streaming_needs_parquet(project):
+    make_source(project)
+    project.model(
+        "delta_stream",
+        """
+        {{ config(materialized='window_view', execution='streaming', file_format='delta',
+                  watermark={'column': 'bidtime', 'delay': '1 minute'}) }}
+        """ + TUMBLE_SUM,
+    )
+    result = project.dbt("run", "-s", "delta_stream", ok=False)
+    assert "not file_format 'delta'" in errors(result)

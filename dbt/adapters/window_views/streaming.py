@@ -24,7 +24,7 @@ import datetime as dt
 import hashlib
 import json
 import os
-import uuid
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -105,6 +105,11 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
     def fail(problem: str, fix: str) -> StreamingError:
         return StreamingError(f"window_view model '{model}': {problem}; fix: {fix}")
 
+    if config.file_format != "parquet":
+        raise fail(
+            f"execution='streaming' writes parquet files through its own commit protocol, not file_format '{config.file_format}'",
+            "leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
+        )
     try:
         tree = analysis.parse(compiled_sql)
     except AnalysisError as exc:
@@ -435,9 +440,12 @@ def run(
     else:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
         query.awaitTermination(trigger.max_duration.micros / 1_000_000)
+        # let a running micro-batch finish: stopping inside one only makes the next run replay it
+        while query.isActive and query.status["isTriggerActive"]:
+            time.sleep(0.2)
         query.stop()
     failure = query.exception()
-    if failure is not None:
+    if failure is not None and "InterruptedException" not in str(failure):
         raise StreamingError(f"window_view model '{model}': the streaming query failed: {failure.desc if hasattr(failure, 'desc') else failure}")
     spark.catalog.refreshTable(target)
     if plan.config.late_data == "table":
