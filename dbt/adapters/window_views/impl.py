@@ -166,12 +166,11 @@ class WindowViewsAdapter(SparkAdapter):
         """Run an execution='streaming' window view as a Structured Streaming query (see streaming.py)."""
         parsed = WindowViewConfig.from_model(model_name, dict(config))
         creds = self.config.credentials
-        if creds.method != SparkConnectionMethod.SESSION or remote_url(creds.server_side_parameters):
+        if creds.method != SparkConnectionMethod.SESSION:
             raise CompilationError(
-                f"window_view model '{model_name}': execution='streaming' runs its micro-batches in the dbt "
-                f"process, which needs `method: session` with an in-process Spark (this profile uses "
-                f"method '{creds.method}'{' with spark.remote' if remote_url(creds.server_side_parameters) else ''}); "
-                "fix: use method: session, with spark.master to reach a cluster, or execution='batch'"
+                f"window_view model '{model_name}': execution='streaming' drives a Structured Streaming query "
+                f"through a SparkSession, which `method: {creds.method}` does not give; fix: use method: session "
+                "(in-process, spark.master for a cluster, or spark.remote for Spark Connect), or execution='batch'"
             )
         spark = spark_session(creds.server_side_parameters)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})

@@ -1,0 +1,140 @@
+"""A real Spark Connect server on loopback (started from PySpark's own sbin scripts): a batch and
+a streaming window view built through `spark.remote`, by `dbt run` in a separate process (this
+process already holds a classic session)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import run_command
+
+import pyspark
+
+SPARK_HOME = Path(pyspark.__file__).parent
+DBT = Path(sys.executable).with_name("dbt")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def connect_server(tmp_path_factory):
+    home = tmp_path_factory.mktemp("connect")
+    port = free_port()
+    env = {
+        **os.environ,
+        "SPARK_HOME": str(SPARK_HOME),
+        "SPARK_LOG_DIR": str(home / "logs"),
+        "SPARK_PID_DIR": str(home),
+        "PYSPARK_PYTHON": sys.executable,  # foreachBatch functions run in this venv's Python
+    }
+    conf = {
+        "spark.connect.grpc.binding.address": "127.0.0.1",
+        "spark.connect.grpc.binding.port": str(port),
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.shuffle.partitions": "4",
+        "spark.ui.enabled": "false",
+    }
+    args = [a for k, v in conf.items() for a in ("--conf", f"{k}={v}")]
+    subprocess.run(
+        ["bash", str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--master", "local[2]", *args],
+        env=env, cwd=home, check=True, capture_output=True,
+    )
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        time.sleep(1)
+    else:
+        logs = "\n".join(p.read_text()[-3000:] for p in (home / "logs").glob("*.out"))
+        pytest.fail(f"Spark Connect server did not listen on {port}:\n{logs}")
+    yield {"url": f"sc://127.0.0.1:{port}", "home": home}
+    subprocess.run(["bash", str(SPARK_HOME / "sbin" / "stop-connect-server.sh")], env=env, cwd=home, capture_output=True)
+
+
+def connect_sql(url: str, *statements: str) -> list:
+    """Run SQL through a Spark Connect client in a separate process; every statement's rows."""
+    script = textwrap.dedent(
+        f"""
+        import json, sys, warnings
+        warnings.simplefilter("ignore")
+        from pyspark.sql import SparkSession
+        spark = SparkSession.builder.remote({url!r}).getOrCreate()
+        rows = [[[str(v) for v in r] for r in spark.sql(sql).collect()] for sql in json.loads(sys.argv[1])]
+        print(json.dumps(rows))
+        """
+    )
+    proc = run_command([sys.executable, "-c", script, json.dumps(statements)], cwd=Path.cwd())
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_batch_and_streaming_window_views_through_spark_connect(connect_server, tmp_path):
+    url = connect_server["url"]
+    root = tmp_path / "project"
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(yaml.safe_dump({"name": "wv_connect", "version": "1.0", "config-version": 2, "profile": "wv_connect"}))
+    profile = {"type": "window_views", "method": "session", "schema": "remote", "host": "local", "server_side_parameters": {"spark.remote": url}}
+    (root / "profiles.yml").write_text(yaml.safe_dump({"wv_connect": {"target": "dev", "outputs": {"dev": profile}}}))
+    (root / "models" / "sources.yml").write_text(
+        "version: 2\nsources:\n  - name: raw\n    schema: remote\n    tables:\n      - name: bid\n"
+    )
+    select = """
+        select window_start, window_end, sum(price) as price
+        from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}
+        group by window_start, window_end
+    """
+    (root / "models" / "batch_tumble.sql").write_text("{{ config(materialized='window_view') }}" + select)
+    (root / "models" / "stream_tumble.sql").write_text(
+        "{{ config(materialized='window_view', execution='streaming', emit='on_window_close', "
+        "watermark={'column': 'bidtime', 'delay': '1 minute'}) }}" + select
+    )
+
+    def deliver(*rows: str) -> None:
+        values = ", ".join(f"(timestamp'2020-04-15 {hhmm}:00', {price}, '{item}')" for hhmm, price, item in (r.split() for r in rows))
+        connect_sql(url, f"insert into remote.bid values {values}")
+
+    connect_sql(url, "create database if not exists remote",
+                "create table remote.bid (bidtime timestamp, price int, item string) using parquet",
+                "insert into remote.bid values (timestamp'2020-04-15 08:07:00', 2, 'A'), "
+                "(timestamp'2020-04-15 08:05:00', 4, 'C'), (timestamp'2020-04-15 08:11:00', 3, 'B')")
+    dbt = [str(DBT), "run", "--project-dir", str(root), "--profiles-dir", str(root)]
+    out = run_command(dbt, cwd=root).stdout
+    assert "STREAM 1 batch, 3 in, 1 out, 0 late, watermark 2020-04-15 08:10:00" in out
+    deliver("08:08 9 L", "08:21 1 G")
+    out = run_command(dbt, cwd=root).stdout
+    assert "STREAM 1 batch, 2 in, 1 out, 1 late, watermark 2020-04-15 08:20:00" in out
+    order = "order by window_start"
+    stream, batch, late = connect_sql(
+        url,
+        f"select * from remote.stream_tumble {order}",
+        f"select * from remote.batch_tumble {order}",
+        "select item from remote.stream_tumble__late",
+    )
+    assert stream == [
+        ["2020-04-15 08:00:00", "2020-04-15 08:10:00", "6"],
+        ["2020-04-15 08:10:00", "2020-04-15 08:20:00", "3"],
+    ]
+    # the batch view recomputes over everything, the late row included
+    assert batch == [
+        ["2020-04-15 08:00:00", "2020-04-15 08:10:00", "15"],
+        ["2020-04-15 08:10:00", "2020-04-15 08:20:00", "3"],
+        ["2020-04-15 08:20:00", "2020-04-15 08:30:00", "1"],
+    ]
+    assert late == [["L"]]
