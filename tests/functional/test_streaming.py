@@ -1,12 +1,14 @@
 """execution='streaming': rows appended to a source between `dbt run`s, every intermediate table
 asserted, for each window kind and both emit modes (FLIP-145's Bid rows, delivered out of order)."""
 
+import shutil
 from datetime import datetime
 from typing import List, Sequence
 
 import pytest
 
 from conftest import errors
+from dbt.adapters.window_views.storage import local_path
 
 SOURCES = """
 version: 2
@@ -286,3 +288,16 @@ def test_streaming_needs_parquet(project):
     )
     result = project.dbt("run", "-s", "delta_stream", ok=False)
     assert "not file_format 'delta'" in errors(result)
+
+
+def test_a_deleted_checkpoint_rebuilds_instead_of_duplicating(project):
+    make_source(project)
+    window_view(project, "forgetful", "on_window_close", TUMBLE_SUM)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1] + DELIVERIES[2])
+    run(project, "forgetful")
+    before = project.rows("forgetful")
+    location = project.spark.sql(f"describe table extended {project.schema}.forgetful").where("col_name = 'Location'").first()[1]
+    shutil.rmtree(local_path(location) / "_wv_checkpoint")
+    node = run(project, "forgetful")
+    assert node.adapter_response["rows_in"] == 8
+    assert project.rows("forgetful") == before

@@ -90,3 +90,5 @@ def publish(table: Path, batch: int, replaced_buckets: Iterable[str] = ()) -> No
             if _batch_of(f.name[len(bucket):]) != batch:
                 f.unlink()
     remove(staged)
+    if staged.parent.is_dir() and not any(staged.parent.iterdir()):
+        staged.parent.rmdir()

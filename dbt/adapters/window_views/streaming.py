@@ -221,11 +221,11 @@ class BatchWriter:
         storage.publish(self.where.late, batch_id)
         ready.update(batch=batch_id, run_id=self.run_id)
         storage.write_json(commit_path, ready)
-        self._clean(batch_id, previous)
+        self._clean(batch_id, previous, ready["state"])
 
-    def _clean(self, batch_id: int, previous: Dict[str, Any]) -> None:
+    def _clean(self, batch_id: int, previous: Dict[str, Any], state: Optional[str]) -> None:
         storage.remove(self.where.state / "ready" / f"{batch_id}.json")
-        if previous.get("state") and previous["state"] != str(batch_id):
+        if previous.get("state") and previous["state"] != state:
             storage.remove(self.where.state / "state" / previous["state"])
         for old in self._commits().glob("*.json"):
             if old.stem.isdigit() and int(old.stem) < batch_id - 100:
@@ -249,6 +249,9 @@ class BatchWriter:
                 "min(if(_wv_late, null, _wv_t)) as tmin",
                 "max(if(_wv_late, null, _wv_t)) as tmax",
             ).first()
+            if not stats.n:
+                return {key: previous.get(key) for key in ("watermark", "state")} | {
+                    "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
             source_columns = df.columns
             late_rows = rows.where("_wv_late")
             if stats.late and plan.config.late_data == "table":
@@ -424,6 +427,11 @@ def run(
         late_schema = source.selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
         _ensure_table(spark, model, late_target, where.late, late_schema)
     if saved is None:
+        # no checkpoint (first run, or it was deleted): whatever files remain were computed from
+        # input the new stream reads again, so start the tables empty
+        for location in (where.table, where.late):
+            for stale in storage.data_files(location):
+                stale.unlink()
         storage.write_json(where.state / "model.json", {"model": model, "fingerprint": plan.fingerprint, "sql": plan.sql})
 
     writer = BatchWriter(plan, where, out_schema.fieldNames(), run_id)
