@@ -277,17 +277,24 @@ def test_processing_time_trigger_returns_after_its_bound(project):
     assert project.rows("ticking") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 3, 1)]
 
 
-def test_streaming_needs_parquet(project):
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ("file_format='delta'", "not file_format 'delta'"),
+        ("partition_by=['window_start']", "config 'partition_by' is not supported with execution='streaming'"),
+    ],
+)
+def test_layout_settings_streaming_cannot_honour(project, setting, message):
     make_source(project)
     project.model(
-        "delta_stream",
-        """
-        {{ config(materialized='window_view', execution='streaming', file_format='delta',
-                  watermark={'column': 'bidtime', 'delay': '1 minute'}) }}
+        "laid_out",
+        f"""
+        {{{{ config(materialized='window_view', execution='streaming', {setting},
+                  watermark={{'column': 'bidtime', 'delay': '1 minute'}}) }}}}
         """ + TUMBLE_SUM,
     )
-    result = project.dbt("run", "-s", "delta_stream", ok=False)
-    assert "not file_format 'delta'" in errors(result)
+    result = project.dbt("run", "-s", "laid_out", ok=False)
+    assert "window_view model 'laid_out'" in errors(result) and message in errors(result)
 
 
 def test_a_deleted_checkpoint_rebuilds_instead_of_duplicating(project):

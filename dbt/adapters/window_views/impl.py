@@ -175,6 +175,7 @@ class WindowViewsAdapter(SparkAdapter):
         spark = spark_session(creds.server_side_parameters)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
         try:
+            streaming.check_layout(model_name, config)
             streaming.check_upstream(model_name, upstream)
             plan = streaming.plan(model_name, compiled_sql, parsed)
             table = self._streaming_location(spark, relation, config)

@@ -73,6 +73,16 @@ class StreamingPlan:
         return max(DAY, -(-self.window.span // DAY) * DAY)
 
 
+def check_layout(model: str, config: Mapping[str, Any]) -> None:
+    """dbt-spark's table layout keys do not apply: the runner lays out its own files."""
+    for key in ("partition_by", "clustered_by", "buckets"):
+        if config.get(key):
+            raise StreamingError(
+                f"window_view model '{model}': config '{key}' is not supported with execution='streaming', whose "
+                f"files are grouped by day of window_end so that a run rewrites only the days that changed; fix: remove '{key}'"
+            )
+
+
 def check_upstream(model: str, upstream: Sequence[Mapping[str, Any]]) -> None:
     """Only append-only inputs: a table rewritten in place would replay its rows as new ones."""
     for node in upstream:
