@@ -1,0 +1,73 @@
+"""The streaming plan, before any Spark: the relation rewrite, the window read back from the
+compiled SQL, and the refusals (their messages name the model and the fix)."""
+
+import pytest
+
+from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.streaming import StreamingError, check_upstream, plan
+
+TUMBLE = """
+select b.window_start, b.window_end, sum(b.price) as price
+from (
+  /* window_views.tumble(time_col=bidtime, size=10 minutes) */
+  select *, 1 as window_start, 2 as window_end from s.bid where bidtime is not null
+) b
+group by 1, 2
+"""
+
+
+def config(**extra):
+    return WindowViewConfig.from_model(
+        "m", {"execution": "streaming", "watermark": {"column": "bidtime", "delay": "1 minute"}, **extra}
+    )
+
+
+def test_the_upstream_table_becomes_the_view_with_its_name_as_alias():
+    p = plan("m", TUMBLE, config())
+    assert p.source == "s.bid"
+    assert f"FROM {p.view} AS bid" in p.sql and "s.bid" not in p.sql
+    assert (p.window.kind, p.window.size) == ("tumble", 600_000_000)
+    assert p.bucket_micros == 86_400_000_000
+
+
+def test_the_fingerprint_follows_sql_and_window_config():
+    base = plan("m", TUMBLE, config()).fingerprint
+    assert plan("m", TUMBLE, config()).fingerprint == base
+    assert plan("m", TUMBLE.replace("sum", "max"), config()).fingerprint != base
+    assert plan("m", TUMBLE, config(emit="on_window_close")).fingerprint != base
+    assert plan("m", TUMBLE, config(trigger={"processing_time": "1 second", "max_duration": "1 minute"})).fingerprint == base
+
+
+def test_the_watermark_must_be_on_the_window_time_column():
+    cfg = WindowViewConfig.from_model("m", {"execution": "streaming", "watermark": {"column": "other", "delay": "1 minute"}})
+    with pytest.raises(StreamingError, match=r"window_view model 'm': the watermark column `other` is not the window's time column `bidtime`; fix: set watermark=\{'column': 'bidtime'"):
+        plan("m", TUMBLE, cfg)
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        {"name": "raw", "resource_type": "source"},
+        {"name": "landed", "resource_type": "model", "materialized": "incremental", "incremental_strategy": None},
+        {"name": "landed", "resource_type": "model", "materialized": "incremental", "incremental_strategy": "append"},
+        {"name": "w", "resource_type": "model", "materialized": "window_view", "execution": "streaming", "emit": "on_window_close"},
+    ],
+)
+def test_append_only_inputs_are_accepted(node):
+    check_upstream("m", [node])
+
+
+@pytest.mark.parametrize(
+    "node, what",
+    [
+        ({"name": "x", "resource_type": "model", "materialized": "incremental", "incremental_strategy": "merge"},
+         "a 'incremental' model with incremental_strategy 'merge'"),
+        ({"name": "x", "resource_type": "model", "materialized": "window_view", "execution": "streaming", "emit": "on_update"},
+         "a 'window_view' model with execution 'streaming' and emit 'on_update'"),
+        ({"name": "x", "resource_type": "model", "materialized": "view"}, "a 'view' model"),
+        ({"name": "x", "resource_type": "snapshot", "materialized": "snapshot"}, "a snapshot"),
+    ],
+)
+def test_inputs_rewritten_in_place_are_refused(node, what):
+    with pytest.raises(StreamingError, match="window_view model 'm': upstream `x` is " + what):
+        check_upstream("m", [node])
