@@ -56,7 +56,7 @@ CONFIG_CASES = {
     "bad_watermark": ("emit='on_window_close', watermark={'col': 'bidtime'}", "config 'watermark' = {'col': 'bidtime'} is not valid; expected {'column': '<timestamp column>'"),
     "bad_delay": ("emit='on_window_close', watermark={'column': 'bidtime', 'delay': '5 mins'}", "config 'watermark' delay: '5 mins' is not an interval"),
     "bad_trigger": ("trigger='once'", "config 'trigger' = 'once' is not valid; expected one of: 'available_now', or {'processing_time'"),
-    "streaming": ("execution='streaming', watermark={'column': 'bidtime', 'delay': '1 minute'}", "config 'execution' = 'streaming' is not available in this release"),
+    "streaming": ("execution='streaming', watermark={'column': 'bidtime', 'delay': '1 minute'}", "window_view model 'streaming': upstream `bid` is a seed, which is rewritten in place"),
     "bad_format": ("file_format='excel'", "config 'file_format' = 'excel' is not valid; expected one of: parquet, delta, iceberg, orc, hudi"),
 }
 
