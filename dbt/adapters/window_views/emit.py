@@ -117,3 +117,27 @@ def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int
         f"window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "
         f"or `{watermark_column}`, or use emit='on_update'"
     )
+
+
+def closing_rows(sql: str, watermark_column: str, previous: Optional[int], reached: int) -> str:
+    """Streaming over windows: the model SQL reduced to the rows the watermark closes as it moves
+    from `previous` to `reached`, so each row is emitted by exactly one micro-batch. A row closed
+    at `previous` stays closed, as new rows all come after `previous`."""
+    tree = parse(sql)
+    calls = [call for call in over_calls(tree) if not call.generated]
+    (select,) = {id(c.select): c.select for c in calls}.values()
+    now = " AND ".join(dict.fromkeys(c for call in calls for c in _row_condition(call, watermark_column, str(reached))))
+    condition = f"({now})"
+    if previous is not None:
+        before = " AND ".join(dict.fromkeys(c for call in calls for c in _row_condition(call, watermark_column, str(previous))))
+        condition += f" AND NOT coalesce(({before}), false)"
+    replacement = _wrap(select, condition)
+    if select is tree:
+        return replacement.sql("spark")
+    select.replace(replacement)
+    return tree.sql("spark")
+
+
+def closed_condition(call: OverCall, watermark_column: str, reached: int) -> str:
+    """SQL over the call's own FROM: whether a row's value for this call is final at `reached`."""
+    return " AND ".join(_row_condition(call, watermark_column, str(reached)))

@@ -178,6 +178,11 @@ class WindowViewsAdapter(SparkAdapter):
             streaming.check_layout(model_name, config)
             streaming.check_upstream(model_name, upstream)
             plan = streaming.plan(model_name, compiled_sql, parsed)
+            if plan.over and plan.over.unbounded:
+                logger.warning(
+                    f"window_view model '{model_name}': {'; '.join(plan.over.unbounded)} read(s) the whole partition "
+                    "(UNBOUNDED PRECEDING or a ranking function), so its streaming state keeps every row of it"
+                )
             table = self._streaming_location(spark, relation, config)
             where = streaming.Locations(
                 table=table,
@@ -187,7 +192,8 @@ class WindowViewsAdapter(SparkAdapter):
             result = streaming.run(spark, plan, str(relation), str(late_relation), where, run_id, bool(full_refresh))
         except (streaming.StreamingError, storage.StorageError) as exc:
             raise CompilationError(str(exc)) from exc
-        properties = {**parsed.properties(), **result.properties, "window_views.windows": plan.window.describe()}
+        kind = "window_views.windows" if plan.window else "window_views.over_windows"
+        properties = {**parsed.properties(), **result.properties, kind: plan.describe()}
         summary = ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items())
         response = StreamingAdapterResponse(
             _message=result.message(),

@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, storage, tvf
+from dbt.adapters.window_views import analysis, emit, overwindows, storage, tvf
 from dbt.adapters.window_views.analysis import AnalysisError
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.intervals import epoch_micros
@@ -65,12 +65,16 @@ class StreamingPlan:
     sql: str  # the model SQL reading `view` instead of the upstream table
     source: str  # the upstream table, as the compiled SQL names it
     view: str
-    window: tvf.WindowTvf
+    window: Optional[tvf.WindowTvf]  # a window TVF model, or
+    over: Optional[overwindows.OverPlan]  # an over-window model
     fingerprint: str
 
     @property
     def bucket_micros(self) -> int:
-        return max(DAY, -(-self.window.span // DAY) * DAY)
+        return max(DAY, -(-self.window.span // DAY) * DAY) if self.window else DAY
+
+    def describe(self) -> str:
+        return self.window.describe() if self.window else "; ".join(self.over.calls)
 
 
 def check_layout(model: str, config: Mapping[str, Any]) -> None:
@@ -125,24 +129,39 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
     except AnalysisError as exc:
         raise fail(str(exc), "write SQL that sqlglot's spark dialect reads") from exc
     windows = tvf.find(compiled_sql)
-    if len(windows) != 1:
-        raise fail(
-            f"execution='streaming' needs exactly one window TVF, found {len(windows)}",
-            "select from one window_views.tumble/hop/cumulate/session call (streaming over windows come later)",
-        )
-    window = windows[0]
+    own_calls = [c for c in analysis.over_calls(tree) if not c.generated]
     assert config.watermark is not None  # the config check requires one for streaming
-    if config.watermark.column.lower() != window.time_col.strip("`").lower():
+    window, over = None, None
+    if len(windows) > 1 or (not windows and not own_calls):
         raise fail(
-            f"the watermark column `{config.watermark.column}` is not the window's time column `{window.time_col}`",
-            f"set watermark={{'column': '{window.time_col}', 'delay': '{config.watermark.delay}'}}",
+            f"execution='streaming' needs exactly one window TVF or over windows, found {len(windows)} window TVFs",
+            "select from one window_views.tumble/hop/cumulate/session call, or compute window functions ordered by "
+            "the watermark column",
         )
-    for call in analysis.over_calls(tree):
-        if not call.generated and not any(analysis.is_column(p, c) for p in call.partition_by for c in ("window_start", "window_end")):
+    if windows:
+        window = windows[0]
+        if config.watermark.column.lower() != window.time_col.strip("`").lower():
             raise fail(
-                f"`{call.sql}` is an over window across windows, which streaming does not maintain yet",
-                "partition it by window_start, window_end, or use execution='batch'",
+                f"the watermark column `{config.watermark.column}` is not the window's time column `{window.time_col}`",
+                f"set watermark={{'column': '{window.time_col}', 'delay': '{config.watermark.delay}'}}",
             )
+        for call in own_calls:
+            if not any(analysis.is_column(p, c) for p in call.partition_by for c in ("window_start", "window_end")):
+                raise fail(
+                    f"`{call.sql}` is an over window across the windows of a window TVF, which streaming does not maintain",
+                    "partition it by window_start, window_end, or use execution='batch'",
+                )
+    else:
+        if config.emit != "on_window_close":
+            raise fail(
+                "streaming over windows with emit='on_update' are not available yet",
+                "use emit='on_window_close', or execution='batch'",
+            )
+        try:
+            over = overwindows.plan(tree, config.watermark.column)
+        except AnalysisError as exc:
+            problem, _, fix = str(exc).partition("; fix: ")
+            raise fail(problem, fix or "see the README on streaming over windows") from exc
     inputs = analysis.input_tables(tree)
     if len(inputs) != 1:
         names = ", ".join(f"{s}.{n}" if s else n for s, n in inputs) or "none"
@@ -151,6 +170,12 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
             "join or union the inputs in an upstream model, or use execution='batch'",
         )
     schema, name = inputs[0]
+    references = [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
+    if len(references) > 1:
+        raise fail(
+            f"the SQL reads {inputs[0][0]}.{name} {len(references)} times; a stream is consumed once",
+            "read it once (a self-join needs a batch window view), or use execution='batch'",
+        )
     view = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
     for table in list(tree.find_all(exp.Table)):
         if table.name == name and (table.db or None) == schema:
@@ -158,10 +183,10 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
             table.replace(exp.alias_(exp.to_table(view), alias, table=True))
     sql = tree.sql("spark")
     digest = json.dumps(
-        [sql, config.emit, config.late_data, config.watermark.describe(), window.describe()], sort_keys=True
+        [sql, config.emit, config.late_data, config.watermark.describe()], sort_keys=True
     )
     source = f"{schema}.{name}" if schema else name
-    return StreamingPlan(model, config, sql, source, view, window, hashlib.sha256(digest.encode()).hexdigest())
+    return StreamingPlan(model, config, sql, source, view, window, over, hashlib.sha256(digest.encode()).hexdigest())
 
 
 @dataclass
@@ -247,8 +272,9 @@ class BatchWriter:
         plan, window = self.plan, self.plan.window
         w_prev: Optional[int] = previous.get("watermark")
         delay = plan.config.watermark.delay.micros
-        t = epoch_micros(f"`{window.time_col.strip('`')}`")
-        late_sql = window.late("_wv_t", w_prev) if w_prev is not None else "false"
+        t = epoch_micros(f"`{plan.config.watermark.column}`")
+        # over windows: a row at or before W comes after rows already emitted past it
+        late_sql = "false" if w_prev is None else window.late("_wv_t", w_prev) if window else f"_wv_t <= {w_prev}"
         rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr(
             "*", f"_wv_t is not null and {late_sql} as _wv_late"
         ).persist()
@@ -270,7 +296,8 @@ class BatchWriter:
                                          f"timestamp_micros({w_prev}L) as _watermark", "'late' as _wv_bucket")
                     .write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
                 )
-            fresh = rows.where(f"not _wv_late and _wv_t is not null and {window.holds('_wv_t')}").drop("_wv_late")
+            holds = window.holds("_wv_t") if window else "true"
+            fresh = rows.where(f"not _wv_late and _wv_t is not null and {holds}").drop("_wv_late")
             w_new = w_prev
             if stats.tmax is not None:
                 w_new = stats.tmax - delay if w_prev is None else max(w_prev, stats.tmax - delay)
@@ -280,7 +307,7 @@ class BatchWriter:
                 retained = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"])).unionByName(fresh)
             retained = retained.persist()
             out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns)
-            kept = self._unclosed(retained, w_new)
+            kept = self._unclosed(retained, w_new, source_columns)
             kept.write.mode("overwrite").parquet(str(self.where.state / "state" / str(batch_id)))
             retained.unpersist()
         finally:
@@ -306,6 +333,12 @@ class BatchWriter:
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
+        if window is None:
+            if w_new is None or w_new == w_prev:
+                return 0, []
+            retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+            sql = emit.closing_rows(self.plan.sql, self.plan.config.watermark.column, w_prev, w_new)
+            return self._append(spark.sql(sql), staging), []
         session = window.kind == "session"
         after = f"{{we}} > {w_prev}" if w_prev is not None else "true"
         if self.plan.config.emit == "on_window_close":
@@ -315,14 +348,7 @@ class BatchWriter:
             if w_prev is not None and not session:
                 rows = rows.where(f"_wv_t >= {w_prev - window.span}")
             result = self._compute(spark, rows, source_columns, f"{after} and {{we}} <= {w_new}")
-            result = result.selectExpr("*", "'e' as _wv_bucket").persist()
-            try:
-                emitted = result.count()
-                if emitted:
-                    result.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
-                return emitted, []
-            finally:
-                result.unpersist()
+            return self._append(result, staging), []
 
         # on_update: recompute every window a new row falls in, and replace those windows
         if tmin is None:
@@ -358,11 +384,28 @@ class BatchWriter:
         finally:
             result.unpersist()
 
-    def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
-        """The retained rows some open window still needs."""
+    @staticmethod
+    def _append(result: Any, staging: Path) -> int:
+        """Stage rows that are final: emitted once, appended, never rewritten."""
+        result = result.selectExpr("*", "'e' as _wv_bucket").persist()
+        try:
+            emitted = result.count()
+            if emitted:
+                result.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
+            return emitted
+        finally:
+            result.unpersist()
+
+    def _unclosed(self, retained: Any, w_new: Optional[int], source_columns: List[str]) -> Any:
+        """The retained rows some open window, or some frame still to come, needs."""
         if w_new is None:
             return retained
         window = self.plan.window
+        if window is None:
+            spark = retained.sparkSession
+            retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+            kept = spark.sql(overwindows.retain_sql(self.plan.sql, self.plan.over, self.plan.view, w_new))
+            return kept.selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
         if window.kind != "session":
             return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
         keys = ", ".join(f"`{k}`" for k in window.partition_by)
@@ -423,7 +466,7 @@ def run(
     source.limit(0).createOrReplaceTempView(plan.view)
     out_schema = spark.sql(plan.sql).schema
     names = {f.name.lower(): f for f in out_schema.fields}
-    for column in ("window_start", "window_end"):
+    for column in ("window_start", "window_end") if plan.window else ():
         if column not in names or names[column].dataType.simpleString() != "timestamp":
             raise StreamingError(
                 f"window_view model '{model}': execution='streaming' keeps results by window, so the model "

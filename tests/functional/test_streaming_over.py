@@ -1,0 +1,124 @@
+"""Streaming over windows, emit='on_window_close': rows delivered out of order over several runs;
+after every run the streaming table equals the batch on_window_close view over the rows delivered
+so far minus the late ones (the batch view is itself checked against oracles elsewhere)."""
+
+import random
+from datetime import datetime, timedelta
+
+import pytest
+
+from conftest import errors
+
+SOURCES = """
+version: 2
+sources:
+  - name: raw
+    schema: "{{ target.schema }}"
+    tables:
+      - name: ticks
+"""
+CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
+OVER = """
+select stock, ts, seq, price,
+  price - lag(price) over (partition by stock order by ts, seq) as change,
+  lag(price, 2, -1) over (partition by stock order by ts, seq) as two_back,
+  lead(price) over (partition by stock order by ts, seq) as next_price,
+  avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3,
+  sum(price) over (partition by stock order by ts, seq rows between 1 preceding and 1 following) as around,
+  count(*) over (partition by stock order by ts range between interval 5 minutes preceding and current row) as last5min,
+  max(price) over (partition by stock order by ts range between interval 2 minutes preceding and interval 1 minute following) as peak
+from {{ relation }}
+where price is not null
+"""
+UNBOUNDED = """
+select stock, ts, seq,
+  row_number() over (partition by stock order by ts, seq) as n,
+  sum(price) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as running
+from {{ relation }}
+"""
+
+
+def setup(project, models):
+    project.spark.sql(f"create database if not exists {project.schema}")
+    for table in ("ticks", "ticks_kept"):
+        project.spark.sql(f"create table {project.schema}.{table} (stock string, ts timestamp, seq int, price double) using parquet")
+    project.write("models/sources.yml", SOURCES.replace("      - name: ticks\n", "      - name: ticks\n      - name: ticks_kept\n"))
+    for name, sql in models.items():
+        project.model(f"{name}_stream", f"{{{{ config({CONFIG}, execution='streaming') }}}}\n" + sql.replace("{{ relation }}", "{{ source('raw', 'ticks') }}"))
+        project.model(f"{name}_batch", f"{{{{ config({CONFIG}) }}}}\n" + sql.replace("{{ relation }}", "{{ source('raw', 'ticks_kept') }}"))
+
+
+def test_over_windows_stream_equals_batch_after_every_run(project):
+    models = {"over": OVER, "unbounded": UNBOUNDED}
+    setup(project, models)
+    rng = random.Random(11)
+    start = datetime(2024, 1, 1, 9, 0)
+    rows = []
+    for seq in range(160):
+        ts = start + timedelta(seconds=rng.randrange(0, 3600))
+        price = None if rng.random() < 0.05 else float(rng.randrange(90, 110))
+        rows.append((rng.choice("ABC"), ts, seq, price))
+    rows.sort(key=lambda r: r[1])
+    # deliveries in time order, each shuffled and with a few stragglers from earlier
+    batches = [rows[i:i + 40] for i in range(0, 160, 40)]
+    for i in range(1, len(batches)):
+        stragglers = rng.sample(batches[i - 1], 3)
+        batches[i - 1] = [r for r in batches[i - 1] if r not in stragglers]
+        batches[i] = stragglers + batches[i]
+    total_late = 0
+    for batch in batches:
+        rng.shuffle(batch)
+        values = ", ".join(
+            f"('{s}', timestamp'{ts:%Y-%m-%d %H:%M:%S}', {seq}, {'null' if p is None else p})" for s, ts, seq, p in batch
+        )
+        project.spark.sql(f"insert into {project.schema}.ticks values {values}")
+        result = project.dbt("run", "-s", *[f"{m}_stream" for m in models])
+        late = {r.node.name: r.adapter_response["late_rows"] for r in result.result}
+        assert late["over_stream"] == late["unbounded_stream"]
+        total_late += late["over_stream"]
+        project.spark.sql(f"truncate table {project.schema}.ticks_kept")
+        project.spark.sql(
+            f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
+            f"except all select stock, ts, seq, price from {project.schema}.over_stream__late"
+        )
+        project.dbt("run", "-s", *[f"{m}_batch" for m in models])
+        for m in models:
+            stream = project.rows(f"{m}_stream", "stock, ts, seq")
+            assert stream == project.rows(f"{m}_batch", "stock, ts, seq"), m
+    assert total_late > 0, "the deliveries were meant to make some rows late"
+    assert len(project.rows("over_stream")) > 100
+
+
+@pytest.mark.parametrize(
+    "select, message",
+    [
+        ("select ts, lag(price) over (order by seq) as p from {{ source('raw', 'ticks') }}",
+         "is not ordered by the watermark column"),
+        ("select ts, sum(price) over (order by ts rows between current row and unbounded following) as p from {{ source('raw', 'ticks') }}",
+         "has a frame ending in UNBOUNDED FOLLOWING, which never closes"),
+        ("select ts, first_value(price) over (order by ts desc) as p from {{ source('raw', 'ticks') }}",
+         "orders the watermark column descending"),
+        ("select ts, ntile(4) over (order by ts) as p from {{ source('raw', 'ticks') }}",
+         "depends on the whole partition"),
+        ("select * from (select ts, stock, lag(price) over (partition by stock order by ts) as p from {{ source('raw', 'ticks') }}) "
+         "join {{ source('raw', 'ticks') }} using (ts)", "ticks 2 times; a stream is consumed once"),
+    ],
+    ids=["order-not-watermark", "unbounded-following", "descending", "whole-partition", "self-join"],
+)
+def test_over_windows_streaming_cannot_maintain_are_refused(project, select, message):
+    setup(project, {})
+    project.model("refused", f"{{{{ config({CONFIG}, execution='streaming') }}}}\n{select}")
+    result = project.dbt("run", "-s", "refused", ok=False)
+    assert "window_view model 'refused'" in errors(result) and message in errors(result)
+    assert "fix:" in errors(result)
+
+
+def test_on_update_over_windows_say_what_to_use(project):
+    setup(project, {})
+    project.model(
+        "updating",
+        "{{ config(materialized='window_view', execution='streaming', watermark={'column': 'ts', 'delay': '1 minute'}) }}\n"
+        "select ts, lag(price) over (order by ts) as p from {{ source('raw', 'ticks') }}",
+    )
+    result = project.dbt("run", "-s", "updating", ok=False)
+    assert "emit='on_update' are not available yet; fix: use emit='on_window_close'" in errors(result)
