@@ -242,13 +242,13 @@ def test_inputs_rewritten_in_place_are_refused(project, upstream, message):
     [
         ("select window_start, sum(price) as p from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} group by window_start",
          "must select `window_end`"),
-        ("select * from {{ source('raw', 'bid') }}", "needs exactly one window TVF, found 0"),
+        ("select * from {{ source('raw', 'bid') }}", "needs exactly one window TVF or over windows, found 0 window TVFs"),
         ("select a.window_start, a.window_end from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} a "
          "join {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '5 minutes') }} b on a.item = b.item",
-         "needs exactly one window TVF, found 2"),
+         "needs exactly one window TVF or over windows, found 2 window TVFs"),
         ("select window_start, window_end, price - lag(price) over (order by bidtime) as d "
          "from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}",
-         "is an over window across windows"),
+         "is an over window across the windows of a window TVF"),
     ],
     ids=["no-window-end", "no-tvf", "two-tvfs", "over-window"],
 )
