@@ -274,10 +274,14 @@ class BatchWriter:
         delay = plan.config.watermark.delay.micros
         t = epoch_micros(f"`{plan.config.watermark.column}`")
         # over windows: a row at or before W comes after rows already emitted past it
-        late_sql = "false" if w_prev is None else window.late("_wv_t", w_prev) if window else f"_wv_t <= {w_prev}"
-        rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr(
-            "*", f"_wv_t is not null and {late_sql} as _wv_late"
-        ).persist()
+        if window is not None:
+            # a row without event time is in no window, in batch as in streaming
+            late_sql = "false" if w_prev is None else f"_wv_t is not null and {window.late('_wv_t', w_prev)}"
+        else:
+            # over windows: a row at or before W would come before rows already emitted; one without
+            # event time has no place in the order at all, so it is kept aside too
+            late_sql = "_wv_t is null" if w_prev is None else f"(_wv_t is null or _wv_t <= {w_prev})"
+        rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr("*", f"{late_sql} as _wv_late").persist()
         try:
             stats = rows.selectExpr(
                 "count(*) as n",
@@ -293,7 +297,7 @@ class BatchWriter:
             if stats.late and plan.config.late_data == "table":
                 (
                     late_rows.selectExpr(*[f"`{c}`" for c in source_columns], f"{batch_id}L as _batch_id",
-                                         f"timestamp_micros({w_prev}L) as _watermark", "'late' as _wv_bucket")
+                                         f"timestamp_micros({w_prev}L) as _watermark" if w_prev is not None else "cast(null as timestamp) as _watermark", "'late' as _wv_bucket")
                     .write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
                 )
             holds = window.holds("_wv_t") if window else "true"
