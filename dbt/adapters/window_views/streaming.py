@@ -1,18 +1,21 @@
-"""execution='streaming' for window TVF models: a Structured Streaming query over the upstream
-table whose micro-batches run the model's own SQL on the rows that can still change a result.
+"""execution='streaming': a Structured Streaming query over the upstream table whose
+micro-batches run the model's own SQL on the rows that can still change a result.
 
 Spark's streaming aggregation cannot serve here: it drops late rows without a word, refuses
-update mode for session windows and cannot honour both emit modes on the same SQL. So each
-micro-batch (foreachBatch) does what a window operator does, keeping its state in files:
+update mode for session windows and OVER windows altogether, and cannot honour both emit modes
+on the same SQL. So each micro-batch (foreachBatch) does what a window operator does, keeping
+its state in files:
 
 1. classify the new rows against W, the watermark reached by the previous batch: a row whose
-   first window is closed is late (late table or dropped, always counted);
-2. add the others to the retained input: the rows of windows that are still open;
-3. run the model SQL over the retained rows that the changed (on_update) or newly closed
-   (on_window_close) windows need, as a static temp view in place of the upstream table;
-4. write the result: on_window_close appends the windows closed by the new W; on_update
+   first window is closed (over windows: whose ORDER BY value is at or before W) is late, and
+   goes to the late table or is dropped, always counted;
+2. add the others to the retained input: the rows that a result still to be written needs;
+3. run the model SQL over the retained rows as a static temp view in place of the upstream
+   table, keeping what the batch changed (on_update) or closed (on_window_close);
+4. write the result: on_window_close appends the windows or rows the new W closed; on_update
    rewrites the buckets (days of window_end) whose windows changed;
-5. forget the rows whose last window the new W has closed, and commit W.
+5. forget the rows no later result needs (window TVFs: whose last window is closed; over
+   windows: see overwindows.py), and commit W.
 
 Every write of a batch goes through `storage`'s stage-then-publish protocol keyed by the batch
 id, and a batch whose commit exists is skipped, so a replay after a crash changes nothing.
@@ -224,10 +227,9 @@ def _fault(point: str) -> None:
 class BatchWriter:
     """The foreachBatch function: one micro-batch, idempotent for its batch id."""
 
-    def __init__(self, plan: StreamingPlan, where: Locations, out_columns: List[str], run_id: str) -> None:
+    def __init__(self, plan: StreamingPlan, where: Locations, run_id: str) -> None:
         self.plan = plan
         self.where = where
-        self.out_columns = out_columns
         self.run_id = run_id
 
     # -- state files -----------------------------------------------------------------------
@@ -256,7 +258,17 @@ class BatchWriter:
         storage.publish(self.where.late, batch_id)
         ready.update(batch=batch_id, run_id=self.run_id)
         storage.write_json(commit_path, ready)
+        self._count(ready)
         self._clean(batch_id, previous, ready["state"])
+
+    def _count(self, commit: Dict[str, Any]) -> None:
+        """Add a committed batch to its run's totals, which dbt's result message reports."""
+        path = self.where.state / "runs" / f"{self.run_id}.json"
+        totals = storage.read_json(path) or {"batches": 0, "rows_in": 0, "rows_out": 0, "late": 0}
+        for key in ("rows_in", "rows_out", "late"):
+            totals[key] += commit[key]
+        totals["batches"] += 1
+        storage.write_json(path, totals)
 
     def _clean(self, batch_id: int, previous: Dict[str, Any], state: Optional[str]) -> None:
         storage.remove(self.where.state / "ready" / f"{batch_id}.json")
@@ -265,6 +277,9 @@ class BatchWriter:
         for old in self._commits().glob("*.json"):
             if old.stem.isdigit() and int(old.stem) < batch_id - 100:
                 old.unlink()
+        runs = sorted((self.where.state / "runs").glob("*.json"), key=lambda p: p.stat().st_mtime)
+        for old in runs[:-20]:
+            old.unlink()
 
     # -- one batch ---------------------------------------------------------------------------
     def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
@@ -491,7 +506,7 @@ def run(
                 stale.unlink()
         storage.write_json(where.state / "model.json", {"model": model, "fingerprint": plan.fingerprint, "sql": plan.sql})
 
-    writer = BatchWriter(plan, where, out_schema.fieldNames(), run_id)
+    writer = BatchWriter(plan, where, run_id)
     stream = (
         spark.readStream.table(plan.source)
         .writeStream.foreachBatch(writer)
@@ -516,16 +531,12 @@ def run(
     if plan.config.late_data == "table":
         spark.catalog.refreshTable(late_target)
 
-    result = StreamResult()
-    commits = [storage.read_json(p) for p in (where.state / "commits").glob("*.json")]
-    commits = sorted((c for c in commits if c), key=lambda c: c["batch"])
-    for commit in commits:
-        if commit.get("run_id") == run_id:
-            result.batches += 1
-            result.rows_in += commit["rows_in"]
-            result.rows_out += commit["rows_out"]
-            result.late += commit["late"]
-    result.watermark = commits[-1]["watermark"] if commits else None
+    totals = storage.read_json(where.state / "runs" / f"{run_id}.json") or {}
+    last = BatchWriter(plan, where, run_id).last_commit() or {}
+    result = StreamResult(
+        batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
+        late=totals.get("late", 0), watermark=last.get("watermark"),
+    )
     result.properties = {
         "window_views.watermark_reached": describe_micros(result.watermark),
         "window_views.checkpoint": str(where.checkpoint),
