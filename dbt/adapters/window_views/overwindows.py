@@ -32,6 +32,8 @@ class Reach:
     rows: int = 0  # rows before the current one
     micros: int = 0  # RANGE interval before the current row's value
     unbounded: bool = False
+    ahead_rows: int = 0  # rows after it (LEAD, ROWS n FOLLOWING): a new row changes rows this far back
+    ahead_micros: int = 0  # RANGE interval after it
 
 
 @dataclass(frozen=True)
@@ -58,23 +60,23 @@ def _reach(call: OverCall) -> Reach:
         func = func.this
     partition = tuple(_unqualified(p) for p in call.partition_by)
     order = tuple(_unqualified(o) for o, _ in call.order_by)
-    if isinstance(func, RANKING):
-        return Reach(partition, order, unbounded=True)
-    if isinstance(func, exp.Lag):
+    if isinstance(func, (exp.Lag, exp.Lead)):
         offset = func.args.get("offset")
         if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
-            raise AnalysisError(f"LAG offset in `{call.sql}` must be an integer literal")
-        return Reach(partition, order, rows=int(offset.this) if offset is not None else 1)
-    if isinstance(func, exp.Lead):
-        return Reach(partition, order)
-    start = call.frame.start
-    if start.kind == "unbounded":
+            raise AnalysisError(f"{func.key.upper()} offset in `{call.sql}` must be an integer literal")
+        n = int(offset.this) if offset is not None else 1
+        return Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
+    if isinstance(func, RANKING):
         return Reach(partition, order, unbounded=True)
-    if start.kind == "current" or start.side == "following":
-        return Reach(partition, order)
-    if call.frame.kind == "rows":
-        return Reach(partition, order, rows=start.rows or 0)
-    return Reach(partition, order, micros=start.micros or 0)
+    start, end = call.frame.start, call.frame.end
+    back: dict = {}
+    if start.kind == "unbounded":
+        back = {"unbounded": True}
+    elif start.kind == "offset" and start.side == "preceding":
+        back = {"rows": start.rows or 0} if call.frame.kind == "rows" else {"micros": start.micros or 0}
+    if end.kind == "offset" and end.side == "following":
+        back.update({"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0})
+    return Reach(partition, order, **back)
 
 
 def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
@@ -104,14 +106,88 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
     return OverPlan(watermark_column, tuple(_reach(c) for c in calls), tuple(c.sql for c in calls))
 
 
-def retain_sql(sql: str, over: OverPlan, view: str, reached: int) -> str:
-    """SQL over `view` (the retained input) selecting the rows the state keeps at watermark `reached`."""
+def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
+    """The SELECT with the window functions reduced to `SELECT *` over its FROM and WHERE: the
+    rows its windows see."""
     tree = analysis.parse(sql)
     calls = [c for c in analysis.over_calls(tree) if not c.generated]
     select = calls[0].select.copy()
     for key in ("windows", "order", "limit", "distinct", "qualify"):
         select.set(key, None)
     select.set("expressions", [exp.Star()])
+    return select, calls
+
+
+def _rows_before(t: str, bound: str, reach: Reach) -> str:
+    """Per partition, how many rows come before `bound`, counted back from it (1 = the last one)."""
+    part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
+    order = ", ".join(o + " desc" for o in reach.order_by)
+    return (
+        f"sum(case when {t} < {bound} then 1 else 0 end) over ({part} order by {order} "
+        "rows between unbounded preceding and current row)"
+    )
+
+
+def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
+    """on_update: SQL over the retained rows (with `_wv_new` marking this batch's) for the earliest
+    ORDER BY value whose output a new row changes through a FOLLOWING reach (LEAD, n FOLLOWING);
+    rows at or after the first new row change anyway. None when no call looks ahead."""
+    ahead = [(i, r) for i, r in enumerate(over.reaches) if r.ahead_rows or r.ahead_micros]
+    if not ahead:
+        return None
+    select, _ = _input_rows(sql)
+    t = epoch_micros(f"`{over.watermark_column}`")
+    query = select.sql("spark")
+    firsts = []
+    for i, reach in ahead:
+        part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
+        firsts.append(f"min(case when _wv_new then {t} end) over ({part}) AS _wv_first_{i}")
+    query = f"select *, {', '.join(firsts)} from ({query}) _wv_rows"
+    affected = []
+    for i, reach in ahead:
+        condition = f"{t} >= _wv_first_{i} - {reach.ahead_micros}"
+        if reach.ahead_rows:
+            condition += f" or {_rows_before(t, f'_wv_first_{i}', reach)} <= {reach.ahead_rows}"
+        affected.append(f"case when _wv_first_{i} is not null and ({condition}) then {t} end AS _wv_affected_{i}")
+    query = f"select {', '.join(affected)} from ({query}) _wv_rows"
+    return f"select least({', '.join(f'min(_wv_affected_{i})' for i, _ in ahead)}) from ({query}) _wv_rows"
+
+
+def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
+    """on_update: SQL over the retained rows selecting those the state keeps at watermark
+    `reached`. A later row (after W) changes rows from its FOLLOWING reach back, and those read
+    their frames' PRECEDING reach further back; the earliest such point over all partitions
+    bounds the next batch's recompute, so it bounds the state in every partition."""
+    select, _ = _input_rows(sql)
+    t = epoch_micros(f"`{over.watermark_column}`")
+    future = reached + 1
+    if any(r.unbounded for r in over.reaches):
+        return select.sql("spark")
+    eligible = []
+    for i, reach in enumerate(over.reaches):
+        condition = f"{t} >= {future - reach.ahead_micros}"
+        if reach.ahead_rows:
+            condition += f" or {_rows_before(t, str(future), reach)} <= {reach.ahead_rows}"
+        eligible.append(f"case when {condition} then {t} end AS _wv_eligible_{i}")
+    query = f"select *, {', '.join(eligible)} from ({select.sql('spark')}) _wv_rows"
+    firsts = ", ".join(f"min(_wv_eligible_{i}) over ()" for i in range(len(over.reaches)))
+    query = f"select *, least(coalesce(least({firsts}), {future}), {future}) AS _wv_from from ({query}) _wv_rows"
+    befores, keeps = [], []
+    for i, reach in enumerate(over.reaches):
+        keep = f"{t} >= _wv_from - {reach.micros}"
+        if reach.rows:
+            befores.append(f"{_rows_before(t, '_wv_from', reach)} AS _wv_before_{i}")
+            keep += f" or _wv_before_{i} <= {reach.rows}"
+        keeps.append(f"({keep})")
+    if befores:
+        query = f"select *, {', '.join(befores)} from ({query}) _wv_rows"
+    hidden = [f"_wv_eligible_{i}" for i in range(len(over.reaches))] + ["_wv_from"] + [b.rsplit(" AS ", 1)[1] for b in befores]
+    return f"select * except ({', '.join(hidden)}) from ({query}) _wv_rows where {' or '.join(keeps)}"
+
+
+def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
+    """on_window_close: SQL over the retained rows selecting those the state keeps at watermark `reached`."""
+    select, calls = _input_rows(sql)
     closed = []
     for i, call in enumerate(calls):
         select = select.select(f"coalesce({emit.closed_condition(call, over.watermark_column, reached)}, false) AS _wv_closed_{i}", dialect="spark", copy=False)
@@ -132,10 +208,7 @@ def retain_sql(sql: str, over: OverPlan, view: str, reached: int) -> str:
         keep = f"{t} >= _wv_cut_{i} - {reach.micros}"
         if reach.rows:
             # rows before the cut, counted back from it
-            befores.append(
-                f"sum(case when {t} < _wv_cut_{i} then 1 else 0 end) over ({part} order by "
-                f"{', '.join(o + ' desc' for o in reach.order_by)} rows between unbounded preceding and current row) AS _wv_before_{i}"
-            )
+            befores.append(f"{_rows_before(t, f'_wv_cut_{i}', reach)} AS _wv_before_{i}")
             keep = f"({keep} or _wv_before_{i} <= {reach.rows})"
         keeps.append(keep)
     query = select.sql("spark")

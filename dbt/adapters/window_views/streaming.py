@@ -155,11 +155,6 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
                     "partition it by window_start, window_end, or use execution='batch'",
                 )
     else:
-        if config.emit != "on_window_close":
-            raise fail(
-                "streaming over windows with emit='on_update' are not available yet",
-                "use emit='on_window_close', or execution='batch'",
-            )
         try:
             over = overwindows.plan(tree, config.watermark.column)
         except AnalysisError as exc:
@@ -321,12 +316,13 @@ class BatchWriter:
             if stats.tmax is not None:
                 w_new = stats.tmax - delay if w_prev is None else max(w_prev, stats.tmax - delay)
             state_schema = fresh.schema
-            retained = fresh
+            retained = fresh.selectExpr("*", "true as _wv_new")
             if previous.get("state"):
-                retained = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"])).unionByName(fresh)
+                old = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"]))
+                retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
             retained = retained.persist()
             out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns)
-            kept = self._unclosed(retained, w_new, source_columns)
+            kept = self._unclosed(retained.drop("_wv_new"), w_new, source_columns)
             kept.write.mode("overwrite").parquet(str(self.where.state / "state" / str(batch_id)))
             retained.unpersist()
         finally:
@@ -353,6 +349,8 @@ class BatchWriter:
         """Stage this batch's output files; returns the rows written and the buckets replaced."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
         if window is None:
+            if self.plan.config.emit == "on_update":
+                return self._update_rows(spark, retained, tmin, source_columns, staging)
             if w_new is None or w_new == w_prev:
                 return 0, []
             retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
@@ -380,11 +378,36 @@ class BatchWriter:
             rows = retained.where(f"_wv_t >= {lo} and _wv_t < {hi}")
             region = f"{after} and {{ws}} >= {lo} and {{we}} <= {hi}"
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
+        region = region.format(we=epoch_micros("window_end"), ws=epoch_micros("window_start"))
+        result = self._compute(spark, rows, source_columns, region)
+        return self._upsert(spark, result, region, epoch_micros("window_end"), low, high, staging)
+
+    def _update_rows(
+        self, spark: Any, retained: Any, tmin: Optional[int], source_columns: List[str], staging: Path
+    ) -> Tuple[int, List[str]]:
+        """Over windows, on_update: recompute every row from the first one a new row changes."""
+        if tmin is None:
+            return 0, []
+        cut = tmin
+        cut_sql = overwindows.update_cut_sql(self.plan.sql, self.plan.over)
+        if cut_sql is not None:
+            retained.select(*[f"`{c}`" for c in source_columns], "_wv_new").createOrReplaceTempView(self.plan.view)
+            affected = spark.sql(cut_sql).first()[0]
+            cut = tmin if affected is None else min(tmin, affected)
+        retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+        t = epoch_micros(f"`{self.plan.config.watermark.column}`")
+        region = f"{t} >= {cut}"
+        return self._upsert(spark, spark.sql(self.plan.sql).where(region), region, t, cut - 1, None, staging)
+
+    def _upsert(
+        self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
+    ) -> Tuple[int, List[str]]:
+        """Replace the output rows in `region` (SQL over output columns, with `key` in (low, high])
+        by `result`, rewriting only the buckets (days of `key`) that hold such rows."""
         size = self.plan.bucket_micros
-        bucket = f"concat('b', cast(div({{we}} - pmod({{we}}, {size}), {size}) as string))"
-        result = self._compute(spark, rows, source_columns, region).persist()
+        bucket = f"concat('b', cast(div({key} - pmod({key}, {size}), {size}) as string)) as _wv_bucket"
+        result = result.selectExpr("*", bucket).persist()
         try:
-            result = result.selectExpr("*", bucket.format(we=epoch_micros("window_end")) + " as _wv_bucket")
             touched = {r[0] for r in result.select("_wv_bucket").distinct().collect()}
             for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
                 k = int(name[1:])
@@ -394,10 +417,8 @@ class BatchWriter:
             merged = result
             if existing:
                 out_schema = result.drop("_wv_bucket").schema
-                kept = spark.read.schema(out_schema).parquet(*existing).where(
-                    f"not ({region.format(we=epoch_micros('window_end'), ws=epoch_micros('window_start'))})"
-                )
-                merged = kept.selectExpr("*", bucket.format(we=epoch_micros("window_end")) + " as _wv_bucket").unionByName(result)
+                kept = spark.read.schema(out_schema).parquet(*existing).where(f"not coalesce({region}, false)")
+                merged = kept.selectExpr("*", bucket).unionByName(result)
             merged.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
             return result.count(), sorted(touched)
         finally:
@@ -423,7 +444,10 @@ class BatchWriter:
         if window is None:
             spark = retained.sparkSession
             retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
-            kept = spark.sql(overwindows.retain_sql(self.plan.sql, self.plan.over, self.plan.view, w_new))
+            if self.plan.config.emit == "on_update":
+                kept = spark.sql(overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new))
+            else:
+                kept = spark.sql(overwindows.retain_sql(self.plan.sql, self.plan.over, w_new))
             return kept.selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
         if window.kind != "session":
             return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
@@ -485,6 +509,14 @@ def run(
     source.limit(0).createOrReplaceTempView(plan.view)
     out_schema = spark.sql(plan.sql).schema
     names = {f.name.lower(): f for f in out_schema.fields}
+    if plan.over and plan.config.emit == "on_update":
+        column = plan.config.watermark.column.lower()
+        if column not in names or names[column].dataType.simpleString() != "timestamp":
+            raise StreamingError(
+                f"window_view model '{model}': streaming over windows with emit='on_update' revise rows by their "
+                f"event time, so the model must select the watermark column `{plan.config.watermark.column}` "
+                "unchanged; fix: add it to the select list"
+            )
     for column in ("window_start", "window_end") if plan.window else ():
         if column not in names or names[column].dataType.simpleString() != "timestamp":
             raise StreamingError(
