@@ -26,7 +26,11 @@ select stock, ts, seq, price,
   avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3,
   sum(price) over (partition by stock order by ts, seq rows between 1 preceding and 1 following) as around,
   count(*) over (partition by stock order by ts range between interval 5 minutes preceding and current row) as last5min,
-  max(price) over (partition by stock order by ts range between interval 2 minutes preceding and interval 1 minute following) as peak
+  max(price) over (partition by stock order by ts range between interval 2 minutes preceding and interval 1 minute following) as peak,
+  -- descending over the event time: streamed as the mirrored ascending calls
+  first_value(price) over (partition by stock order by ts desc, seq desc rows between current row and 2 following) as first3_desc,
+  sum(price) over (partition by stock order by ts desc, seq desc rows between 1 preceding and current row) as pair_desc,
+  lag(price) over (partition by stock order by ts desc, seq desc) as next_desc
 from {{ relation }}
 where price is not null
 """

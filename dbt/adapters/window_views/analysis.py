@@ -91,8 +91,9 @@ def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str) -> Frame:
         end = FrameBound("current") if has_order else FrameBound("unbounded", "following")
         return Frame("range", FrameBound("unbounded", "preceding"), end)
     kind = str(spec.args.get("kind") or "range").lower()
-    start = _bound(kind, spec.args.get("start"), spec.args.get("start_side"), call)
-    end = _bound(kind, spec.args.get("end"), spec.args.get("end_side"), call) if spec.args.get("end") else FrameBound("current")
+    sides = {k: (str(spec.args[k]).lower() if spec.args.get(k) else None) for k in ("start_side", "end_side")}
+    start = _bound(kind, spec.args.get("start"), sides["start_side"], call)
+    end = _bound(kind, spec.args.get("end"), sides["end_side"], call) if spec.args.get("end") else FrameBound("current")
     return Frame(kind, start, end)
 
 

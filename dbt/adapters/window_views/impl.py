@@ -16,7 +16,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import analysis, emit, panes, storage, streaming
+from dbt.adapters.window_views import analysis, emit, overwindows, panes, storage, streaming
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import ConfigError, WindowViewConfig, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
@@ -102,8 +102,11 @@ class WindowViewsAdapter(SparkAdapter):
         if parsed.emit == "on_window_close":
             assert parsed.watermark is not None
             try:
-                reached = batch_watermark(self, tree if tree is not None else analysis.parse(compiled_sql), parsed.watermark)
-                sql = emit.close_filter(compiled_sql, parsed.watermark.column, reached.micros, self._output_columns(compiled_sql))
+                tree = tree if tree is not None else analysis.parse(compiled_sql)
+                reached = batch_watermark(self, tree, parsed.watermark)
+                # descending frames over the watermark column close once mirrored to ascending ones
+                ascending = tree.sql("spark") if overwindows.ascending(tree, parsed.watermark.column) else compiled_sql
+                sql = emit.close_filter(ascending, parsed.watermark.column, reached.micros, self._output_columns(compiled_sql))
             except analysis.AnalysisError as exc:
                 raise CompilationError(f"window_view model '{model_name}': {exc}") from exc
             properties["window_views.watermark_reached"] = reached.describe()

@@ -217,3 +217,75 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
             query = f"select *, {', '.join(columns)} from ({query}) _wv_rows"
     hidden = closed + [c.rsplit(" AS ", 1)[1] for c in cuts + befores]
     return f"select * except ({', '.join(hidden)}) from ({query}) _wv_rows where {' or '.join(f'({k})' for k in keeps)}"
+
+
+_MIRROR_SIDE = {"preceding": "following", "following": "preceding"}
+# functions whose value over the reversed order is another function's over the ascending one
+_MIRROR_FUNCTION = {exp.FirstValue: exp.LastValue, exp.LastValue: exp.FirstValue, exp.Lag: exp.Lead, exp.Lead: exp.Lag}
+_SYMMETRIC = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
+
+
+def _interval(micros: int) -> str:
+    for unit, size in (("DAYS", 86_400_000_000), ("HOURS", 3_600_000_000), ("MINUTES", 60_000_000)):
+        if micros % size == 0:
+            return f"INTERVAL '{micros // size}' {unit}"
+    return f"INTERVAL '{micros // 1_000_000}' SECONDS"
+
+
+def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
+    """Rewrite window calls ordered descending by the watermark column into the equivalent
+    ascending ones where that makes them streamable: the order reversed, the frame mirrored
+    (ROWS BETWEEN M PRECEDING AND N FOLLOWING <-> N PRECEDING AND M FOLLOWING), FIRST_VALUE <->
+    LAST_VALUE and LAG <-> LEAD. Returns the calls rewritten."""
+    rewritten = []
+    for call in analysis.over_calls(tree):
+        node = call.node
+        order = node.args.get("order")
+        if call.generated or node.args.get("alias") is not None or order is None or not call.order_by:
+            continue
+        if not (call.order_by[0][1] and analysis.is_column(call.order_by[0][0], watermark_column)):
+            continue
+        func = node.this
+        inner = func
+        while isinstance(inner, (exp.IgnoreNulls, exp.RespectNulls)):
+            inner = inner.this
+        mirror = _MIRROR_FUNCTION.get(type(inner))
+        if mirror is None and not isinstance(inner, _SYMMETRIC):
+            continue
+        spec = node.args.get("spec")
+        if mirror not in (exp.Lag, exp.Lead):
+            start, end = call.frame.start, call.frame.end
+            if start.kind == "unbounded":
+                continue  # mirrored, the frame would end in UNBOUNDED FOLLOWING: never closes
+            kind = call.frame.kind.upper()
+
+            def bound(b) -> str:
+                if b.kind == "current":
+                    return "CURRENT ROW"
+                if b.kind == "unbounded":
+                    return "UNBOUNDED PRECEDING"
+                value = str(b.rows) if b.rows is not None else _interval(b.micros)
+                return f"{value} {_MIRROR_SIDE[b.side].upper()}"
+
+            mirrored = f"{kind} BETWEEN {bound(end)} AND {bound(start)}"
+            spec = analysis.parse(f"SELECT sum(1) OVER (ORDER BY 1 {mirrored})").find(exp.WindowSpec)
+        before = node.sql("spark")
+        if mirror is not None:
+            replacement = mirror(**inner.args)
+            if inner is func:
+                func = replacement
+            else:
+                inner.replace(replacement)
+        flipped = order.copy()
+        for ordered in flipped.expressions:
+            desc = bool(ordered.args.get("desc"))
+            nulls_first = ordered.args.get("nulls_first")
+            if nulls_first is None:
+                nulls_first = not desc  # Spark: NULLS FIRST ascending, NULLS LAST descending
+            ordered.set("desc", not desc)
+            ordered.set("nulls_first", not nulls_first)
+        node.set("this", func)
+        node.set("order", flipped)
+        node.set("spec", spec)
+        rewritten.append(f"{before} -> {node.sql('spark')}")
+    return rewritten

@@ -156,6 +156,7 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
                 )
     else:
         try:
+            overwindows.ascending(tree, config.watermark.column)
             over = overwindows.plan(tree, config.watermark.column)
         except AnalysisError as exc:
             problem, _, fix = str(exc).partition("; fix: ")
