@@ -1,4 +1,5 @@
-"""Build the example window views on the embedded local Spark and print what they computed."""
+"""Build the example window views on the embedded local Spark and print what they computed;
+then deliver a second batch of bids to the streaming window views and print them again."""
 
 import sys
 from pathlib import Path
@@ -16,18 +17,62 @@ SHOW = {
     "price_changes": "stock_id, event_time",
     "order_avg_previous_10": "user_id, order_time",
 }
+STREAMING = ["revenue_stream_closed", "revenue_stream_live"]
+COMMON = ["--project-dir", str(HERE), "--profiles-dir", str(HERE)]
+
+
+def show(dbt: dbtRunner, title: str, sql: str, limit: int = 12) -> bool:
+    print(f"\n== {title}")
+    return dbt.invoke(["show", "--inline", sql, "--limit", str(limit), "--quiet", *COMMON]).success
+
+
+def stream_messages(result) -> None:
+    """The run result of each streaming window view: micro-batches, rows in/out, late rows, watermark."""
+    for r in result.result:
+        if getattr(r.node.config, "materialized", None) == "window_view" and r.node.config.get("execution") == "streaming":
+            print(f"  {r.node.name}: {r.message}")
+
+
+def show_streams(dbt: dbtRunner, late: bool) -> bool:
+    for model in STREAMING:
+        if not show(dbt, model, f"select * from {{{{ ref('{model}') }}}} order by window_start"):
+            return False
+    if late:
+        # late rows keep their columns, plus the micro-batch that saw them and the watermark then
+        sql = (
+            "select bidtime, price, item, bidder, _batch_id, _watermark"
+            " from {{ target.schema }}.revenue_stream_closed__late order by bidtime"
+        )
+        return show(dbt, "revenue_stream_closed__late", sql)
+    return True
 
 
 def main() -> int:
     dbt = dbtRunner()
-    common = ["--project-dir", str(HERE), "--profiles-dir", str(HERE)]
-    if not dbt.invoke(["build", *common]).success:
+    # --full-refresh: the streaming window views (and the append-only bids_landing) start from
+    # scratch, so every run of this script shows the same two deliveries
+    build = dbt.invoke(["build", "--full-refresh", *COMMON])
+    if not build.success:
         return 1
     for model, order in SHOW.items():
-        print(f"\n== {model}")
-        sql = f"select * from {{{{ ref('{model}') }}}} order by {order}"
-        if not dbt.invoke(["show", "--inline", sql, "--limit", "12", "--quiet", *common]).success:
+        if not show(dbt, model, f"select * from {{{{ ref('{model}') }}}} order by {order}"):
             return 1
+
+    print("\n==== Streaming window views, delivery 1 (bids.csv, latest bid 08:59:47)")
+    stream_messages(build)
+    if not show_streams(dbt, late=False):
+        return 1
+
+    print(
+        "\n==== Delivery 2: six more bids (bids_delivery_2.csv), one of them (08:38:20) for a window"
+        "\n     the watermark 08:54:47 has already closed; `dbt run -s bids_landing+ --vars '{delivery: 2}'`"
+    )
+    run = dbt.invoke(["run", "-s", "bids_landing+", "--vars", "{delivery: 2}", *COMMON])
+    if not run.success:
+        return 1
+    stream_messages(run)
+    if not show_streams(dbt, late=True):
+        return 1
     return 0
 
 
