@@ -249,8 +249,11 @@ def test_inputs_rewritten_in_place_are_refused(project, upstream, message):
         ("select window_start, window_end, price - lag(price) over (order by bidtime) as d "
          "from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}",
          "is an over window across the windows of a window TVF"),
+        ("select * from {{ window_views.window_aggregate(source('raw', 'bid'), {'kind': 'hop', 'time_col': 'bidtime', "
+         "'size': '15 minutes', 'slide': '5 minutes'}, {'n': 'count(*)'}) }}",
+         "window_aggregate's pane plans run in batch only"),
     ],
-    ids=["no-window-end", "no-tvf", "two-tvfs", "over-window"],
+    ids=["no-window-end", "no-tvf", "two-tvfs", "over-window", "pane-plan"],
 )
 def test_queries_streaming_cannot_run_are_refused(project, select, message):
     make_source(project)
@@ -308,3 +311,21 @@ def test_a_deleted_checkpoint_rebuilds_instead_of_duplicating(project):
     node = run(project, "forgetful")
     assert node.adapter_response["rows_in"] == 8
     assert project.rows("forgetful") == before
+
+
+def test_window_columns_computed_inside_the_model_are_refused(project):
+    make_source(project)
+    window_view(
+        project,
+        "computed_key",
+        "on_update",
+        """
+        with bids as (select *, price % 2 as parity from {{ source('raw', 'bid') }})
+        select window_start, window_end, parity, count(*) as n
+        from {{ window_views.session('bids', 'bidtime', '3 minutes', partition_by='parity') }}
+        group by window_start, window_end, parity
+        """,
+    )
+    result = project.dbt("run", "-s", "computed_key", ok=False)
+    assert "the session partition_by column `parity` is not a column of" in errors(result)
+    assert "fix: compute `parity` in an upstream model" in errors(result)

@@ -132,7 +132,10 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
     except AnalysisError as exc:
         raise fail(str(exc), "write SQL that sqlglot's spark dialect reads") from exc
     windows = tvf.find(compiled_sql)
-    own_calls = [c for c in analysis.over_calls(tree) if not c.generated]
+    try:
+        own_calls = [c for c in analysis.over_calls(tree) if not c.generated]
+    except AnalysisError as exc:
+        raise fail(str(exc), "use a window TVF with GROUP BY (window_aggregate's pane plans run in batch only)") from exc
     assert config.watermark is not None  # the config check requires one for streaming
     window, over = None, None
     if len(windows) > 1 or (not windows and not own_calls):
@@ -523,6 +526,16 @@ def run(
             raise StreamingError(
                 f"window_view model '{model}': execution='streaming' keeps results by window, so the model "
                 f"must select `{column}` (a timestamp) from its window TVF; fix: add it to the select list and GROUP BY"
+            )
+    needed = [("watermark column", plan.config.watermark.column)]
+    if plan.window is not None:
+        needed += [("session partition_by column", key) for key in plan.window.partition_by]
+    columns = {c.lower() for c in source.columns}
+    for what, column in needed:
+        if column.strip("`").lower() not in columns:
+            raise StreamingError(
+                f"window_view model '{model}': the {what} `{column}` is not a column of {plan.source}, and the "
+                f"stream keeps {plan.source}'s rows as its state; fix: compute `{column}` in an upstream model"
             )
     for column in source.columns:
         if column.lower().startswith("_wv_"):
