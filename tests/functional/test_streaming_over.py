@@ -30,15 +30,20 @@ select stock, ts, seq, price,
   -- descending over the event time: streamed as the mirrored ascending calls
   first_value(price) over (partition by stock order by ts desc, seq desc rows between current row and 2 following) as first3_desc,
   sum(price) over (partition by stock order by ts desc, seq desc rows between 1 preceding and current row) as pair_desc,
-  lag(price) over (partition by stock order by ts desc, seq desc) as next_desc
+  lag(price) over (partition by stock order by ts desc, seq desc) as next_desc,
+  nth_value(price, 2) over (partition by stock order by ts, seq rows between 3 preceding and current row) as second_of4,
+  last_value(price) ignore nulls over (partition by stock order by ts, seq rows between 3 preceding and current row) as last_known
 from {{ relation }}
-where price is not null
 """
 UNBOUNDED = """
 select stock, ts, seq,
   row_number() over (partition by stock order by ts, seq) as n,
-  sum(price) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as running
+  sum(price) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as running,
+  rank() over (partition by stock order by ts) as rank_ts,
+  dense_rank() over (partition by stock order by ts) as dense_ts,
+  first_value(price) over (partition by stock order by ts range between unbounded preceding and current row) as opening
 from {{ relation }}
+where price is not null
 """
 
 
