@@ -136,3 +136,26 @@ def test_on_update_over_windows_need_the_event_time_in_their_output(project):
     )
     result = project.dbt("run", "-s", "updating", ok=False)
     assert "must select the watermark column `ts` unchanged; fix: add it to the select list" in errors(result)
+
+
+def test_on_update_revises_the_rows_a_new_row_follows(project):
+    setup(project, {})
+    project.model(
+        "next_tick",
+        "{{ config(materialized='window_view', execution='streaming', watermark={'column': 'ts', 'delay': '1 minute'}) }}\n"
+        "select stock, ts, lead(price) over (partition by stock order by ts) as next_price from {{ source('raw', 'ticks') }}",
+    )
+
+    def deliver(*rows):
+        values = ", ".join(f"('{s}', timestamp'2024-01-01 09:{m:02d}:00', {m}, {p})" for s, m, p in rows)
+        project.spark.sql(f"insert into {project.schema}.ticks values {values}")
+
+    deliver(("A", 1, 10.0), ("A", 3, 30.0), ("B", 2, 20.0))
+    project.dbt("run", "-s", "next_tick")
+    at = lambda m: datetime(2024, 1, 1, 9, m)
+    assert project.rows("next_tick") == [("A", at(1), 30.0), ("A", at(3), None), ("B", at(2), None)]
+    # 09:04 changes A's 09:03 row; 09:01 is at or before W (09:02), so late
+    deliver(("A", 4, 40.0), ("B", 1, 5.0))
+    result = project.dbt("run", "-s", "next_tick")
+    assert result.result[0].adapter_response["late_rows"] == 1
+    assert project.rows("next_tick") == [("A", at(1), 30.0), ("A", at(3), 40.0), ("A", at(4), None), ("B", at(2), None)]

@@ -118,6 +118,10 @@ def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
     return select, calls
 
 
+def _least(values: List[str]) -> str:
+    return values[0] if len(values) == 1 else f"least({', '.join(values)})"
+
+
 def _rows_before(t: str, bound: str, reach: Reach) -> str:
     """Per partition, how many rows come before `bound`, counted back from it (1 = the last one)."""
     part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
@@ -150,7 +154,7 @@ def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
             condition += f" or {_rows_before(t, f'_wv_first_{i}', reach)} <= {reach.ahead_rows}"
         affected.append(f"case when _wv_first_{i} is not null and ({condition}) then {t} end AS _wv_affected_{i}")
     query = f"select {', '.join(affected)} from ({query}) _wv_rows"
-    return f"select least({', '.join(f'min(_wv_affected_{i})' for i, _ in ahead)}) from ({query}) _wv_rows"
+    return f"select {_least([f'min(_wv_affected_{i})' for i, _ in ahead])} from ({query}) _wv_rows"
 
 
 def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
@@ -170,8 +174,8 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
             condition += f" or {_rows_before(t, str(future), reach)} <= {reach.ahead_rows}"
         eligible.append(f"case when {condition} then {t} end AS _wv_eligible_{i}")
     query = f"select *, {', '.join(eligible)} from ({select.sql('spark')}) _wv_rows"
-    firsts = ", ".join(f"min(_wv_eligible_{i}) over ()" for i in range(len(over.reaches)))
-    query = f"select *, least(coalesce(least({firsts}), {future}), {future}) AS _wv_from from ({query}) _wv_rows"
+    first = _least([f"min(_wv_eligible_{i}) over ()" for i in range(len(over.reaches))])
+    query = f"select *, least(coalesce({first}, {future}), {future}) AS _wv_from from ({query}) _wv_rows"
     befores, keeps = [], []
     for i, reach in enumerate(over.reaches):
         keep = f"{t} >= _wv_from - {reach.micros}"
