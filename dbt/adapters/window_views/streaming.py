@@ -287,7 +287,6 @@ class BatchWriter:
         w_prev: Optional[int] = previous.get("watermark")
         delay = plan.config.watermark.delay.micros
         t = epoch_micros(f"`{plan.config.watermark.column}`")
-        # over windows: a row at or before W comes after rows already emitted past it
         if window is not None:
             # a row without event time is in no window, in batch as in streaming
             late_sql = "false" if w_prev is None else f"_wv_t is not null and {window.late('_wv_t', w_prev)}"
@@ -309,11 +308,11 @@ class BatchWriter:
             source_columns = df.columns
             late_rows = rows.where("_wv_late")
             if stats.late and plan.config.late_data == "table":
-                (
-                    late_rows.selectExpr(*[f"`{c}`" for c in source_columns], f"{batch_id}L as _batch_id",
-                                         f"timestamp_micros({w_prev}L) as _watermark" if w_prev is not None else "cast(null as timestamp) as _watermark", "'late' as _wv_bucket")
-                    .write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
-                )
+                judged_by = f"timestamp_micros({w_prev}L)" if w_prev is not None else "cast(null as timestamp)"
+                metadata = [f"{batch_id}L as _batch_id", f"{judged_by} as _watermark", "'late' as _wv_bucket"]
+                late_rows.selectExpr(*[f"`{c}`" for c in source_columns], *metadata).write.partitionBy(
+                    "_wv_bucket"
+                ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
             holds = window.holds("_wv_t") if window else "true"
             fresh = rows.where(f"not _wv_late and _wv_t is not null and {holds}").drop("_wv_late")
             w_new = w_prev
