@@ -69,7 +69,8 @@ class WindowTvf:
         before the watermark could extend a closed session, so it is late too."""
         if self.kind == "session":
             return f"({t} <= {watermark})"
-        return f"({self.first_end(t)} <= {watermark})"
+        # a row in no window (a gap between HOP windows) changes nothing: never late
+        return f"({self.holds(t)} and {self.first_end(t)} <= {watermark})"
 
 
 def _micros(args: dict, key: str, marker: str, default: Optional[str] = None) -> int:

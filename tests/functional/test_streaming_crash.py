@@ -1,0 +1,409 @@
+"""Crash and restart of execution='streaming' window views, in real separate dbt processes.
+
+A micro-batch is killed (os._exit(137), as kill -9 would) at each point of its commit protocol
+(DBT_WINDOW_VIEWS_FAULT = staged | ready | published), for a TUMBLE model of each emit mode; the
+next `dbt run` must finish the batch so that the table and the late table equal those of twin
+models that ran the same deliveries uninterrupted (nothing lost, nothing twice), and equal a
+Python replay of the streaming semantics. Then: a run with no new data changes no file; a model
+whose SQL changed (another aggregate, same columns) fails with a message naming --full-refresh
+and keeps its rows; `dbt run --full-refresh` rebuilds from all input.
+
+The dbt processes use their own metastore and warehouse (Derby admits one JVM), so this test
+never touches the shared Spark session: a small driver script (below) runs in each process,
+appends source rows with Spark SQL and invokes dbt (dbtRunner, as `dbt run` does), and the test
+reads the tables' parquet files with DuckDB. Spark start-up costs ~10 s a process, so one process
+holds several steps; only a crash has to end one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import random
+import subprocess
+import sys
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+import yaml
+
+import oracles as o
+from conftest import spark_params
+
+duckdb = pytest.importorskip("duckdb")
+
+SCHEMA = "crash"
+FAULTS = ("staged", "ready", "published")
+EMITS = {"eowc": "on_window_close", "upd": "on_update"}
+SIZE, DELAY = 10 * o.MINUTE, 5 * o.MINUTE
+CRASHED = [f"{emit}_{fault}" for fault in FAULTS for emit in EMITS]
+REFS = [f"{emit}_ref" for emit in EMITS]
+
+MODEL = """
+{{{{ config(materialized='window_view', execution='streaming', emit='{emit}', late_data='table',
+            watermark={{'column': 'ts', 'delay': '5 minutes'}}) }}}}
+select k, window_start, window_end, count(*) as n, sum(v) as total, {top}(v) as top
+from {{{{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}}}
+group by k, window_start, window_end
+"""
+
+SOURCES = """
+version: 2
+sources:
+  - name: raw
+    schema: "{{ target.schema }}"
+    tables:
+      - name: ev
+"""
+
+# runs in each dbt process: the steps of a JSON plan (Spark SQL, file writes, dbt invocations,
+# copies of the schema's directory), logging every dbt result; a fault ends the process mid-step
+DRIVER = '''
+import json, os, shutil, sys
+from pathlib import Path
+
+plan = json.loads(Path(sys.argv[1]).read_text())
+project = Path(plan["project"])
+from dbt.adapters.window_views.session import embedded_defaults, spark_session
+
+# the settings the adapter itself would use: the embedded defaults under target/ + the profile's
+spark = spark_session({**embedded_defaults(project / "target"), **plan["spark_params"]})
+log = []
+for step in plan["steps"]:
+    if "sql" in step:
+        spark.sql(step["sql"])
+    elif "write" in step:
+        (project / step["write"]).write_text(step["text"])
+    elif "snapshot" in step:
+        shutil.copytree(plan["schema_dir"], step["snapshot"])
+    else:
+        from dbt.cli.main import dbtRunner
+        os.environ.pop("DBT_WINDOW_VIEWS_FAULT", None)
+        os.environ.update(step.get("env", {}))
+        result = dbtRunner().invoke([*step["dbt"], "--project-dir", str(project), "--profiles-dir", str(project)])
+        nodes = {}
+        for r in (result.result or []) if result.exception is None else []:
+            nodes[r.node.name] = {"status": str(r.status), "message": r.message, "response": dict(r.adapter_response or {})}
+        log.append({"args": step["dbt"], "success": result.success, "exception": str(result.exception or ""), "nodes": nodes})
+        Path(plan["log"]).write_text(json.dumps(log, default=str))
+'''
+
+
+# ---------------------------------------------------------------------------------------------
+# the input and the streaming semantics, replayed in Python
+
+
+def deliveries(rng: random.Random) -> List[List[Dict[str, Any]]]:
+    """Three deliveries of rows {id, k, v, ts} on 2020-04-15, each shuffled: mostly the next hour,
+    a few stragglers from the hour before (late once the watermark passed them), ties, NULL
+    times, NULL keys and values."""
+    day = o.micros(dt.datetime(2020, 4, 15, 8))
+    out: List[List[Dict[str, Any]]] = []
+    next_id = 1
+    for d in range(3):
+        rows = []
+        for i in range(45):
+            if i < 36 or d == 0:
+                t = day + d * o.HOUR + rng.randrange(o.HOUR)
+            else:  # straggler: up to an hour behind
+                t = day + (d - 1) * o.HOUR + rng.randrange(40 * o.MINUTE)
+            t -= t % (o.MINUTE if rng.random() < 0.7 else o.SECOND)
+            if rows and rng.random() < 0.1:
+                t = rng.choice(rows)["ts"] or t  # a tie
+            if rng.random() < 0.04:
+                t = None
+            rows.append({
+                "id": next_id,
+                "k": rng.choice("ab") if rng.random() > 0.05 else None,
+                "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
+                "ts": t,
+            })
+            next_id += 1
+        rng.shuffle(rows)
+        out.append(rows)
+    return out
+
+
+def window_end(t: int) -> int:
+    return t - t % SIZE + SIZE
+
+
+def replay(batches: List[List[Dict[str, Any]]]) -> Tuple[Dict[int, tuple], Optional[int], List[int]]:
+    """The late rule over the deliveries as micro-batches: late rows {id: (batch, W then)}, the
+    final W, and the late count of each batch."""
+    w: Optional[int] = None
+    late: Dict[int, tuple] = {}
+    counts = []
+    for batch_id, rows in enumerate(batches):
+        now = [r for r in rows if r["ts"] is not None and w is not None and window_end(r["ts"]) <= w]
+        late.update({r["id"]: (batch_id, w) for r in now})
+        counts.append(len(now))
+        on_time = [r["ts"] for r in rows if r["ts"] is not None and r["id"] not in late]
+        if on_time:
+            w = max(on_time) - DELAY if w is None else max(w, max(on_time) - DELAY)
+    return late, w, counts
+
+
+def expected_table(rows: List[Dict[str, Any]], emit: str, w: Optional[int], top=max) -> List[tuple]:
+    """(k, window_start, window_end, n, total, top) of the windows the emit mode shows."""
+    groups: Dict[tuple, List[Optional[int]]] = defaultdict(list)
+    for r in rows:
+        if r["ts"] is not None:
+            end = window_end(r["ts"])
+            groups[(r["k"], end - SIZE, end)].append(r["v"])
+    out = []
+    for (k, start, end), values in groups.items():
+        if emit == "eowc" and (w is None or end > w):
+            continue
+        present = [v for v in values if v is not None]
+        out.append((k, start, end, len(values), sum(present) if present else None, top(present) if present else None))
+    return sorted(out, key=o.sort_key)
+
+
+# ---------------------------------------------------------------------------------------------
+# reading the tables' files
+
+
+def data_files(table: Path) -> List[str]:
+    if not table.is_dir():
+        return []
+    return sorted(str(p) for p in table.iterdir() if p.is_file() and p.suffix == ".parquet" and not p.name.startswith(("_", ".")))
+
+
+def read(table: Path, columns: str) -> List[tuple]:
+    files = data_files(table)
+    if not files:
+        return []
+    rows = duckdb.sql(f"select {columns} from read_parquet({files!r})").fetchall()
+    return sorted(rows, key=o.sort_key)
+
+
+def window_rows(schema_dir: Path, model: str) -> List[tuple]:
+    return read(schema_dir / model, "k, epoch_us(window_start), epoch_us(window_end), n, total, top")
+
+
+def late_rows(schema_dir: Path, model: str) -> List[tuple]:
+    return read(schema_dir / f"{model}__late", "id, k, v, epoch_us(ts), _batch_id, epoch_us(_watermark)")
+
+
+# ---------------------------------------------------------------------------------------------
+# the dbt processes
+
+
+class Processes:
+    def __init__(self, root: Path) -> None:
+        self.home = root / "spark"
+        self.project = root / "project"
+        self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
+        self.driver = root / "driver.py"
+        self.driver.write_text(DRIVER)
+        self.count = 0
+        (self.project / "models").mkdir(parents=True)
+        (self.project / "dbt_project.yml").write_text(
+            yaml.safe_dump({"name": "wv_crash", "version": "1.0", "config-version": 2, "profile": "wv_crash"})
+        )
+        profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
+                   "server_side_parameters": spark_params(self.home)}
+        (self.project / "profiles.yml").write_text(
+            yaml.safe_dump({"wv_crash": {"target": "dev", "outputs": {"dev": profile}}})
+        )
+
+    def run(self, steps: List[Dict[str, Any]]) -> Tuple[subprocess.CompletedProcess, List[Dict[str, Any]]]:
+        """One process running the steps; returns it and the log of its dbt invocations."""
+        self.count += 1
+        plan = self.project.parent / f"plan{self.count}.json"
+        log = self.project.parent / f"log{self.count}.json"
+        plan.write_text(json.dumps({
+            "project": str(self.project), "spark_params": spark_params(self.home),
+            "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps,
+        }))
+        env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
+        proc = subprocess.run([sys.executable, str(self.driver), str(plan)], cwd=self.project,
+                              env=env, capture_output=True, text=True, timeout=600)
+        self.wait_for_jvm()
+        return proc, json.loads(log.read_text()) if log.exists() else []
+
+    def wait_for_jvm(self, timeout: float = 60) -> None:
+        """A killed driver's JVM notices its parent is gone a moment later; the next process can
+        only open the Derby metastore once it has exited."""
+        marker = str(self.home).encode()
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            alive = False
+            for proc in Path("/proc").iterdir():
+                if proc.name.isdigit():
+                    try:
+                        alive = alive or marker in (proc / "cmdline").read_bytes()
+                    except OSError:
+                        pass
+            if not alive:
+                return
+            time.sleep(0.5)
+        raise AssertionError(f"a Spark JVM of {self.home} is still running after {timeout} s")
+
+
+def ok(proc: subprocess.CompletedProcess, log: List[Dict[str, Any]]) -> None:
+    failed = [entry for entry in log if not entry["success"]]
+    assert proc.returncode == 0 and not failed, (
+        f"driver exited {proc.returncode}; failed: {json.dumps(failed)[:3000]}\n"
+        f"--- stdout ---\n{proc.stdout[-5000:]}\n--- stderr ---\n{proc.stderr[-3000:]}"
+    )
+
+
+def insert(rows: List[Dict[str, Any]]) -> Dict[str, str]:
+    return {"sql": f"insert into {SCHEMA}.ev {o.values_sql(rows)}"}
+
+
+def state_dir(schema_dir: Path, model: str) -> Path:
+    return schema_dir / model / "_wv_checkpoint" / "window_views"
+
+
+def test_crash_at_each_fault_point_then_restart(tmp_path):
+    rng = random.Random(7)
+    batches = deliveries(rng)
+    late, w, late_counts = replay(batches)
+    assert late_counts[1] > 0 and late_counts[2] > 0, "the deliveries must make rows late"
+    everything = [r for rows in batches for r in rows]
+
+    p = Processes(tmp_path)
+    p.project.joinpath("models", "sources.yml").write_text(SOURCES)
+    for emit in EMITS:
+        for name in [f"{emit}_{fault}" for fault in FAULTS] + [f"{emit}_ref"]:
+            p.project.joinpath("models", f"{name}.sql").write_text(MODEL.format(emit=EMITS[emit], top="max"))
+
+    # delivery 1 for every model (batch 0), delivery 2, then the first crash; one crash a process
+    crashes = list(CRASHED)
+    first = crashes.pop(0)
+
+    def fault(name: str) -> Dict[str, str]:
+        return {"DBT_WINDOW_VIEWS_FAULT": name.split("_", 1)[1]}
+
+    proc, log = p.run([
+        {"sql": f"create database if not exists {SCHEMA}"},
+        {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
+        insert(batches[0]),
+        {"dbt": ["run"]},
+        insert(batches[1]),
+        {"dbt": ["run", "-s", first], "env": fault(first)},
+    ])
+    assert len(log) == 1 and log[0]["success"], proc.stdout[-5000:]
+    assert all(n["message"].startswith("STREAM 1 batch, 45 in") for n in log[0]["nodes"].values()), log
+    results = {first: proc}
+    for name in crashes:
+        results[name], log = p.run([{"dbt": ["run", "-s", name], "env": fault(name)}])
+        assert log == []
+
+    # each process died in batch 1 of its model, at its point of the protocol
+    for name in CRASHED:
+        proc, point = results[name], name.split("_", 1)[1]
+        assert proc.returncode == 137, f"{name}: exited {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+        state, table = state_dir(p.schema_dir, name), p.schema_dir / name
+        late_table = p.schema_dir / f"{name}__late"
+        assert (state / "commits" / "0.json").exists() and not (state / "commits" / "1.json").exists(), name
+        assert (state / "ready" / "1.json").exists() == (point != "staged"), name
+        # batch 1 has late rows, so it staged late files; they are published last
+        assert (late_table / "_wv_staging" / "1").is_dir(), name
+        assert not any("-n1-" in Path(f).name for f in data_files(late_table)), name
+        # the batch's output files (it has some in both modes) are in staging until published
+        assert (table / "_wv_staging" / "1").is_dir() == (point != "published"), name
+        assert any("-n1-" in Path(f).name for f in data_files(table)) == (point == "published"), name
+
+    # a normal run finishes every crashed batch; delivery 3; a run with nothing new; then a changed
+    # model SQL (another aggregate, same columns); then --full-refresh: one process
+    snaps = tmp_path / "snapshots"
+    changed = MODEL.format(emit=EMITS["eowc"], top="min")
+    proc, log = p.run([
+        {"dbt": ["run"]},
+        {"snapshot": str(snaps / "recovered")},
+        insert(batches[2]),
+        {"dbt": ["run"]},
+        {"snapshot": str(snaps / "delivered")},
+        {"write": "models/eowc_ref.sql", "text": changed},
+        {"dbt": ["run"]},
+        {"snapshot": str(snaps / "idle")},
+        {"dbt": ["run", "--full-refresh", "-s", "eowc_ref", "upd_ref"]},
+        {"snapshot": str(snaps / "refreshed")},
+    ])
+    assert len(log) == 4, f"{json.dumps(log)[:3000]}\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"
+    recovered, delivered, idle, refreshed = log
+    failures: List[str] = []
+
+    assert recovered["success"], json.dumps(recovered)[:3000]
+    for name in CRASHED + REFS:
+        # the replayed batch 1 counts in the run that finished it, as the refs' batch 1 does
+        node, ref = recovered["nodes"][name], recovered["nodes"][name.split("_")[0] + "_ref"]
+        if node["response"].get("batches") != 1 or node["response"].get("late_rows") != late_counts[1]:
+            failures.append(f"{name}: recovery run result {node['message']!r}, expected 1 batch with {late_counts[1]} late")
+        if node["message"] != ref["message"]:
+            failures.append(f"{name}: recovery run said {node['message']!r}, the uninterrupted twin {ref['message']!r}")
+
+    assert delivered["success"], json.dumps(delivered)[:3000]
+    late_two, w_two, _ = replay(batches[:2])
+    for snap, upto, w_at, delivered_rows in (
+        ("recovered", late_two, w_two, batches[0] + batches[1]),
+        ("delivered", late, w, everything),
+    ):
+        rows = [r for r in delivered_rows if r["id"] not in upto]
+        want_late = sorted(
+            ((r["id"], r["k"], r["v"], r["ts"], *upto[r["id"]]) for r in everything if r["id"] in upto), key=o.sort_key
+        )
+        for emit in EMITS:
+            want = expected_table(rows, emit, w_at)
+            ref = window_rows(snaps / snap, f"{emit}_ref")
+            if ref != want:
+                failures.append(f"{snap}: {emit}_ref != the replay of the streaming semantics: {ref[:3]} vs {want[:3]}")
+            for fault in FAULTS:
+                name = f"{emit}_{fault}"
+                got = window_rows(snaps / snap, name)
+                keys = Counter(r[:3] for r in got)
+                if any(c > 1 for c in keys.values()):
+                    failures.append(f"{snap}: {name} holds a window twice: {[k for k, c in keys.items() if c > 1][:3]}")
+                if got != ref:
+                    failures.append(
+                        f"{snap}: {name} ({len(got)} rows) != uninterrupted {emit}_ref ({len(ref)} rows); "
+                        f"only crashed {sorted(set(got) - set(ref), key=o.sort_key)[:3]}, "
+                        f"only ref {sorted(set(ref) - set(got), key=o.sort_key)[:3]}"
+                    )
+                if late_rows(snaps / snap, name) != want_late:
+                    failures.append(f"{snap}: {name}__late != the {len(want_late)} late rows {late_rows(snaps / snap, name)[:3]}")
+            if late_rows(snaps / snap, f"{emit}_ref") != want_late:
+                failures.append(f"{snap}: {emit}_ref__late differs from the late rule")
+
+    # nothing new: no model runs a batch, and no file or row changes; the changed model fails
+    # before it touches anything
+    assert not idle["success"]
+    for name in CRASHED + REFS:
+        node = idle["nodes"][name]
+        if name == "eowc_ref":
+            if node["status"] != "error" or "--full-refresh" not in (node["message"] or ""):
+                failures.append(f"eowc_ref with changed SQL: {node['status']} {node['message']!r}, expected an error naming --full-refresh")
+        elif not node["message"].startswith("STREAM 0 batches, 0 in, 0 out, 0 late"):
+            failures.append(f"{name}: a run with no new data said {node['message']!r}")
+        for table in (name, f"{name}__late"):
+            files = {snap: [Path(f).name for f in data_files(snaps / snap / table)] for snap in ("delivered", "idle")}
+            if files["delivered"] != files["idle"]:
+                failures.append(f"{table}: a run with no new data changed its files: {files}")
+        if window_rows(snaps / "idle", name) != window_rows(snaps / "delivered", name):
+            failures.append(f"{name}: a run with no new data changed its rows")
+        if late_rows(snaps / "idle", name) != late_rows(snaps / "delivered", name):
+            failures.append(f"{name}: a run with no new data changed its late rows")
+
+    # --full-refresh: one batch over all input (so nothing late), with the model's current SQL
+    assert refreshed["success"], json.dumps(refreshed)[:3000]
+    all_w = max(r["ts"] for r in everything if r["ts"] is not None) - DELAY
+    for name, want in (
+        ("eowc_ref", expected_table(everything, "eowc", all_w, top=min)),
+        ("upd_ref", expected_table(everything, "upd", all_w)),
+    ):
+        node = refreshed["nodes"][name]
+        if not node["message"].startswith(f"STREAM 1 batch, {len(everything)} in, {len(want)} out, 0 late"):
+            failures.append(f"{name}: --full-refresh said {node['message']!r}")
+        if window_rows(snaps / "refreshed", name) != want:
+            failures.append(f"{name}: --full-refresh did not rebuild from all input: {window_rows(snaps / 'refreshed', name)[:3]} vs {want[:3]}")
+        if late_rows(snaps / "refreshed", name) != []:
+            failures.append(f"{name}: --full-refresh kept late rows")
+    assert not failures, "\n".join(failures)
