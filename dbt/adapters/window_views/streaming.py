@@ -295,6 +295,7 @@ class BatchWriter:
             # event time has no place in the order at all, so it is kept aside too
             late_sql = "_wv_t is null" if w_prev is None else f"(_wv_t is null or _wv_t <= {w_prev})"
         rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr("*", f"{late_sql} as _wv_late").persist()
+        retained = None
         try:
             stats = rows.selectExpr(
                 "count(*) as n",
@@ -322,13 +323,14 @@ class BatchWriter:
             retained = fresh.selectExpr("*", "true as _wv_new")
             if previous.get("state"):
                 old = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"]))
-                retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
-            retained = retained.persist()
+                # cached: read several times below (without state, `rows` already is)
+                retained = old.selectExpr("*", "false as _wv_new").unionByName(retained).persist()
             out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns)
             kept = self._unclosed(retained.drop("_wv_new"), w_new, source_columns)
             kept.write.mode("overwrite").parquet(str(self.where.state / "state" / str(batch_id)))
-            retained.unpersist()
         finally:
+            if retained is not None:
+                retained.unpersist()
             rows.unpersist()
         return {
             "watermark": w_new,
@@ -411,7 +413,8 @@ class BatchWriter:
         bucket = f"concat('b', cast(div({key} - pmod({key}, {size}), {size}) as string)) as _wv_bucket"
         result = result.selectExpr("*", bucket).persist()
         try:
-            touched = {r[0] for r in result.select("_wv_bucket").distinct().collect()}
+            per_bucket = {r[0]: r[1] for r in result.groupBy("_wv_bucket").count().collect()}
+            touched = set(per_bucket)
             for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
                 k = int(name[1:])
                 if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
@@ -423,7 +426,7 @@ class BatchWriter:
                 kept = spark.read.schema(out_schema).parquet(*existing).where(f"not coalesce({region}, false)")
                 merged = kept.selectExpr("*", bucket).unionByName(result)
             merged.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
-            return result.count(), sorted(touched)
+            return sum(per_bucket.values()), sorted(touched)
         finally:
             result.unpersist()
 
