@@ -28,6 +28,15 @@ bidtime,price,item
 """
 
 
+def sources_yml(*tables: str) -> str:
+    """A sources.yml declaring tables appended to by the tests, as source('raw', <table>), in the
+    project's own schema."""
+    return yaml.safe_dump({
+        "version": 2,
+        "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": t} for t in tables]}],
+    })
+
+
 def run_command(cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None, timeout: int = 600) -> subprocess.CompletedProcess:
     """Run a command (a separate dbt process), failing with the tail of its output."""
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)

@@ -12,6 +12,8 @@ import random
 from collections import defaultdict
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from conftest import sources_yml
+
 SECOND = 1_000_000
 MINUTE = 60 * SECOND
 HOUR = 60 * MINUTE
@@ -291,11 +293,4 @@ def random_dense_events(rng: random.Random, n: int, start: int, span: int) -> Li
 
 
 # the test projects read their input as a dbt source in their own schema
-SOURCES_YML = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: ev
-"""
+SOURCES_YML = sources_yml("ev")

@@ -19,6 +19,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pytest
 
 import oracles as o
+from conftest import sources_yml
 
 INPUT_COLUMNS = ["id", "k", "v", "ts"]
 WINDOW_COLUMNS = ["window_start", "window_end", "window_time"]
@@ -344,7 +345,7 @@ def test_window_aggregate_hop_sums_of_large_values(project, spark):
         "as ev(id, ts, d, m)"
     )
     spark.sql(f"create or replace view {project.schema}.ev_typed as select id, ts, d, cast(m as decimal(38, 2)) as m from {project.schema}.ev")
-    project.write("models/sources.yml", o.SOURCES_YML.replace("- name: ev", "- name: ev_typed"))
+    project.write("models/sources.yml", sources_yml("ev_typed"))
     window = "{'kind': 'hop', 'time_col': 'ts', 'slide': '10 minutes', 'size': '30 minutes'}"
     measures = "{'sum_d': 'sum(d)', 'sum_m': 'sum(m)', 'avg_d': 'avg(d)'}"
     config = "{{ config(materialized='window_view') }}\n"

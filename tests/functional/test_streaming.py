@@ -7,18 +7,8 @@ from typing import List, Sequence
 
 import pytest
 
-from conftest import errors
+from conftest import errors, sources_yml
 from dbt.adapters.window_views.storage import local_path
-
-SOURCES = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: bid
-"""
-
 
 def t(hhmm: str) -> datetime:
     h, m = hhmm.split(":")
@@ -30,7 +20,7 @@ def make_source(project) -> None:
     project.spark.sql(
         f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet"
     )
-    project.write("models/sources.yml", SOURCES)
+    project.write("models/sources.yml", sources_yml("bid"))
 
 
 def deliver(project, rows: Sequence[tuple]) -> None:

@@ -32,7 +32,7 @@ import pytest
 import yaml
 
 import oracles as o
-from conftest import spark_params
+from conftest import sources_yml, spark_params
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -49,15 +49,6 @@ MODEL = """
 select k, window_start, window_end, count(*) as n, sum(v) as total, {top}(v) as top
 from {{{{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}}}
 group by k, window_start, window_end
-"""
-
-SOURCES = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: ev
 """
 
 # runs in each dbt process: the steps of a JSON plan (Spark SQL, file writes, dbt invocations,
@@ -270,7 +261,7 @@ def test_crash_at_each_fault_point_then_restart(tmp_path):
     everything = [r for rows in batches for r in rows]
 
     p = Processes(tmp_path)
-    p.project.joinpath("models", "sources.yml").write_text(SOURCES)
+    p.project.joinpath("models", "sources.yml").write_text(sources_yml("ev"))
     for emit in EMITS:
         for name in [f"{emit}_{fault}" for fault in FAULTS] + [f"{emit}_ref"]:
             p.project.joinpath("models", f"{name}.sql").write_text(MODEL.format(emit=EMITS[emit], top="max"))

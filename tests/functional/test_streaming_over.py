@@ -7,16 +7,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from conftest import errors
+from conftest import errors, sources_yml
 
-SOURCES = """
-version: 2
-sources:
-  - name: raw
-    schema: "{{ target.schema }}"
-    tables:
-      - name: ticks
-"""
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
 OVER = """
 select stock, ts, seq, price,
@@ -51,7 +43,7 @@ def setup(project, models, emits=("on_window_close",)):
     project.spark.sql(f"create database if not exists {project.schema}")
     for table in ("ticks", "ticks_kept"):
         project.spark.sql(f"create table {project.schema}.{table} (stock string, ts timestamp, seq int, price double) using parquet")
-    project.write("models/sources.yml", SOURCES.replace("      - name: ticks\n", "      - name: ticks\n      - name: ticks_kept\n"))
+    project.write("models/sources.yml", sources_yml("ticks", "ticks_kept"))
     for emit in emits:
         config = CONFIG.replace("on_window_close", emit)
         suffix = "" if emit == "on_window_close" else "_upd"
