@@ -3,7 +3,6 @@ PARTITION BY / ORDER BY / frame, the relations read and the output columns."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Tuple
 
@@ -12,12 +11,12 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views.intervals import Interval, IntervalError
+from dbt.adapters.window_views.tvf import MARKER
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
 # functions that ignore the frame: ranking and LAG read only rows up to the current row's peers
 PRECEDING_ONLY_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
-_TVF_MARKER = re.compile(r"/\* window_views\.(tumble|hop|cumulate|session)\(([^*]*)\) \*/")
 
 
 class AnalysisError(ValueError):
@@ -169,7 +168,7 @@ def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:
 
 def tvf_markers(sql: str) -> List[str]:
     """The window TVFs a model uses, from the marker comments the TVF macros render."""
-    return [f"{kind}({args})" for kind, args in _TVF_MARKER.findall(sql)]
+    return [f"{kind}({args})" for kind, args in MARKER.findall(sql)]
 
 
 def _unquote(name: str) -> str:

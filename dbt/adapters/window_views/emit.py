@@ -126,11 +126,13 @@ def closing_rows(sql: str, watermark_column: str, previous: Optional[int], reach
     tree = parse(sql)
     calls = [call for call in over_calls(tree) if not call.generated]
     (select,) = {id(c.select): c.select for c in calls}.values()
-    now = " AND ".join(dict.fromkeys(c for call in calls for c in _row_condition(call, watermark_column, str(reached))))
-    condition = f"({now})"
+
+    def closed_at(w: int) -> str:
+        return " AND ".join(dict.fromkeys(c for call in calls for c in _row_condition(call, watermark_column, str(w))))
+
+    condition = f"({closed_at(reached)})"
     if previous is not None:
-        before = " AND ".join(dict.fromkeys(c for call in calls for c in _row_condition(call, watermark_column, str(previous))))
-        condition += f" AND NOT coalesce(({before}), false)"
+        condition += f" AND NOT coalesce(({closed_at(previous)}), false)"
     replacement = _wrap(select, condition)
     if select is tree:
         return replacement.sql("spark")

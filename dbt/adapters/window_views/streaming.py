@@ -40,6 +40,7 @@ from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.intervals import epoch_micros
 
 DAY = 86_400_000_000
+WINDOW_START, WINDOW_END = epoch_micros("window_start"), epoch_micros("window_end")
 EPOCH = dt.datetime(1970, 1, 1)
 APPEND_ONLY_HINT = (
     "streaming window views read sources, append-only incremental models and streaming "
@@ -341,11 +342,13 @@ class BatchWriter:
             "replaced_buckets": replaced,
         }
 
+    def _as_input(self, rows: Any, source_columns: List[str], *extra: str) -> None:
+        """Put `rows` where the model SQL reads its upstream table (the temp view)."""
+        rows.select(*[f"`{c}`" for c in source_columns], *extra).createOrReplaceTempView(self.plan.view)
+
     def _compute(self, spark: Any, rows: Any, source_columns: List[str], where: str) -> Any:
-        rows.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
-        we, ws = epoch_micros("window_end"), epoch_micros("window_start")
-        result = spark.sql(self.plan.sql)
-        return result.where(where.format(we=we, ws=ws))
+        self._as_input(rows, source_columns)
+        return spark.sql(self.plan.sql).where(where)
 
     def _output(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
@@ -358,18 +361,18 @@ class BatchWriter:
                 return self._update_rows(spark, retained, tmin, source_columns, staging)
             if w_new is None or w_new == w_prev:
                 return 0, []
-            retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+            self._as_input(retained, source_columns)
             sql = emit.closing_rows(self.plan.sql, self.plan.config.watermark.column, w_prev, w_new)
             return self._append(spark.sql(sql), staging), []
         session = window.kind == "session"
-        after = f"{{we}} > {w_prev}" if w_prev is not None else "true"
+        after = f"{WINDOW_END} > {w_prev}" if w_prev is not None else "true"
         if self.plan.config.emit == "on_window_close":
             if w_new is None or w_new == w_prev:
                 return 0, []
             rows = retained
             if w_prev is not None and not session:
                 rows = rows.where(f"_wv_t >= {w_prev - window.span}")
-            result = self._compute(spark, rows, source_columns, f"{after} and {{we}} <= {w_new}")
+            result = self._compute(spark, rows, source_columns, f"{after} and {WINDOW_END} <= {w_new}")
             return self._append(result, staging), []
 
         # on_update: recompute every window a new row falls in, and replace those windows
@@ -381,11 +384,10 @@ class BatchWriter:
         else:
             lo, hi = tmin - window.span, tmax + window.span
             rows = retained.where(f"_wv_t >= {lo} and _wv_t < {hi}")
-            region = f"{after} and {{ws}} >= {lo} and {{we}} <= {hi}"
+            region = f"{after} and {WINDOW_START} >= {lo} and {WINDOW_END} <= {hi}"
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
-        region = region.format(we=epoch_micros("window_end"), ws=epoch_micros("window_start"))
         result = self._compute(spark, rows, source_columns, region)
-        return self._upsert(spark, result, region, epoch_micros("window_end"), low, high, staging)
+        return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
 
     def _update_rows(
         self, spark: Any, retained: Any, tmin: Optional[int], source_columns: List[str], staging: Path
@@ -396,13 +398,12 @@ class BatchWriter:
         cut = tmin
         cut_sql = overwindows.update_cut_sql(self.plan.sql, self.plan.over)
         if cut_sql is not None:
-            retained.select(*[f"`{c}`" for c in source_columns], "_wv_new").createOrReplaceTempView(self.plan.view)
+            self._as_input(retained, source_columns, "_wv_new")
             affected = spark.sql(cut_sql).first()[0]
             cut = tmin if affected is None else min(tmin, affected)
-        retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
         t = epoch_micros(f"`{self.plan.config.watermark.column}`")
         region = f"{t} >= {cut}"
-        return self._upsert(spark, spark.sql(self.plan.sql).where(region), region, t, cut - 1, None, staging)
+        return self._upsert(spark, self._compute(spark, retained, source_columns, region), region, t, cut - 1, None, staging)
 
     def _upsert(
         self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
@@ -449,7 +450,7 @@ class BatchWriter:
         window = self.plan.window
         if window is None:
             spark = retained.sparkSession
-            retained.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(self.plan.view)
+            self._as_input(retained, source_columns)
             if self.plan.config.emit == "on_update":
                 kept = spark.sql(overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new))
             else:

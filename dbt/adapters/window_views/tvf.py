@@ -11,7 +11,7 @@ from typing import Optional, Tuple
 
 from dbt.adapters.window_views.intervals import Interval
 
-_MARKER = re.compile(r"/\* window_views\.(tumble|hop|cumulate|session)\(([^*]*)\) \*/")
+MARKER = re.compile(r"/\* window_views\.(tumble|hop|cumulate|session)\(([^*]*)\) \*/")
 _ARG = re.compile(r"(\w+)=([^,]*)")
 
 
@@ -83,7 +83,7 @@ def _micros(args: dict, key: str, marker: str, default: Optional[str] = None) ->
 def find(sql: str) -> list:
     """Every window TVF of the compiled SQL, in order."""
     found = []
-    for kind, raw in _MARKER.findall(sql):
+    for kind, raw in MARKER.findall(sql):
         args = {k: v.strip() for k, v in _ARG.findall(raw)}
         marker = f"{kind}({raw})"
         common = {"kind": kind, "time_col": args["time_col"], "offset": _micros(args, "offset", marker, "0 seconds")}
