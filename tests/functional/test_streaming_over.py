@@ -2,8 +2,11 @@
 after every run each streaming table equals the batch view with the same emit mode over the rows
 delivered so far minus the late ones (the batch views are checked against oracles elsewhere)."""
 
+import json
 import random
 from datetime import datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlparse
 
 import pytest
 
@@ -24,7 +27,9 @@ select stock, ts, seq, price,
   sum(price) over (partition by stock order by ts desc, seq desc rows between 1 preceding and current row) as pair_desc,
   lag(price) over (partition by stock order by ts desc, seq desc) as next_desc,
   nth_value(price, 2) over (partition by stock order by ts, seq rows between 3 preceding and current row) as second_of4,
-  last_value(price) ignore nulls over (partition by stock order by ts, seq rows between 3 preceding and current row) as last_known
+  last_value(price) ignore nulls over (partition by stock order by ts, seq rows between 3 preceding and current row) as last_known,
+  -- no per-partition summary serves it: the state keeps the whole partition
+  last_value(price) over (partition by stock order by ts, seq rows between unbounded preceding and 2 preceding) as third_last
 from {{ relation }}
 """
 UNBOUNDED = """
@@ -33,10 +38,23 @@ select stock, ts, seq,
   sum(price) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as running,
   rank() over (partition by stock order by ts) as rank_ts,
   dense_rank() over (partition by stock order by ts) as dense_ts,
-  first_value(price) over (partition by stock order by ts range between unbounded preceding and current row) as opening
+  first_value(price) over (partition by stock order by ts range between unbounded preceding and current row) as opening,
+  avg(price) over (partition by stock order by ts, seq rows between unbounded preceding and 1 preceding) as avg_before,
+  count(*) over (partition by stock order by ts range between unbounded preceding and interval 1 minute preceding) as older,
+  max(price) over (partition by stock order by ts, seq rows between unbounded preceding and 1 following) as peak_next,
+  min(price) over (order by ts, seq rows between unbounded preceding and current row) as low_all,
+  sum(price) over (order by ts range between unbounded preceding and current row) as total_all
 from {{ relation }}
 where price is not null
 """
+
+
+def state_rows(project, model: str) -> int:
+    """How many input rows the stream's state keeps after its last batch."""
+    location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
+    state = Path(urlparse(location).path) / "_wv_checkpoint" / "window_views"
+    last = max(state.glob("commits/*.json"), key=lambda p: int(p.stem))
+    return project.spark.read.parquet(str(state / "state" / json.loads(last.read_text())["state"])).count()
 
 
 def setup(project, models, emits=("on_window_close",)):
@@ -93,6 +111,9 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
             assert stream == project.rows(f"{m}_batch", "stock, ts, seq"), m
     assert total_late > 2, "the deliveries were meant to make some rows late"
     assert len(project.rows("over_stream")) > 100
+    # frames from UNBOUNDED PRECEDING and ranks keep a summary per partition, not the rows
+    assert state_rows(project, "unbounded_stream") < 25 and state_rows(project, "unbounded_upd_stream") < 25
+    assert state_rows(project, "over_stream") > 100  # LAST_VALUE from UNBOUNDED PRECEDING keeps them all
 
 
 @pytest.mark.parametrize(

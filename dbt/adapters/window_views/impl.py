@@ -184,7 +184,8 @@ class WindowViewsAdapter(SparkAdapter):
             if plan.over and plan.over.unbounded:
                 logger.warning(
                     f"window_view model '{model_name}': {'; '.join(plan.over.unbounded)} read(s) the whole partition "
-                    "(UNBOUNDED PRECEDING or a ranking function), so its streaming state keeps every row of it"
+                    "in a way no per-partition summary serves, so its streaming state keeps every row of it; "
+                    "SUM/COUNT/AVG/MIN/MAX/FIRST_VALUE from UNBOUNDED PRECEDING and ranking functions keep a summary"
                 )
             table = self._streaming_location(spark, relation, config)
             where = streaming.Locations(

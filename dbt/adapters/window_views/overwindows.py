@@ -1,12 +1,14 @@
-"""Streaming over windows with emit='on_window_close' (RisingWave's EOWC OverWindow): the rows a
-micro-batch emits, and the rows the state must keep for the frames still to come.
+"""Streaming over windows (RisingWave's OverWindow): the rows a micro-batch emits, and the rows
+the state must keep for the frames still to come.
 
 Rows wait in the retained input until the watermark passes their ORDER BY value and the last row
 of their frame (emit.closing_rows). A partition's earliest unemitted row (or, with none, the next
 row to arrive, later than W) is its cut: the state keeps the rows at or after the cut, and before
 it only what a frame starting at the cut reaches back to: `n` rows (ROWS n PRECEDING, LAG(n)) or an
-interval (RANGE <interval> PRECEDING). UNBOUNDED PRECEDING frames and ranking functions read the
-whole partition, so their state is unbounded (a warning).
+interval (RANGE <interval> PRECEDING). Frames from UNBOUNDED PRECEDING and ranking functions keep
+a per-partition summary of the rows evicted instead (prefix.py); the few calls no summary can
+serve (LAST_VALUE, NTH_VALUE, collect_list over UNBOUNDED PRECEDING) keep the whole partition,
+with a warning.
 """
 
 from __future__ import annotations
@@ -16,11 +18,12 @@ from typing import List, Optional, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit
+from dbt.adapters.window_views import analysis, emit, prefix
 from dbt.adapters.window_views.analysis import AnalysisError, OverCall
 from dbt.adapters.window_views.intervals import epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
+KEEP = "_wv_keep"
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class OverPlan:
     watermark_column: str
     reaches: Tuple[Reach, ...]
     calls: Tuple[str, ...]
+    prefix: Tuple[prefix.PrefixCall, ...] = ()  # calls kept as per-partition state
+    closure: Optional[Tuple[str, ...]] = None  # PARTITION BY in which evicted rows must form a prefix
 
     @property
     def unbounded(self) -> List[str]:
@@ -54,7 +59,7 @@ def _unqualified(sql: str) -> str:
     return node.sql("spark")
 
 
-def _reach(call: OverCall) -> Reach:
+def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tuple[Reach, Optional[prefix.PrefixCall]]:
     func = call.node.this
     while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
         func = func.this
@@ -65,18 +70,26 @@ def _reach(call: OverCall) -> Reach:
         if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
             raise AnalysisError(f"{func.key.upper()} offset in `{call.sql}` must be an integer literal")
         n = int(offset.this) if offset is not None else 1
-        return Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
-    if isinstance(func, RANKING):
-        return Reach(partition, order, unbounded=True)
+        return (Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)), None
     start, end = call.frame.start, call.frame.end
+    state = None
+    if isinstance(func, RANKING) or start.kind == "unbounded":
+        state = prefix.classify(index, call, partition, order)
+        if state is not None and state.kind in prefix.TIE_SENSITIVE and closure not in (None, partition):
+            state = None  # one prefix closure only: another PARTITION BY keeps its rows
+        if state is None:
+            return Reach(partition, order, unbounded=True), None
     back: dict = {}
-    if start.kind == "unbounded":
-        back = {"unbounded": True}
+    if isinstance(func, RANKING):
+        pass  # ranks count the rows before: all in the state or the retained rows
     elif start.kind == "offset" and start.side == "preceding":
         back = {"rows": start.rows or 0} if call.frame.kind == "rows" else {"micros": start.micros or 0}
-    if end.kind == "offset" and end.side == "following":
+    elif start.kind == "unbounded" and end.kind == "offset" and end.side == "preceding":
+        # the rows between the frame's end and the cut stay, so every evicted row is in the frame
+        back = {"rows": end.rows or 0} if call.frame.kind == "rows" else {"micros": end.micros or 0}
+    if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
         back.update({"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0})
-    return Reach(partition, order, **back)
+    return Reach(partition, order, **back), state
 
 
 def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
@@ -103,7 +116,16 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
                 "arrived; fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
             )
         emit.closed_condition(call, watermark_column, 0)  # raises for calls whose rows never close
-    return OverPlan(watermark_column, tuple(_reach(c) for c in calls), tuple(c.sql for c in calls))
+    reaches, states = [], []
+    closure: Optional[Tuple[str, ...]] = None
+    for index, call in enumerate(calls):
+        reach, state = _reach(index, call, closure)
+        reaches.append(reach)
+        if state is not None:
+            states.append(state)
+            if state.kind in prefix.TIE_SENSITIVE:
+                closure = state.partition_by
+    return OverPlan(watermark_column, tuple(reaches), tuple(c.sql for c in calls), tuple(states), closure)
 
 
 def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
@@ -158,7 +180,7 @@ def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
 
 
 def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
-    """on_update: SQL over the retained rows selecting those the state keeps at watermark
+    """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`. A later row (after W) changes rows from its FOLLOWING reach back, and those read
     their frames' PRECEDING reach further back; the earliest such point over all partitions
     bounds the next batch's recompute, so it bounds the state in every partition."""
@@ -166,7 +188,7 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     t = epoch_micros(f"`{over.watermark_column}`")
     future = reached + 1
     if any(r.unbounded for r in over.reaches):
-        return select.sql("spark")
+        return f"select *, true AS {KEEP} from ({select.sql('spark')}) _wv_rows"
     eligible = []
     for i, reach in enumerate(over.reaches):
         condition = f"{t} >= {future - reach.ahead_micros}"
@@ -186,11 +208,25 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     if befores:
         query = f"select *, {', '.join(befores)} from ({query}) _wv_rows"
     hidden = [f"_wv_eligible_{i}" for i in range(len(over.reaches))] + ["_wv_from"] + [b.rsplit(" AS ", 1)[1] for b in befores]
-    return f"select * except ({', '.join(hidden)}) from ({query}) _wv_rows where {' or '.join(keeps)}"
+    return _flagged(query, hidden, keeps, over)
+
+
+def _flagged(query: str, hidden: List[str], keeps: List[str], over: OverPlan) -> str:
+    """The rows of `query` with `_wv_keep`: whether the state keeps them. Where a prefix summary
+    needs whole ties in order (DENSE_RANK, FIRST_VALUE), every row from a partition's first kept
+    one is kept too, so the evicted rows are a prefix of it."""
+    keep = " or ".join(f"({k})" for k in keeps)
+    flagged = f"select * except ({', '.join(hidden)}), coalesce({keep}, true) AS {KEEP} from ({query}) _wv_rows"
+    if over.closure is None:
+        return flagged
+    t = epoch_micros(f"`{over.watermark_column}`")
+    part = f"partition by {', '.join(over.closure)}" if over.closure else ""
+    first = f"min(case when {KEEP} then {t} end) over ({part})"
+    return f"select * except ({KEEP}), {KEEP} or coalesce({t} >= {first}, false) AS {KEEP} from ({flagged}) _wv_rows"
 
 
 def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
-    """on_window_close: SQL over the retained rows selecting those the state keeps at watermark `reached`."""
+    """on_window_close: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark `reached`."""
     select, calls = _input_rows(sql)
     closed = []
     for i, call in enumerate(calls):
@@ -220,7 +256,7 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
         if columns:
             query = f"select *, {', '.join(columns)} from ({query}) _wv_rows"
     hidden = closed + [c.rsplit(" AS ", 1)[1] for c in cuts + befores]
-    return f"select * except ({', '.join(hidden)}) from ({query}) _wv_rows where {' or '.join(f'({k})' for k in keeps)}"
+    return _flagged(query, hidden, keeps, over)
 
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}

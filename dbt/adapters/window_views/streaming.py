@@ -34,7 +34,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit, overwindows, storage, tvf
+from dbt.adapters.window_views import analysis, emit, overwindows, prefix, storage, tvf
 from dbt.adapters.window_views.analysis import AnalysisError
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.intervals import epoch_micros
@@ -67,6 +67,7 @@ class StreamingPlan:
     model: str
     config: WindowViewConfig
     sql: str  # the model SQL reading `view` instead of the upstream table
+    output_sql: str  # `sql` with calls kept as prefix state reading it from `view` (prefix.py)
     source: str  # the upstream table, as the compiled SQL names it
     view: str
     window: Optional[tvf.WindowTvf]  # a window TVF model, or
@@ -185,11 +186,15 @@ def plan(model: str, compiled_sql: str, config: WindowViewConfig) -> StreamingPl
             alias = table.alias or name
             table.replace(exp.alias_(exp.to_table(view), alias, table=True))
     sql = tree.sql("spark")
+    output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
     digest = json.dumps(
-        [sql, config.emit, config.late_data, config.watermark.describe()], sort_keys=True
+        [sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else []),
+        sort_keys=True,
     )
     source = f"{schema}.{name}" if schema else name
-    return StreamingPlan(model, config, sql, source, view, window, over, hashlib.sha256(digest.encode()).hexdigest())
+    return StreamingPlan(
+        model, config, sql, output_sql, source, view, window, over, hashlib.sha256(digest.encode()).hexdigest()
+    )
 
 
 @dataclass
@@ -227,10 +232,12 @@ def _fault(point: str) -> None:
 class BatchWriter:
     """The foreachBatch function: one micro-batch, idempotent for its batch id."""
 
-    def __init__(self, plan: StreamingPlan, where: Locations, run_id: str) -> None:
+    def __init__(self, plan: StreamingPlan, where: Locations, run_id: str, schema: Any = None) -> None:
         self.plan = plan
         self.where = where
         self.run_id = run_id
+        self.schema = schema  # the model's output columns
+        self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
 
     # -- state files -----------------------------------------------------------------------
     def _commits(self) -> Path:
@@ -274,6 +281,7 @@ class BatchWriter:
         storage.remove(self.where.state / "ready" / f"{batch_id}.json")
         if previous.get("state") and previous["state"] != state:
             storage.remove(self.where.state / "state" / previous["state"])
+            storage.remove(self.where.state / "prefix" / previous["state"])
         for old in self._commits().glob("*.json"):
             if old.stem.isdigit() and int(old.stem) < batch_id - 100:
                 old.unlink()
@@ -326,9 +334,9 @@ class BatchWriter:
                 old = spark.read.schema(state_schema).parquet(str(self.where.state / "state" / previous["state"]))
                 # cached: read several times below (without state, `rows` already is)
                 retained = old.selectExpr("*", "false as _wv_new").unionByName(retained).persist()
-            out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns)
-            kept = self._unclosed(retained.drop("_wv_new"), w_new, source_columns)
-            kept.write.mode("overwrite").parquet(str(self.where.state / "state" / str(batch_id)))
+            states = self._prefix_states(spark, fresh, source_columns, previous.get("state"))
+            out, replaced = self._output(spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, source_columns, states)
+            self._save_state(retained.drop("_wv_new"), w_new, source_columns, states, batch_id)
         finally:
             if retained is not None:
                 retained.unpersist()
@@ -346,24 +354,51 @@ class BatchWriter:
         """Put `rows` where the model SQL reads its upstream table (the temp view)."""
         rows.select(*[f"`{c}`" for c in source_columns], *extra).createOrReplaceTempView(self.plan.view)
 
-    def _compute(self, spark: Any, rows: Any, source_columns: List[str], where: str) -> Any:
-        self._as_input(rows, source_columns)
-        return spark.sql(self.plan.sql).where(where)
+    def _model_input(self, spark: Any, rows: Any, source_columns: List[str], states: List[Any]) -> str:
+        """Put `rows` where the model SQL reads its upstream table, with the prefix state of
+        their partitions beside them; returns the SQL to run over them."""
+        if not states:
+            self._as_input(rows, source_columns)
+            return self.plan.sql
+        view = f"{self.plan.view}_rows"
+        rows.select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(view)
+        for g, state in enumerate(states):
+            state.createOrReplaceTempView(f"{view}_s{g}")
+        joined = prefix.joined_sql(
+            view, [f"{view}_s{g}" for g in range(len(states))], [p for p, _ in self.prefix_groups], self.plan.over.prefix
+        )
+        spark.sql(joined).createOrReplaceTempView(self.plan.view)
+        return self.plan.output_sql
+
+    def _conform(self, result: Any) -> Any:
+        """The output of the rewritten SQL as the model's own: the state columns a `*` picked up
+        dropped, and names and types as the original calls give them."""
+        if not self.prefix_groups:
+            return result
+        columns = [c for c in result.columns if not c.lower().startswith("_wv_")]
+        fields = self.schema.fields
+        assert len(columns) == len(fields), (columns, fields)
+        renamed = result.select(*[f"`{c}`" for c in columns]).toDF(*[f.name for f in fields])
+        return renamed.select(*[renamed[i].cast(f.dataType).alias(f.name) for i, f in enumerate(fields)])
+
+    def _compute(self, spark: Any, rows: Any, source_columns: List[str], where: str, states: Sequence[Any] = ()) -> Any:
+        sql = self._model_input(spark, rows, source_columns, list(states))
+        return self._conform(spark.sql(sql)).where(where)
 
     def _output(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
-        tmin: Optional[int], tmax: Optional[int], source_columns: List[str],
+        tmin: Optional[int], tmax: Optional[int], source_columns: List[str], states: List[Any],
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
         if window is None:
             if self.plan.config.emit == "on_update":
-                return self._update_rows(spark, retained, tmin, source_columns, staging)
+                return self._update_rows(spark, retained, tmin, source_columns, staging, states)
             if w_new is None or w_new == w_prev:
                 return 0, []
-            self._as_input(retained, source_columns)
-            sql = emit.closing_rows(self.plan.sql, self.plan.config.watermark.column, w_prev, w_new)
-            return self._append(spark.sql(sql), staging), []
+            sql = self._model_input(spark, retained, source_columns, states)
+            sql = emit.closing_rows(sql, self.plan.config.watermark.column, w_prev, w_new)
+            return self._append(self._conform(spark.sql(sql)), staging), []
         session = window.kind == "session"
         after = f"{WINDOW_END} > {w_prev}" if w_prev is not None else "true"
         if self.plan.config.emit == "on_window_close":
@@ -390,7 +425,7 @@ class BatchWriter:
         return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], source_columns: List[str], staging: Path
+        self, spark: Any, retained: Any, tmin: Optional[int], source_columns: List[str], staging: Path, states: List[Any]
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row changes."""
         if tmin is None:
@@ -403,7 +438,8 @@ class BatchWriter:
             cut = tmin if affected is None else min(tmin, affected)
         t = epoch_micros(f"`{self.plan.config.watermark.column}`")
         region = f"{t} >= {cut}"
-        return self._upsert(spark, self._compute(spark, retained, source_columns, region), region, t, cut - 1, None, staging)
+        result = self._compute(spark, retained, source_columns, region, states)
+        return self._upsert(spark, result, region, t, cut - 1, None, staging)
 
     def _upsert(
         self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
@@ -443,19 +479,60 @@ class BatchWriter:
         finally:
             result.unpersist()
 
-    def _unclosed(self, retained: Any, w_new: Optional[int], source_columns: List[str]) -> Any:
-        """The retained rows some open window, or some frame still to come, needs."""
+    # -- state --------------------------------------------------------------------------------
+    def _prefix_dir(self, state: str, group: int) -> Path:
+        return self.where.state / "prefix" / state / f"g{group}"
+
+    def _prefix_states(self, spark: Any, rows: Any, source_columns: List[str], state: Optional[str]) -> List[Any]:
+        """Per group of prefix calls, the summary of the rows evicted so far (prefix.py)."""
+        if not self.prefix_groups:
+            return []
+        view = f"{self.plan.view}_evicted"
+        rows.select(*[f"`{c}`" for c in source_columns]).limit(0).createOrReplaceTempView(view)
+        states = []
+        for g, (partition_by, calls) in enumerate(self.prefix_groups):
+            blank = spark.sql(prefix.aggregate_sql(view, g, partition_by, calls))
+            states.append(blank if state is None else spark.read.schema(blank.schema).parquet(str(self._prefix_dir(state, g))))
+        return states
+
+    def _save_state(self, retained: Any, w_new: Optional[int], source_columns: List[str], states: List[Any], batch_id: int) -> None:
+        """Write the rows an open window or a frame still to come needs; over windows fold the
+        rows they evict into the prefix state."""
+        rows_dir = str(self.where.state / "state" / str(batch_id))
+        if self.plan.window is not None or w_new is None:
+            self._unclosed(retained, w_new).write.mode("overwrite").parquet(rows_dir)
+            for g, state in enumerate(states):
+                state.write.mode("overwrite").parquet(str(self._prefix_dir(str(batch_id), g)))
+            return
+        spark = retained.sparkSession
+        self._as_input(retained, source_columns)
+        if self.plan.config.emit == "on_update":
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new)
+        else:
+            sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
+        keep = overwindows.KEEP
+        flagged = spark.sql(sql).selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
+        if not states:
+            flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
+            return
+        flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
+        try:
+            flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
+            evicted = f"{self.plan.view}_evicted"
+            flagged.where(f"not {keep}").select(*[f"`{c}`" for c in source_columns]).createOrReplaceTempView(evicted)
+            for g, (partition_by, calls) in enumerate(self.prefix_groups):
+                states[g].createOrReplaceTempView(f"{evicted}_old")
+                spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new")
+                merged = spark.sql(prefix.merge_sql(f"{evicted}_old", f"{evicted}_new", g, partition_by, calls))
+                merged.coalesce(1).write.mode("overwrite").parquet(str(self._prefix_dir(str(batch_id), g)))
+        finally:
+            flagged.unpersist()
+
+    def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
+        """Window TVFs: the retained rows some open window needs."""
         if w_new is None:
             return retained
         window = self.plan.window
-        if window is None:
-            spark = retained.sparkSession
-            self._as_input(retained, source_columns)
-            if self.plan.config.emit == "on_update":
-                kept = spark.sql(overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new))
-            else:
-                kept = spark.sql(overwindows.retain_sql(self.plan.sql, self.plan.over, w_new))
-            return kept.selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
         if window.kind != "session":
             return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
         keys = ", ".join(f"`{k}`" for k in window.partition_by)
@@ -555,7 +632,7 @@ def run(
                 stale.unlink()
         storage.write_json(where.state / "model.json", {"model": model, "fingerprint": plan.fingerprint, "sql": plan.sql})
 
-    writer = BatchWriter(plan, where, run_id)
+    writer = BatchWriter(plan, where, run_id, out_schema)
     stream = (
         spark.readStream.table(plan.source)
         .writeStream.foreachBatch(writer)

@@ -1,0 +1,185 @@
+"""Incremental state for window calls that read a partition from its start: frames from
+UNBOUNDED PRECEDING and the ranking functions (RisingWave keeps such aggregates per partition
+instead of the rows they summarise).
+
+A streaming batch computes its window calls over the retained rows only; the rows the state
+evicted are summarised per partition (the call's PARTITION BY) in a small table, and each call
+is rewritten to combine that summary with its value over the retained rows:
+
+    SUM(x)          coalesce(s + SUM(x) OVER w, s, SUM(x) OVER w)
+    ROW_NUMBER()    coalesce(n, 0) + ROW_NUMBER() OVER w      (RANK alike; DENSE_RANK: distinct keys)
+    FIRST_VALUE(x)  the evicted prefix's first value, once there is one
+
+This is exact because every evicted row comes before every row still to be written (it is
+before the partition's cut, see overwindows.py) and inside its frame (a frame ending n rows or
+an interval before the current row keeps that much of the partition). DENSE_RANK and
+FIRST_VALUE also need the evicted rows to be a prefix of their partition, whole ties included,
+which `overwindows` ensures by keeping every row from the first kept one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from sqlglot import exp
+
+from dbt.adapters.window_views import analysis
+from dbt.adapters.window_views.analysis import OverCall
+
+# per kind: the state columns ({name: aggregate over evicted rows}), how two states merge, and
+# the call rewritten ({L}: the call over the retained rows; {LS}/{LC}: its SUM/COUNT for AVG)
+_STATE = {
+    "sum": {"s": "sum({x})"},
+    "count": {"s": "count({x})"},
+    "min": {"s": "min({x})"},
+    "max": {"s": "max({x})"},
+    "avg": {"s": "sum({x})", "c": "count({x})"},
+    "rows": {"s": "count(1)"},
+    "dense_rank": {"s": "count(distinct struct({order}))"},
+    "first_value": {"s": "min_by({x}, struct({order}))", "n": "count(1)"},
+    "first_value_ignore_nulls": {"s": "min_by({x}, case when {x} is not null then struct({order}) end)"},
+}
+_ADD = "coalesce({a}, 0) + coalesce({b}, 0)"
+_SUM = "coalesce({a} + {b}, {a}, {b})"
+_MERGE = {
+    "sum": {"s": _SUM},
+    "count": {"s": _ADD},
+    "min": {"s": "least({a}, {b})"},
+    "max": {"s": "greatest({a}, {b})"},
+    "avg": {"s": _SUM, "c": _ADD},
+    "rows": {"s": _ADD},
+    "dense_rank": {"s": _ADD},
+    "first_value": {"s": "case when coalesce({an}, 0) > 0 then {a} else {b} end", "n": _ADD},
+    "first_value_ignore_nulls": {"s": "coalesce({a}, {b})"},
+}
+_COMBINE = {
+    "sum": "coalesce({s} + {L}, {s}, {L})",
+    "count": "coalesce({s}, 0) + {L}",
+    "min": "least({s}, {L})",
+    "max": "greatest({s}, {L})",
+    "avg": "coalesce({s} + {LS}, {s}, {LS}) / nullif(coalesce({c}, 0) + {LC}, 0)",
+    "rows": "coalesce({s}, 0) + {L}",
+    "dense_rank": "coalesce({s}, 0) + {L}",
+    "first_value": "case when coalesce({n}, 0) > 0 then {s} else {L} end",
+    "first_value_ignore_nulls": "coalesce({s}, {L})",
+}
+_AGGREGATES = {exp.Sum: "sum", exp.Count: "count", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
+# the kinds whose state needs the evicted rows to be a whole prefix of the partition
+TIE_SENSITIVE = ("dense_rank", "first_value", "first_value_ignore_nulls")
+
+
+@dataclass(frozen=True)
+class PrefixCall:
+    """A window call kept as per-partition state; `index` is its place among the model's calls."""
+
+    index: int
+    kind: str
+    argument: Optional[str]  # the value expression, unqualified
+    partition_by: Tuple[str, ...]  # unqualified
+    order_by: Tuple[str, ...]  # ascending, unqualified
+
+    def columns(self) -> Dict[str, str]:
+        """State column name -> aggregate over the evicted rows."""
+        order = ", ".join(self.order_by)
+        return {
+            f"_wv_{name}{self.index}": template.format(x=self.argument, order=order)
+            for name, template in _STATE[self.kind].items()
+        }
+
+
+def classify(index: int, call: OverCall, partition_by: Tuple[str, ...], order_by: Tuple[str, ...]) -> Optional[PrefixCall]:
+    """The call as prefix state, or None when it reads the partition in a way state cannot keep
+    (LAST_VALUE, NTH_VALUE, collect_list, ...): those keep every row."""
+    func, ignore_nulls = call.node.this, False
+    while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
+        ignore_nulls = ignore_nulls or isinstance(func, exp.IgnoreNulls)
+        func = func.this
+    if any(desc for _, desc in call.order_by):
+        return None  # descending calls reach here only when they cannot be mirrored
+    if isinstance(func, (exp.RowNumber, exp.Rank)):
+        return PrefixCall(index, "rows", None, partition_by, order_by)
+    if isinstance(func, exp.DenseRank):
+        return PrefixCall(index, "dense_rank", None, partition_by, order_by)
+    if call.frame.start.kind != "unbounded":
+        return None
+    argument = func.this
+    if argument is None or isinstance(argument, exp.Distinct) or len(func.expressions) > 0:
+        return None
+    kind = _AGGREGATES.get(type(func))
+    if kind is not None and not ignore_nulls:
+        return PrefixCall(index, kind, _unqualified(argument), partition_by, order_by)
+    if isinstance(func, exp.FirstValue):
+        kind = "first_value_ignore_nulls" if ignore_nulls else "first_value"
+        return PrefixCall(index, kind, _unqualified(argument), partition_by, order_by)
+    return None
+
+
+def _unqualified(node: exp.Expression) -> str:
+    if isinstance(node, exp.Star):
+        return "1"
+    node = node.copy()
+    for column in node.find_all(exp.Column):
+        column.set("table", None)
+    return node.sql("spark")
+
+
+def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
+    """The model SQL with each prefix call combined with its state columns (read from the input)."""
+    tree = analysis.parse(sql)
+    nodes = [c.node for c in analysis.over_calls(tree) if not c.generated]
+    for call in calls:
+        node = nodes[call.index]
+        local = node.sql("spark")
+        values = {"L": f"({local})", **{name: f"`_wv_{name}{call.index}`" for name in ("s", "c", "n")}}
+        if call.kind == "avg":
+            for key, func in (("LS", exp.Sum), ("LC", exp.Count)):
+                part = node.copy()
+                part.set("this", func(this=node.this.this.copy()))
+                values[key] = f"({part.sql('spark')})"
+        node.replace(exp.paren(analysis.parse(_COMBINE[call.kind].format(**values))))
+    return tree.sql("spark")
+
+
+def groups(calls: Sequence[PrefixCall]) -> List[Tuple[Tuple[str, ...], List[PrefixCall]]]:
+    """The calls grouped by PARTITION BY: one state table per group."""
+    by_partition: Dict[Tuple[str, ...], List[PrefixCall]] = {}
+    for call in calls:
+        by_partition.setdefault(call.partition_by, []).append(call)
+    return list(by_partition.items())
+
+
+def key(group: int, position: int) -> str:
+    return f"_wv_g{group}k{position}"
+
+
+def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
+    """One group's state over the rows in `view` (the evicted ones)."""
+    keys = [f"{p} AS {key(group, j)}" for j, p in enumerate(partition_by)]
+    values = [f"{agg} AS {name}" for call in calls for name, agg in call.columns().items()]
+    grouped = f" GROUP BY {', '.join(partition_by)}" if partition_by else ""
+    return f"SELECT {', '.join(keys + values)} FROM {view}{grouped}"
+
+
+def merge_sql(old: str, new: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
+    """Two states of one group merged: the old one and that of the rows evicted since."""
+    keys = [key(group, j) for j in range(len(partition_by))]
+    columns = [f"coalesce(a.{k}, b.{k}) AS {k}" for k in keys]
+    for call in calls:
+        for name, template in _MERGE[call.kind].items():
+            column = f"_wv_{name}{call.index}"
+            columns.append(
+                template.format(a=f"a.{column}", b=f"b.{column}", an=f"a._wv_n{call.index}") + f" AS {column}"
+            )
+    on = " AND ".join(f"a.{k} <=> b.{k}" for k in keys) or "true"
+    return f"SELECT {', '.join(columns)} FROM {old} a FULL OUTER JOIN {new} b ON {on}"
+
+
+def joined_sql(rows: str, states: Sequence[str], partitions: Sequence[Tuple[str, ...]], calls: Sequence[PrefixCall]) -> str:
+    """The retained rows with their partitions' state columns, as the rewritten calls read them."""
+    columns = [f"s{g}.{name}" for g, (_, group_calls) in enumerate(groups(calls)) for call in group_calls for name in call.columns()]
+    joins = []
+    for g, (state, partition_by) in enumerate(zip(states, partitions)):
+        on = " AND ".join(f"({p}) <=> s{g}.{key(g, j)}" for j, p in enumerate(partition_by)) or "true"
+        joins.append(f"LEFT JOIN {state} s{g} ON {on}")
+    return f"SELECT {rows}.*, {', '.join(columns)} FROM {rows} {' '.join(joins)}"
