@@ -79,7 +79,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     for seq in range(160):
         ts = start + timedelta(seconds=rng.randrange(0, 3600))
         price = None if rng.random() < 0.05 else float(rng.randrange(90, 110))
-        rows.append((rng.choice("ABC"), ts, seq, price))
+        rows.append((rng.choice(["A", "B", "C", None]), ts, seq, price))  # NULL: a partition of its own
     rows.sort(key=lambda r: r[1])
     # deliveries in time order, each shuffled and with a few stragglers from earlier
     batches = [rows[i:i + 40] for i in range(0, 160, 40)]
@@ -92,7 +92,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     for batch in batches:
         rng.shuffle(batch)
         values = ", ".join(
-            f"('{s}', {'null' if ts is None else f'timestamp' + repr(f'{ts:%Y-%m-%d %H:%M:%S}')}, {seq}, {'null' if p is None else p})"
+            f"({'null' if s is None else repr(s)}, {'null' if ts is None else f'timestamp' + repr(f'{ts:%Y-%m-%d %H:%M:%S}')}, {seq}, {'null' if p is None else p})"
             for s, ts, seq, p in batch
         )
         project.spark.sql(f"insert into {project.schema}.ticks values {values}")

@@ -1,0 +1,89 @@
+"""Which window calls streaming keeps as per-partition prefix state, and how they are rewritten."""
+
+import pytest
+
+from dbt.adapters.window_views import analysis, overwindows, prefix
+
+OVER = "over (partition by k order by ts{extra})"
+
+
+def planned(*calls: str) -> overwindows.OverPlan:
+    sql = f"select ts, {', '.join(f'{c} as c{i}' for i, c in enumerate(calls))} from t"
+    return overwindows.plan(analysis.parse(sql), "ts")
+
+
+@pytest.mark.parametrize(
+    "call, kind",
+    [
+        ("row_number() over (partition by k order by ts, id)", "rows"),
+        ("rank() over (partition by k order by ts)", "rows"),
+        ("dense_rank() over (partition by k order by ts)", "dense_rank"),
+        ("sum(v) over (partition by k order by ts)", "sum"),
+        ("count(*) over (partition by k order by ts rows unbounded preceding)", "count"),
+        ("avg(v) over (partition by k order by ts rows between unbounded preceding and 1 preceding)", "avg"),
+        ("min(v) over (partition by k order by ts rows between unbounded preceding and 2 following)", "min"),
+        ("max(v) over (partition by k order by ts range between unbounded preceding and interval 1 minute preceding)", "max"),
+        ("first_value(v) over (partition by k order by ts)", "first_value"),
+        ("first_value(v) ignore nulls over (partition by k order by ts)", "first_value_ignore_nulls"),
+    ],
+)
+def test_calls_from_the_partition_start_keep_a_summary(call, kind):
+    over = planned(call)
+    assert [c.kind for c in over.prefix] == [kind] and over.unbounded == []
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "last_value(v) over (partition by k order by ts rows between unbounded preceding and 1 preceding)",
+        "nth_value(v, 2) over (partition by k order by ts)",
+        "collect_list(v) over (partition by k order by ts)",
+        "count(distinct v) over (partition by k order by ts)",
+    ],
+)
+def test_calls_no_summary_serves_keep_the_whole_partition(call):
+    over = planned(call)
+    assert over.prefix == () and len(over.unbounded) == 1
+
+
+def test_the_frame_end_before_the_current_row_is_kept_as_reach():
+    over = planned(
+        "sum(v) over (partition by k order by ts rows between unbounded preceding and 3 preceding)",
+        "sum(v) over (partition by k order by ts range between unbounded preceding and interval 5 minutes preceding)",
+        "sum(v) over (partition by k order by ts rows between unbounded preceding and 2 following)",
+    )
+    assert [(r.rows, r.micros, r.ahead_rows) for r in over.reaches] == [(3, 0, 0), (0, 300_000_000, 0), (0, 0, 2)]
+
+
+def test_one_partition_by_for_summaries_that_need_whole_ties():
+    over = planned(
+        "dense_rank() over (partition by k order by ts)",
+        "first_value(v) over (partition by k order by ts)",
+        "dense_rank() over (order by ts)",  # another PARTITION BY: its rows are kept instead
+        "sum(v) over (order by ts)",  # order-free: any PARTITION BY
+    )
+    assert [c.index for c in over.prefix] == [0, 1, 3] and over.closure == ("k",)
+    assert over.unbounded == ["DENSE_RANK() OVER (ORDER BY ts)"]
+
+
+def test_rewrite_combines_each_call_with_its_state_columns():
+    sql = "select ts, avg(v) over w as a, row_number() over (partition by k order by ts) from t window w as (partition by k order by ts)"
+    over = overwindows.plan(analysis.parse(sql), "ts")
+    rewritten = prefix.rewrite(sql, over.prefix)
+    avg, rows = sorted(over.prefix, key=lambda c: c.kind)
+    assert (avg.kind, rows.kind) == ("avg", "rows")
+    assert f"(COALESCE(`_wv_s{avg.index}` + (SUM(v) OVER w), `_wv_s{avg.index}`, (SUM(v) OVER w)) / NULLIF(COALESCE(`_wv_c{avg.index}`, 0) + (COUNT(v) OVER w), 0)) AS a" in rewritten
+    assert f"COALESCE(`_wv_s{rows.index}`, 0) + (ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts))" in rewritten
+    # the rewritten calls (AVG's SUM twice, its COUNT, ROW_NUMBER) keep the original windows, so close as they do
+    specs = {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(rewritten))}
+    assert specs == {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(sql))}
+
+
+def test_state_sql_groups_by_the_partition_and_merges_null_safely():
+    over = planned("sum(v) over (partition by k, x % 2 order by ts)", "count(v) over (order by ts)")
+    (p0, calls0), (p1, calls1) = prefix.groups(over.prefix)
+    assert prefix.aggregate_sql("e", 0, p0, calls0) == "SELECT k AS _wv_g0k0, x % 2 AS _wv_g0k1, sum(v) AS _wv_s0 FROM e GROUP BY k, x % 2"
+    assert prefix.aggregate_sql("e", 1, p1, calls1) == "SELECT count(v) AS _wv_s1 FROM e"
+    merged = prefix.merge_sql("a0", "b0", 0, p0, calls0)
+    assert "ON a._wv_g0k0 <=> b._wv_g0k0 AND a._wv_g0k1 <=> b._wv_g0k1" in merged
+    assert "ON true" in prefix.merge_sql("a1", "b1", 1, p1, calls1)
