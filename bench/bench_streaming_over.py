@@ -1,4 +1,5 @@
-"""Benchmark: streaming over windows (LAG, LEAD, a 10-row moving average) after a history of
+"""Benchmark: streaming over windows (LAG, LEAD, a 10-row moving average, a running count and
+maximum from UNBOUNDED PRECEDING, kept as prefix state) after a history of
 --rows rows over many partitions, then 1% new rows: the incremental streaming run's model time
 against a batch recompute of the same model over the whole input, measured in this run through
 dbt itself (in-process dbtRunner, embedded local Spark).
@@ -32,7 +33,9 @@ SELECT = """
 select stock, ts, price,
   price - lag(price) over (partition by stock order by ts) as change,
   lead(price) over (partition by stock order by ts) as next_price,
-  avg(price) over (partition by stock order by ts rows between 9 preceding and current row) as avg10
+  avg(price) over (partition by stock order by ts rows between 9 preceding and current row) as avg10,
+  count(*) over (partition by stock order by ts) as ticks_so_far,
+  max(price) over (partition by stock order by ts) as high_so_far
 from {{ source('raw', 'ticks') }}
 """
 MODELS = {
@@ -106,7 +109,7 @@ def main() -> int:
         times[name]["message"] = node.message
     times["over_batch"]["increment"] = model_time(recompute, "over_batch")
 
-    columns = "stock, ts, price, change, next_price, avg10"
+    columns = "stock, ts, price, change, next_price, avg10, ticks_so_far, high_so_far"
     only_stream = spark.sql(f"select {columns} from {SCHEMA}.over_stream_upd except all select {columns} from {SCHEMA}.over_batch").count()
     only_batch = spark.sql(f"select {columns} from {SCHEMA}.over_batch except all select {columns} from {SCHEMA}.over_stream_upd").count()
 
