@@ -398,7 +398,7 @@ class BatchWriter:
                 return 0, []
             sql = self._model_input(spark, retained, source_columns, states)
             sql = emit.closing_rows(sql, self.plan.config.watermark.column, w_prev, w_new)
-            return self._append(self._conform(spark.sql(sql)), staging), []
+            return self._append(spark, self._conform(spark.sql(sql)), staging), []
         session = window.kind == "session"
         after = f"{WINDOW_END} > {w_prev}" if w_prev is not None else "true"
         if self.plan.config.emit == "on_window_close":
@@ -408,7 +408,7 @@ class BatchWriter:
             if w_prev is not None and not session:
                 rows = rows.where(f"_wv_t >= {w_prev - window.span}")
             result = self._compute(spark, rows, source_columns, f"{after} and {WINDOW_END} <= {w_new}")
-            return self._append(result, staging), []
+            return self._append(spark, result, staging), []
 
         # on_update: recompute every window a new row falls in, and replace those windows
         if tmin is None:
@@ -445,39 +445,34 @@ class BatchWriter:
         self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in `region` (SQL over output columns, with `key` in (low, high])
-        by `result`, rewriting only the buckets (days of `key`) that hold such rows."""
+        by `result`, rewriting only the buckets (days of `key`) that hold such rows: the result is
+        staged, then the rows of those buckets outside the region beside it."""
         size = self.plan.bucket_micros
         bucket = f"concat('b', cast(div({key} - pmod({key}, {size}), {size}) as string)) as _wv_bucket"
-        result = result.selectExpr("*", bucket).persist()
-        try:
-            per_bucket = {r[0]: r[1] for r in result.groupBy("_wv_bucket").count().collect()}
-            touched = set(per_bucket)
-            for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
-                k = int(name[1:])
-                if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
-                    touched.add(name)
-            existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
-            merged = result
-            if existing:
-                out_schema = result.drop("_wv_bucket").schema
-                kept = spark.read.schema(out_schema).parquet(*existing).where(f"not coalesce({region}, false)")
-                merged = kept.selectExpr("*", bucket).unionByName(result)
-            merged.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
-            return sum(per_bucket.values()), sorted(touched)
-        finally:
-            result.unpersist()
+        touched = set()
+        for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
+            k = int(name[1:])
+            if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
+                touched.add(name)
+        result.selectExpr("*", bucket).write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
+        written = self._staged_rows(spark, staging)
+        existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
+        if existing:
+            kept = spark.read.schema(result.schema).parquet(*existing).where(f"not coalesce({region}, false)")
+            kept.selectExpr("*", bucket).write.partitionBy("_wv_bucket").mode("append").parquet(str(staging))
+        touched.update(p.name.split("=", 1)[1] for p in staging.glob("_wv_bucket=*"))
+        return written, sorted(touched)
+
+    def _append(self, spark: Any, result: Any, staging: Path) -> int:
+        """Stage rows that are final: emitted once, appended, never rewritten."""
+        result.selectExpr("*", "'e' as _wv_bucket").write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
+        return self._staged_rows(spark, staging)
 
     @staticmethod
-    def _append(result: Any, staging: Path) -> int:
-        """Stage rows that are final: emitted once, appended, never rewritten."""
-        result = result.selectExpr("*", "'e' as _wv_bucket").persist()
-        try:
-            emitted = result.count()
-            if emitted:
-                result.write.partitionBy("_wv_bucket").mode("overwrite").parquet(str(staging))
-            return emitted
-        finally:
-            result.unpersist()
+    def _staged_rows(spark: Any, staging: Path) -> int:
+        """Rows staged so far, from the parquet footers: cheaper than caching the result to count it."""
+        files = [str(f) for f in staging.glob("_wv_bucket=*/*.parquet")]
+        return spark.read.parquet(*files).count() if files else 0
 
     # -- state --------------------------------------------------------------------------------
     def _prefix_dir(self, state: str, group: int) -> Path:
