@@ -71,6 +71,10 @@ def _row_condition(call: OverCall, watermark_column: str, w: str) -> List[str]:
         # the full ORDER BY, so ties are ordered as in the call itself
         order = ", ".join(f"{o} desc" if d else o for o, d in call.order_by)
         ahead = f"lead({t}, {rows_ahead}) over ({partition}order by {order})"
+        if isinstance(call.node.this, exp.IgnoreNulls) and call.lead_offset is not None:
+            # LEAD(x, n) IGNORE NULLS is final once the n-th following row with a non-NULL x is
+            value = call.node.this.this.this.sql("spark")
+            ahead = f"lead(case when {value} is not null then {t} end, {rows_ahead}) ignore nulls over ({partition}order by {order})"
         conditions.append(f"coalesce({ahead} <= {w}, false)")
     return conditions
 

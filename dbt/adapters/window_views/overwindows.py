@@ -24,6 +24,7 @@ from dbt.adapters.window_views.intervals import epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 KEEP = "_wv_keep"
+EVERY = 1 << 62  # an interval reaching every row (epoch micros stay far from overflow)
 
 
 @dataclass(frozen=True)
@@ -70,15 +71,23 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
         if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
             raise AnalysisError(f"{func.key.upper()} offset in `{call.sql}` must be an integer literal")
         n = int(offset.this) if offset is not None else 1
+        if isinstance(call.node.this, exp.IgnoreNulls):
+            # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
+            # and a new non-NULL value changes LEAD for every row since the last one
+            ahead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
+            return Reach(partition, order, unbounded=True, **ahead), None
         return (Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)), None
     start, end = call.frame.start, call.frame.end
+    ahead: dict = {}
+    if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
+        ahead = {"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0}
     state = None
     if isinstance(func, RANKING) or start.kind == "unbounded":
         state = prefix.classify(index, call, partition, order)
         if state is not None and state.kind in prefix.TIE_SENSITIVE and closure not in (None, partition):
             state = None  # one prefix closure only: another PARTITION BY keeps its rows
         if state is None:
-            return Reach(partition, order, unbounded=True), None
+            return Reach(partition, order, unbounded=True, **ahead), None
     back: dict = {}
     if isinstance(func, RANKING):
         pass  # ranks count the rows before: all in the state or the retained rows
@@ -87,9 +96,7 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
     elif start.kind == "unbounded" and end.kind == "offset" and end.side == "preceding":
         # the rows between the frame's end and the cut stay, so every evicted row is in the frame
         back = {"rows": end.rows or 0} if call.frame.kind == "rows" else {"micros": end.micros or 0}
-    if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
-        back.update({"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0})
-    return Reach(partition, order, **back), state
+    return Reach(partition, order, **back, **ahead), state
 
 
 def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
@@ -265,11 +272,18 @@ _MIRROR_FUNCTION = {exp.FirstValue: exp.LastValue, exp.LastValue: exp.FirstValue
 _SYMMETRIC = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 
 
-def _interval(micros: int) -> str:
+def _unit(micros: List[int]) -> Tuple[str, int]:
+    """One unit for a frame's interval bounds: Spark refuses bounds of different interval types."""
     for unit, size in (("DAYS", 86_400_000_000), ("HOURS", 3_600_000_000), ("MINUTES", 60_000_000)):
-        if micros % size == 0:
-            return f"INTERVAL '{micros // size}' {unit}"
-    return f"INTERVAL '{micros // 1_000_000}' SECONDS"
+        if all(m % size == 0 for m in micros):
+            return unit, size
+    return "SECONDS", 1_000_000
+
+
+def _interval(micros: int, unit: Tuple[str, int]) -> str:
+    name, size = unit
+    value = f"{micros / size:.6f}".rstrip("0").rstrip(".") if micros % size else str(micros // size)
+    return f"INTERVAL '{value}' {name}"
 
 
 def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
@@ -298,13 +312,14 @@ def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
             if start.kind == "unbounded":
                 continue  # mirrored, the frame would end in UNBOUNDED FOLLOWING: never closes
             kind = call.frame.kind.upper()
+            unit = _unit([b.micros for b in (start, end) if b.micros is not None])
 
             def bound(b) -> str:
                 if b.kind == "current":
                     return "CURRENT ROW"
                 if b.kind == "unbounded":
                     return "UNBOUNDED PRECEDING"
-                value = str(b.rows) if b.rows is not None else _interval(b.micros)
+                value = str(b.rows) if b.rows is not None else _interval(b.micros, unit)
                 return f"{value} {_MIRROR_SIDE[b.side].upper()}"
 
             mirrored = f"{kind} BETWEEN {bound(end)} AND {bound(start)}"
