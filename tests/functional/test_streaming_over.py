@@ -129,8 +129,11 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
          "depends on the whole partition"),
         ("select * from (select ts, stock, lag(price) over (partition by stock order by ts) as p from {{ source('raw', 'ticks') }}) "
          "join {{ source('raw', 'ticks') }} using (ts)", "ticks 2 times; a stream is consumed once"),
+        ("with priced as (select * from {{ source('raw', 'ticks') }} where price > 0) "
+         "select ts, lag(price) over (order by ts) as p from priced",
+         "the SELECT with the window functions reads the CTE `priced`"),
     ],
-    ids=["order-not-watermark", "unbounded-following", "descending", "whole-partition", "self-join"],
+    ids=["order-not-watermark", "unbounded-following", "descending", "whole-partition", "self-join", "cte"],
 )
 def test_over_windows_streaming_cannot_maintain_are_refused(project, select, message):
     setup(project, {})

@@ -116,6 +116,13 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
             "join or subquery in its FROM) for its rows to be kept as state; fix: move the rest to a "
             "downstream model"
         )
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    if not source.this.db and source.this.name.lower() in ctes:
+        raise AnalysisError(
+            f"the SELECT with the window functions reads the CTE `{source.this.name}`, but its rows are kept "
+            "as state as the upstream table gives them; fix: compute the CTE in an upstream model, or read "
+            "the upstream table directly in that SELECT"
+        )
     for call in calls:
         if call.order_by and call.order_by[0][1]:
             raise AnalysisError(
