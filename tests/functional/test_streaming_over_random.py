@@ -476,14 +476,19 @@ def test_random_scenarios_can_fail(seed):
         assert 0 < len(final) < len(kept), (spec.name, len(final), len(kept))
 
 
+def stream_table(project, spark) -> str:
+    """The empty streamed source `ev_stream` of the regression cases below; returns the schema."""
+    spark.sql(f"create database if not exists {project.schema}")
+    spark.sql(f"create table {project.schema}.ev_stream (id int, k string, v int, ts timestamp) using parquet")
+    project.write("models/sources.yml", sources_yml("ev_stream"))
+    return project.schema
+
+
 def test_lag_lead_ignore_nulls_stream_like_batch(project, spark):
     """LAG(v) IGNORE NULLS of a row whose previous non-NULL value is more than 1 row back, and
     LEAD(v) IGNORE NULLS of rows whose next non-NULL value arrives in a later delivery (after
     their next row closed): in both emit modes the values must be those of the batch view."""
-    schema = project.schema
-    spark.sql(f"create database if not exists {schema}")
-    spark.sql(f"create table {schema}.ev_stream (id int, k string, v int, ts timestamp) using parquet")
-    project.write("models/sources.yml", sources_yml("ev_stream"))
+    schema = stream_table(project, spark)
     sql = (
         "select id, lag(v) ignore nulls over (order by ts, id) as prev_v, "
         "lead(v) ignore nulls over (order by ts, id) as next_v, ts from " + STREAM_SOURCE
@@ -494,12 +499,9 @@ def test_lag_lead_ignore_nulls_stream_like_batch(project, spark):
     row = lambda i, v, minute: {"id": i, "k": "a", "v": v, "ts": minute * o.MINUTE}
     # 00:01 v=10, then two NULLs; after the first run W = 00:03, and the state keeps 1 row back
     spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(1, 10, 1), row(2, None, 2), row(3, None, 3)])}")
-    try:
-        project.dbt("run")
-        spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(4, 4, 10), row(5, 5, 11)])}")
-        project.dbt("run")
-    except AssertionError as exc:
-        pytest.fail(f"dbt run failed: {exc}")
+    project.dbt("run")
+    spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(4, 4, 10), row(5, 5, 11)])}")
+    project.dbt("run")
     at = lambda minute: o.to_datetime(minute * o.MINUTE)
     # (id, prev_v, next_v, ts), as the batch view (and DuckDB) computes them over all 5 rows
     expected = [(1, None, 4, at(1)), (2, 10, 4, at(2)), (3, 10, 4, at(3)), (4, 10, 5, at(10)), (5, 4, None, at(11))]
@@ -511,10 +513,7 @@ def test_lag_lead_ignore_nulls_stream_like_batch(project, spark):
 def test_on_update_revises_unbounded_frames_ending_following(project, spark):
     """LAST_VALUE over ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING is the next row's value:
     a new row at 00:03 must revise the 00:02 row, as LEAD would."""
-    schema = project.schema
-    spark.sql(f"create database if not exists {schema}")
-    spark.sql(f"create table {schema}.ev_stream (id int, k string, v int, ts timestamp) using parquet")
-    project.write("models/sources.yml", sources_yml("ev_stream"))
+    schema = stream_table(project, spark)
     project.model(
         "upto_next",
         "{{ config(materialized='window_view', execution='streaming', emit='on_update', "
@@ -524,26 +523,19 @@ def test_on_update_revises_unbounded_frames_ending_following(project, spark):
     )
     row = lambda i, v, minute: {"id": i, "k": "a", "v": v, "ts": minute * o.MINUTE}
     at = lambda minute: o.to_datetime(minute * o.MINUTE)
-    try:
-        spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(1, 10, 1), row(2, 20, 2)])}")
-        project.dbt("run")
-        first = project.rows("upto_next", "id")
-        spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(3, 30, 3)])}")
-        project.dbt("run")
-    except AssertionError as exc:
-        pytest.fail(f"dbt run failed: {exc}")
-    if first != [(1, 20, at(1)), (2, 20, at(2))]:
-        pytest.fail(f"first run: {first}")
+    spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(1, 10, 1), row(2, 20, 2)])}")
+    project.dbt("run")
+    first = project.rows("upto_next", "id")
+    spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(3, 30, 3)])}")
+    project.dbt("run")
+    assert first == [(1, 20, at(1)), (2, 20, at(2))]
     assert project.rows("upto_next", "id") == [(1, 20, at(1)), (2, 30, at(2)), (3, 30, at(3))]
 
 
 def test_descending_range_frame_mirror(project, spark):
     """SUM over ORDER BY ts DESC RANGE BETWEEN 120 minutes PRECEDING AND 30 minutes PRECEDING: the
     rows 30 minutes to 2 hours later, streamed as the mirrored ascending frame."""
-    schema = project.schema
-    spark.sql(f"create database if not exists {schema}")
-    spark.sql(f"create table {schema}.ev_stream (id int, k string, v int, ts timestamp) using parquet")
-    project.write("models/sources.yml", sources_yml("ev_stream"))
+    schema = stream_table(project, spark)
     project.model(
         "later",
         "{{ config(materialized='window_view', execution='streaming', emit='on_window_close', "
@@ -554,10 +546,7 @@ def test_descending_range_frame_mirror(project, spark):
     minutes = [0, 30, 60, 90, 120, 180]
     rows = [{"id": i + 1, "k": "a", "v": 2 ** i, "ts": m * o.MINUTE} for i, m in enumerate(minutes)]
     spark.sql(f"insert into {schema}.ev_stream {o.values_sql(rows)}")
-    try:
-        project.dbt("run")
-    except AssertionError as exc:
-        pytest.fail(f"dbt run failed: {exc}")
+    project.dbt("run")
     at = lambda minute: o.to_datetime(minute * o.MINUTE)
     # W = 03:00 closes the rows whose frame (up to 2 hours later) has passed: up to 01:00
     assert project.rows("later", "id") == [(1, 30, at(0)), (2, 28, at(30)), (3, 56, at(60))]

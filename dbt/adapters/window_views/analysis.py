@@ -171,6 +171,14 @@ def tvf_markers(sql: str) -> List[str]:
     return [f"{kind}({args})" for kind, args in MARKER.findall(sql)]
 
 
+def unqualified(node: exp.Expression) -> str:
+    """An expression without table qualifiers, as it reads over the upstream table itself."""
+    node = node.copy()
+    for column in node.find_all(exp.Column):
+        column.set("table", None)
+    return node.sql("spark")
+
+
 def _unquote(name: str) -> str:
     return name.strip("`").lower()
 

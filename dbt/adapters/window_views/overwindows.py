@@ -54,10 +54,7 @@ class OverPlan:
 
 
 def _unqualified(sql: str) -> str:
-    node = analysis.parse(sql)
-    for column in node.find_all(exp.Column):
-        column.set("table", None)
-    return node.sql("spark")
+    return analysis.unqualified(analysis.parse(sql))
 
 
 def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tuple[Reach, Optional[prefix.PrefixCall]]:

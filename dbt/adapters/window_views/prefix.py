@@ -116,12 +116,7 @@ def classify(index: int, call: OverCall, partition_by: Tuple[str, ...], order_by
 
 
 def _unqualified(node: exp.Expression) -> str:
-    if isinstance(node, exp.Star):
-        return "1"
-    node = node.copy()
-    for column in node.find_all(exp.Column):
-        column.set("table", None)
-    return node.sql("spark")
+    return "1" if isinstance(node, exp.Star) else analysis.unqualified(node)  # COUNT(*) counts rows
 
 
 def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:

@@ -507,10 +507,8 @@ class BatchWriter:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         keep = overwindows.KEEP
         flagged = spark.sql(sql).selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
-        if not states:
-            flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
-            return
-        flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
+        if states:
+            flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
         try:
             flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
             evicted = f"{self.plan.view}_evicted"
