@@ -120,12 +120,12 @@ def refuse(name):
 
 
 def test_good_models_compile_without_running_anything(project, monkeypatch):
-    from dbt.adapters.window_views import streaming
     from dbt.adapters.window_views.impl import WindowViewsAdapter
+    from dbt.adapters.window_views.streaming import runner
 
-    for name in ("run_streaming_window_view", "plan_window_view"):
+    for name in ("run_stream", "batch_statement"):
         monkeypatch.setattr(WindowViewsAdapter, name, refuse(name))
-    monkeypatch.setattr(streaming, "run", refuse("streaming.run"))
+    monkeypatch.setattr(runner, "run", refuse("runner.run"))
     write_models(project, GOOD)
     project.model("appended", f"{{{{ config(materialized='incremental', incremental_strategy='append') }}}}\nselect * from {TICKS}")
     result = project.dbt("compile")
@@ -140,7 +140,7 @@ def test_good_models_compile_without_running_anything(project, monkeypatch):
 def test_run_and_build_fail_at_compile_before_the_materialization(project, monkeypatch):
     from dbt.adapters.window_views.impl import WindowViewsAdapter
 
-    for name in ("validate_window_view", "run_streaming_window_view", "plan_window_view"):
+    for name in ("window_view_plan", "run_stream", "batch_statement"):
         monkeypatch.setattr(WindowViewsAdapter, name, refuse(name))
     cases = {name: BAD[name] for name in ("stream_order", "stream_no_watermark", "eowc_order")}
     write_models(project, cases)

@@ -1,7 +1,7 @@
 """Crash and restart of execution='streaming' window views, in real separate dbt processes.
 
 A micro-batch is killed (os._exit(137), as kill -9 would) at each point of its commit protocol
-(DBT_WINDOW_VIEWS_FAULT = staged | ready | published), for a TUMBLE model of each emit mode; the
+(DBT_WINDOW_VIEWS_FAULT = staged | ready | published, tests/support/faults.py), for a TUMBLE model of each emit mode; the
 next `dbt run` must finish the batch so that the table and the late table equal those of twin
 models that ran the same deliveries uninterrupted (nothing lost, nothing twice), and equal a
 Python replay of the streaming semantics. Then: a run with no new data changes no file; a model
@@ -37,6 +37,7 @@ from conftest import sources_yml, spark_params
 duckdb = pytest.importorskip("duckdb")
 
 SCHEMA = "crash"
+SUPPORT = Path(__file__).resolve().parents[1] / "support"
 FAULTS = ("staged", "ready", "published")
 EMITS = {"eowc": "on_window_close", "upd": "on_update"}
 SIZE, DELAY = 10 * o.MINUTE, 5 * o.MINUTE
@@ -59,6 +60,9 @@ from pathlib import Path
 
 plan = json.loads(Path(sys.argv[1]).read_text())
 project = Path(plan["project"])
+sys.path.insert(0, plan["support"])
+import faults
+faults.install()
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
 # the settings the adapter itself would use: the embedded defaults under target/ + the profile's
@@ -209,7 +213,7 @@ class Processes:
         plan = self.project.parent / f"plan{self.count}.json"
         log = self.project.parent / f"log{self.count}.json"
         plan.write_text(json.dumps({
-            "project": str(self.project), "spark_params": spark_params(self.home),
+            "project": str(self.project), "spark_params": spark_params(self.home), "support": str(SUPPORT),
             "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps,
         }))
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}

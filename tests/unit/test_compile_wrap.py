@@ -11,8 +11,11 @@ from dbt.adapters.window_views import compile_checks
 BAD = "select ts, lag(price) over (order by seq) as p from s.ticks"
 
 
-def node(materialized="window_view", sql=BAD, **config):
-    cfg = {"materialized": materialized, "execution": "streaming", "watermark": {"column": "ts"}, **config}
+STREAMING = {"execution": "streaming", "watermark": {"column": "ts"}}
+
+
+def node(materialized="window_view", sql=BAD, config=STREAMING):
+    cfg = {"materialized": materialized, **config}
     return SimpleNamespace(
         name="m", resource_type="model", original_file_path="models/m.sql", compiled_code=sql,
         config=SimpleNamespace(materialized=materialized, to_dict=lambda omit_none=True: cfg),
@@ -39,9 +42,20 @@ def test_a_bad_model_is_a_compilation_error_naming_it():
     assert str(err.value).startswith("Compilation Error in model m (models/m.sql)\n  window_view model 'm': `LAG(price)")
 
 
-@pytest.mark.parametrize("checked", [node(materialized="table"), node(sql=None)])
+@pytest.mark.parametrize("checked", [node(materialized="table", config={}), node(sql=None)])
 def test_other_nodes_are_not_checked(checked):
     compile_checks.check_node(compiler(), checked, None)
+
+
+@pytest.mark.parametrize("key, value", [("emit", "on_window_close"), ("watermark", {"column": "ts"}), ("late_data", "drop")])
+def test_window_view_keys_on_another_materialization_are_refused(key, value):
+    with pytest.raises(CompilationError) as err:
+        compile_checks.check_node(compiler(), node(materialized="table", config={key: value}), None)
+    assert str(err.value).startswith(
+        f"Compilation Error in model m (models/m.sql)\n  model 'm': config '{key}' only applies to "
+        f"materialized='window_view', and this model is materialized='table'; fix: set materialized='window_view', "
+        f"or remove '{key}'"
+    )
 
 
 def test_other_adapters_are_not_checked():

@@ -47,5 +47,5 @@ def test_dbt_and_spark_keys_are_known():
 def test_errors_name_model_key_and_fix(config, message):
     with pytest.raises(ConfigError) as info:
         parse(**config)
-    assert str(info.value).startswith("window_view model 'm': config '")
-    assert message in str(info.value)
+    assert info.value.msg.startswith("window_view model 'm': config '")
+    assert message in info.value.msg

@@ -10,7 +10,8 @@ from typing import Any, Dict, Mapping, Optional
 from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.spark.impl import SparkConfig
 
-from dbt.adapters.window_views.intervals import Interval, IntervalError
+from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
+from dbt.adapters.window_views.intervals import Interval
 
 EXECUTIONS = ("batch", "streaming")
 EMITS = ("on_update", "on_window_close")
@@ -44,8 +45,23 @@ def _known_keys() -> frozenset:
 KNOWN_KEYS = _known_keys()
 
 
-class ConfigError(ValueError):
-    """A window_view config that cannot run; the message names the model, the key and the fix."""
+# a window_view config that cannot run; the message names the model, the key and the fix
+ConfigError = ModelConfigError
+# dbt-spark layout keys the streaming runner cannot honour: it lays out its own files
+STREAMING_LAYOUT_KEYS = ("partition_by", "clustered_by", "buckets")
+
+
+def reject_window_view_keys(model: str, materialized: str, config: Mapping[str, Any]) -> None:
+    """A window_view key on another materialization would be silently ignored: refuse it."""
+    for key in WINDOW_VIEW_KEYS:
+        if config.get(key) is not None:
+            raise ModelConfigError(
+                model,
+                key,
+                f"only applies to materialized='window_view', and this model is materialized='{materialized}'",
+                f"fix: set materialized='window_view', or remove '{key}'",
+                label="model",
+            )
 
 
 @dataclass(frozen=True)
@@ -79,11 +95,12 @@ class WindowViewConfig:
     trigger: Trigger
     checkpoint_location: Optional[str]
     file_format: str
+    location_root: Optional[str] = None
 
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
-        def fail(key: str, problem: str, fix: str) -> ConfigError:
-            return ConfigError(f"window_view model '{model}': config '{key}' {problem}; {fix}")
+        def fail(key: str, problem: str, fix: str) -> ModelConfigError:
+            return ModelConfigError(model, key, problem, fix)
 
         def choice(key: str, allowed: tuple, default: str) -> str:
             value = config.get(key)
@@ -153,7 +170,24 @@ class WindowViewConfig:
         if checkpoint is not None and (not isinstance(checkpoint, str) or not checkpoint.strip()):
             raise fail("checkpoint_location", f"= {checkpoint!r} is not a path", "give a directory path or URI")
 
-        return cls(execution, emit, watermark, late_data, trigger, checkpoint, file_format)
+        if execution == "streaming":
+            if file_format != "parquet":
+                raise fail(
+                    "file_format",
+                    f"= {file_format!r} cannot be used: execution='streaming' writes parquet files through its own "
+                    f"commit protocol, not file_format '{file_format}'",
+                    "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
+                )
+            for key in STREAMING_LAYOUT_KEYS:
+                if config.get(key):
+                    raise fail(
+                        key,
+                        "is not supported with execution='streaming', whose files are grouped by day of window_end "
+                        "so that a run rewrites only the days that changed",
+                        f"fix: remove '{key}'",
+                    )
+
+        return cls(execution, emit, watermark, late_data, trigger, checkpoint, file_format, config.get("location_root"))
 
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in the docs)."""

@@ -16,12 +16,14 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import analysis, emit, overwindows, panes, storage, streaming
+from dbt.adapters.window_views import batch, panes
 from dbt.adapters.window_views.__version__ import version
-from dbt.adapters.window_views.config import ConfigError, WindowViewConfig, WindowViewsConfig
+from dbt.adapters.window_views.config import WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
+from dbt.adapters.window_views.errors import ModelConfigError, StorageError
+from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.session import embedded_defaults, remote_url, spark_session
-from dbt.adapters.window_views.watermark import batch_watermark
+from dbt.adapters.window_views.streaming import runner
 
 logger = AdapterLogger("WindowViews")
 _TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
@@ -65,12 +67,11 @@ class WindowViewsAdapter(SparkAdapter):
         )
 
     @available
-    def validate_window_view(self, model_name: str, config: Mapping[str, Any]) -> None:
-        """Check a window_view's config; a bad key or value is a compilation error."""
-        try:
-            WindowViewConfig.from_model(model_name, dict(config))
-        except ConfigError as exc:
-            raise CompilationError(str(exc)) from exc
+    def window_view_plan(
+        self, model_name: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]]
+    ) -> WindowViewPlan:
+        """The model's plan (plan.py): every check that needs no Spark, the same one `dbt compile` ran."""
+        return WindowViewPlan.from_model(model_name, compiled_sql, config, upstream)
 
     @available
     def plan_window_aggregate(self, relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
@@ -84,38 +85,9 @@ class WindowViewsAdapter(SparkAdapter):
         return plan
 
     @available
-    def plan_window_view(self, model_name: str, compiled_sql: str, config: Mapping[str, Any]) -> Dict[str, Any]:
+    def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:
         """The statement that builds a batch window view, and the metadata to record with it."""
-        parsed = WindowViewConfig.from_model(model_name, dict(config))
-        properties = parsed.properties()
-        windows = analysis.tvf_markers(compiled_sql)
-        try:
-            tree = analysis.parse(compiled_sql)
-            over = [call.sql for call in analysis.over_calls(tree) if not call.generated]
-        except analysis.AnalysisError:
-            tree, over = None, []  # Spark parses what sqlglot cannot; batch on_update does not need it
-        if windows:
-            properties["window_views.windows"] = "; ".join(windows)
-        if over:
-            properties["window_views.over_windows"] = "; ".join(over)
-        sql = compiled_sql
-        if parsed.emit == "on_window_close":
-            assert parsed.watermark is not None
-            try:
-                tree = tree if tree is not None else analysis.parse(compiled_sql)
-                reached = batch_watermark(self, tree, parsed.watermark)
-                # descending frames over the watermark column close once mirrored to ascending ones
-                ascending = tree.sql("spark") if overwindows.ascending(tree, parsed.watermark.column) else compiled_sql
-                sql = emit.close_filter(ascending, parsed.watermark.column, reached.micros, self._output_columns(compiled_sql))
-            except analysis.AnalysisError as exc:
-                raise CompilationError(f"window_view model '{model_name}': {exc}") from exc
-            properties["window_views.watermark_reached"] = reached.describe()
-        summary = ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items())
-        return {"sql": sql, "properties": properties, "summary": f"Window view ({summary})"}
-
-    def _output_columns(self, sql: str) -> List[str]:
-        _, table = self.execute(f"describe query {sql}", fetch=True)
-        return [row[0] for row in table.rows]
+        return batch.statement(self, plan)
 
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
@@ -156,49 +128,33 @@ class WindowViewsAdapter(SparkAdapter):
         path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
     @available
-    def run_streaming_window_view(
-        self,
-        model_name: str,
-        compiled_sql: str,
-        config: Mapping[str, Any],
-        relation: Any,
-        upstream: Sequence[Mapping[str, Any]],
-        full_refresh: bool,
-        run_id: str,
-    ) -> Dict[str, Any]:
-        """Run an execution='streaming' window view as a Structured Streaming query (see streaming.py)."""
-        parsed = WindowViewConfig.from_model(model_name, dict(config))
+    def run_stream(self, plan: WindowViewPlan, relation: Any, full_refresh: bool, run_id: str) -> Dict[str, Any]:
+        """Run an execution='streaming' window view as a Structured Streaming query (streaming/)."""
+        model, stream = plan.model, plan.stream
         creds = self.config.credentials
         if creds.method != SparkConnectionMethod.SESSION:
-            raise CompilationError(
-                f"window_view model '{model_name}': execution='streaming' drives a Structured Streaming query "
-                f"through a SparkSession, which `method: {creds.method}` does not give; fix: use method: session "
-                "(in-process, spark.master for a cluster, or spark.remote for Spark Connect), or execution='batch'"
+            raise ModelConfigError(
+                model,
+                "execution",
+                f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
+                f"`method: {creds.method}` does not give",
+                "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
+                "Connect), or execution='batch'",
+            )
+        if stream.over and stream.over.unbounded:
+            logger.warning(
+                f"window_view model '{model}': {'; '.join(stream.over.unbounded)} read(s) the whole partition "
+                "in a way no per-partition summary serves, so its streaming state keeps every row of it; "
+                "SUM/COUNT/AVG/MIN/MAX/FIRST_VALUE from UNBOUNDED PRECEDING and ranking functions keep a summary"
             )
         spark = spark_session(creds.server_side_parameters)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
         try:
-            streaming.check_layout(model_name, config)
-            streaming.check_upstream(model_name, upstream)
-            plan = streaming.plan(model_name, compiled_sql, parsed)
-            if plan.over and plan.over.unbounded:
-                logger.warning(
-                    f"window_view model '{model_name}': {'; '.join(plan.over.unbounded)} read(s) the whole partition "
-                    "in a way no per-partition summary serves, so its streaming state keeps every row of it; "
-                    "SUM/COUNT/AVG/MIN/MAX/FIRST_VALUE from UNBOUNDED PRECEDING and ranking functions keep a summary"
-                )
-            table = self._streaming_location(spark, relation, config)
-            where = streaming.Locations(
-                table=table,
-                late=table.with_name(table.name + "__late"),
-                checkpoint=storage.local_path(parsed.checkpoint_location) if parsed.checkpoint_location else table / "_wv_checkpoint",
-            )
-            result = streaming.run(spark, plan, str(relation), str(late_relation), where, run_id, bool(full_refresh))
-        except (streaming.StreamingError, storage.StorageError) as exc:
-            raise CompilationError(str(exc)) from exc
-        kind = "window_views.windows" if plan.window else "window_views.over_windows"
-        properties = {**parsed.properties(), **result.properties, kind: plan.describe()}
-        summary = ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items())
+            where = runner.locations(spark, stream, relation.schema, relation.identifier)
+        except StorageError as exc:
+            raise ModelConfigError(model, "location_root", str(exc), "fix: use a file: path") from exc
+        result = runner.run(spark, stream, str(relation), str(late_relation), where, run_id, bool(full_refresh))
+        properties = {**plan.properties(), **result.properties}
         response = StreamingAdapterResponse(
             _message=result.message(),
             code="STREAM",
@@ -207,18 +163,10 @@ class WindowViewsAdapter(SparkAdapter):
             rows_in=result.rows_in,
             rows_out=result.rows_out,
             late_rows=result.late,
-            watermark=streaming.describe_micros(result.watermark),
+            watermark=runner.describe_micros(result.watermark),
         )
         return {
             "response": response,
-            "plan": {"properties": properties, "summary": f"Window view ({summary})"},
-            "late_relation": late_relation if parsed.late_data == "table" else None,
+            "plan": {"properties": properties, "summary": summary(properties)},
+            "late_relation": late_relation if plan.config.late_data == "table" else None,
         }
-
-    def _streaming_location(self, spark: Any, relation: Any, config: Mapping[str, Any]) -> Path:
-        """Where the table's files go: location_root/<alias>, else the schema's directory."""
-        root = config.get("location_root")
-        if root:
-            return storage.local_path(root.rstrip("/")) / relation.identifier
-        database = spark.catalog.getDatabase(relation.schema)
-        return storage.local_path(database.locationUri) / relation.identifier

@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from dbt.adapters.window_views.errors import IntervalError
+
 UNIT_MICROS = {
     "second": 1_000_000,
     "minute": 60_000_000,
@@ -13,10 +15,6 @@ UNIT_MICROS = {
 }
 _INTERVAL = re.compile(r"^\s*([+-]?)\s*(\d{1,12})\s+(second|minute|hour|day)s?\s*$", re.IGNORECASE)
 ALLOWED = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'"
-
-
-class IntervalError(ValueError):
-    """An interval that is not '<n> <unit>' or not allowed where it is used."""
 
 
 @dataclass(frozen=True)

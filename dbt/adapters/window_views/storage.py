@@ -18,11 +18,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 from urllib.parse import urlparse
 
+from dbt.adapters.window_views.errors import StorageError
+
 STAGING = "_wv_staging"
-
-
-class StorageError(ValueError):
-    """A location the streaming runner cannot manage."""
+BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
 
 
 def local_path(location: str) -> Path:
@@ -67,6 +66,14 @@ def data_files(table: Path, bucket: Optional[str] = None) -> List[Path]:
 
 def staging_dir(table: Path, batch: int) -> Path:
     return table / STAGING / str(batch)
+
+
+def staged_files(staging: Path) -> List[Path]:
+    return sorted(staging.glob(f"{BUCKET}=*/*.parquet"))
+
+
+def staged_buckets(staging: Path) -> List[str]:
+    return sorted(p.name.split("=", 1)[1] for p in staging.glob(f"{BUCKET}=*"))
 
 
 def _batch_of(name: str) -> Optional[int]:

@@ -1,0 +1,31 @@
+"""execution='batch': the statement that builds the table from all input, and the metadata to
+record with it. on_window_close keeps what the watermark, computed from the inputs, has closed."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List
+
+from dbt.adapters.window_views import analysis, emit
+from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.watermark import batch_watermark
+
+
+def _output_columns(adapter: Any, sql: str) -> List[str]:
+    _, table = adapter.execute(f"describe query {sql}", fetch=True)
+    return [row[0] for row in table.rows]
+
+
+def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
+    """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
+    properties = plan.properties()
+    sql = plan.sql
+    if plan.close_sql is not None:
+        watermark = plan.config.watermark
+        try:
+            reached = batch_watermark(adapter, analysis.parse(plan.sql), watermark)
+            sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql))
+        except AnalysisError as exc:
+            raise ModelSqlError.from_analysis(plan.model, exc, "see the README on emit='on_window_close'") from exc
+        properties["window_views.watermark_reached"] = reached.describe()
+    return {"sql": sql, "properties": properties, "summary": summary(properties)}

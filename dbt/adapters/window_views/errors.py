@@ -1,0 +1,64 @@
+"""Every error a window view shows its user, in one module.
+
+Two kinds reach dbt, each naming the model and what to do:
+- `ModelConfigError` and `ModelSqlError` are CompilationErrors: the model cannot run as written
+  (a config key, the SQL, an upstream). They are raised while the plan is built, so `dbt compile`
+  and the materialization fail the same way, before anything runs.
+- `StreamFailure` is a DbtRuntimeError: a streaming run that met something at run time (its
+  checkpoint, its files, Spark) names the micro-batch and the file where it can, and how to recover.
+
+The pure modules (analysis, intervals, panes, tvf) raise plain `ValueError` subclasses without a
+model name; the plan wraps them into the errors above.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from dbt_common.exceptions import CompilationError, DbtRuntimeError
+
+
+class ModelConfigError(CompilationError):
+    """A config key of a window_view model with a value it cannot run with."""
+
+    def __init__(self, model: str, key: str, problem: str, fix: str, label: str = "window_view model") -> None:
+        self.model, self.key = model, key
+        super().__init__(f"{label} '{model}': config '{key}' {problem}; {fix}")
+
+
+class ModelSqlError(CompilationError):
+    """A window_view model whose SQL, windows or inputs the chosen execution cannot honour."""
+
+    def __init__(self, model: str, problem: str, fix: str) -> None:
+        self.model = model
+        fix = fix if fix.startswith("fix: ") else f"fix: {fix}"
+        super().__init__(f"window_view model '{model}': {problem}; {fix}")
+
+    @classmethod
+    def from_analysis(cls, model: str, exc: ValueError, fix: str) -> "ModelSqlError":
+        """An analysis error (whose text may end in its own "; fix: ...") for this model."""
+        problem, _, own_fix = str(exc).partition("; fix: ")
+        return cls(model, problem, own_fix or fix)
+
+
+class StreamFailure(DbtRuntimeError):
+    """A streaming run stopped by its state, its files or Spark; nothing committed is lost."""
+
+    def __init__(
+        self, model: str, problem: str, recovery: str, batch: Optional[int] = None, path: Optional[str] = None
+    ) -> None:
+        self.model, self.batch, self.path = model, batch, path
+        where = "".join([f" (micro-batch {batch})" if batch is not None else "", f" at {path}" if path else ""])
+        super().__init__(f"window_view model '{model}'{where}: {problem}; fix: {recovery}")
+
+
+class AnalysisError(ValueError):
+    """SQL the plugin cannot analyse or cannot run with the requested semantics."""
+
+
+class IntervalError(ValueError):
+    """An interval that is not '<n> <unit>' or not allowed where it is used."""
+
+
+class StorageError(ValueError):
+    """A location the streaming runner cannot manage."""

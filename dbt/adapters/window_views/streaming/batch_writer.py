@@ -1,0 +1,113 @@
+"""The foreachBatch function: one micro-batch, idempotent for its batch id.
+
+1. classify the new rows against W, the watermark reached by the previous batch: a row whose
+   first window is closed (over windows: whose ORDER BY value is at or before W) is late, and
+   goes to the late table or is dropped, always counted;
+2. add the others to the retained input: the rows that a result still to be written needs;
+3. run the model SQL over the retained rows (model_query.py), keeping what the batch changed
+   (on_update) or closed (on_window_close), and stage it (output.py);
+4. record the batch READY, publish its staged files, commit it (commits.py);
+5. forget the rows no later result needs (state.py), and the state the commit replaced.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
+from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
+from dbt.adapters.window_views.streaming.output import Output
+from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.state import State
+
+
+def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> str:
+    """SQL over `_wv_t` (event time, micros): whether a new row is late at watermark `w_prev`."""
+    window = plan.window
+    if window is not None:
+        # a row without event time is in no window, in batch as in streaming
+        return "false" if w_prev is None else f"_wv_t is not null and {window.late('_wv_t', w_prev)}"
+    # over windows: a row at or before W would come before rows already emitted; one without
+    # event time has no place in the order at all, so it is kept aside too
+    return "_wv_t is null" if w_prev is None else f"(_wv_t is null or _wv_t <= {w_prev})"
+
+
+class BatchWriter:
+    def __init__(self, plan: StreamPlan, where: Locations, log: CommitLog, schema: Any) -> None:
+        self.plan = plan
+        self.where = where
+        self.log = log
+        self.schema = schema  # the model's output columns
+
+    def __call__(self, df: Any, batch_id: int) -> None:
+        if self.log.committed(batch_id):
+            return  # a replay of a batch that completed
+        previous = self.log.last(before=batch_id) or {}
+        ready = self.log.ready(batch_id)
+        if ready is None:
+            ready = self._stage(df, batch_id, previous)
+            self.log.mark_ready(batch_id, ready)
+        storage.publish(self.where.table, batch_id, ready["replaced_buckets"])
+        storage.publish(self.where.late, batch_id)
+        self.log.commit(batch_id, ready)
+        self.log.clean(batch_id, previous.get("state"), ready["state"])
+
+    def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
+        spark = df.sparkSession
+        plan, window = self.plan, self.plan.window
+        w_prev: Optional[int] = previous.get("watermark")
+        t = epoch_micros(f"`{plan.config.watermark.column}`")
+        rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr("*", f"{late_condition(plan, w_prev)} as _wv_late").persist()
+        retained = None
+        try:
+            stats = rows.selectExpr(
+                "count(*) as n",
+                "count_if(_wv_late) as late",
+                "min(if(_wv_late, null, _wv_t)) as tmin",
+                "max(if(_wv_late, null, _wv_t)) as tmax",
+            ).first()
+            if not stats.n:
+                return {key: previous.get(key) for key in ("watermark", "state")} | {
+                    "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
+            query = ModelQuery(plan, self.schema, df.columns)
+            if stats.late and plan.config.late_data == "table":
+                self._stage_late(rows.where("_wv_late"), query.columns, batch_id, w_prev)
+            holds = window.holds("_wv_t") if window else "true"
+            fresh = rows.where(f"not _wv_late and _wv_t is not null and {holds}").drop("_wv_late")
+            w_new = w_prev
+            if stats.tmax is not None:
+                reached = stats.tmax - plan.config.watermark.delay.micros
+                w_new = reached if w_prev is None else max(w_prev, reached)
+            state = State(plan, self.where, query)
+            retained = fresh.selectExpr("*", "true as _wv_new")
+            if previous.get("state"):
+                old = state.rows(spark, previous["state"], fresh.schema)
+                # cached: read several times below (without state, `rows` already is)
+                retained = old.selectExpr("*", "false as _wv_new").unionByName(retained).persist()
+            states = state.prefix_states(spark, fresh, previous.get("state"))
+            out, replaced = Output(plan, self.where, query).stage(
+                spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, states
+            )
+            state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+        finally:
+            if retained is not None:
+                retained.unpersist()
+            rows.unpersist()
+        return {
+            "watermark": w_new,
+            "state": str(batch_id),
+            "rows_in": stats.n,
+            "late": stats.late,
+            "rows_out": out,
+            "replaced_buckets": replaced,
+        }
+
+    def _stage_late(self, late_rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
+        """The late input rows as they came, with the batch and the watermark that judged them."""
+        judged_by = f"timestamp_micros({w_prev}L)" if w_prev is not None else "cast(null as timestamp)"
+        metadata = [f"{batch_id}L as _batch_id", f"{judged_by} as _watermark", f"'late' as {storage.BUCKET}"]
+        late_rows.selectExpr(*quoted(columns), *metadata).write.partitionBy(storage.BUCKET).mode(
+            "overwrite"
+        ).parquet(str(storage.staging_dir(self.where.late, batch_id)))

@@ -1,0 +1,59 @@
+"""The model's own SQL run over a micro-batch's rows: the rows go where the SQL reads its
+upstream table (a temp view), with the prefix state of their partitions beside them."""
+
+from __future__ import annotations
+
+from typing import Any, List, Sequence
+
+from dbt.adapters.window_views import prefix
+from dbt.adapters.window_views.streaming.plan import StreamPlan
+
+
+def quoted(columns: Sequence[str]) -> List[str]:
+    return [f"`{c}`" for c in columns]
+
+
+class ModelQuery:
+    def __init__(self, plan: StreamPlan, schema: Any, columns: Sequence[str]) -> None:
+        self.plan = plan
+        self.schema = schema  # the model's output columns
+        self.columns = list(columns)  # the upstream table's
+        self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
+
+    def as_input(self, rows: Any, *extra: str) -> None:
+        """Put `rows` where the model SQL reads its upstream table (the temp view)."""
+        rows.select(*quoted(self.columns), *extra).createOrReplaceTempView(self.plan.view)
+
+    def _sql_over(self, spark: Any, rows: Any, states: Sequence[Any]) -> str:
+        """Put `rows` (and the prefix states) in place; returns the SQL to run over them."""
+        if not states:
+            self.as_input(rows)
+            return self.plan.sql
+        view = f"{self.plan.view}_rows"
+        rows.select(*quoted(self.columns)).createOrReplaceTempView(view)
+        for g, state in enumerate(states):
+            state.createOrReplaceTempView(f"{view}_s{g}")
+        joined = prefix.joined_sql(
+            view, [f"{view}_s{g}" for g in range(len(states))], [p for p, _ in self.prefix_groups], self.plan.over.prefix
+        )
+        spark.sql(joined).createOrReplaceTempView(self.plan.view)
+        return self.plan.output_sql
+
+    def conform(self, result: Any) -> Any:
+        """The output of the rewritten SQL as the model's own: the state columns a `*` picked up
+        dropped, and names and types as the original calls give them."""
+        if not self.prefix_groups:
+            return result
+        columns = [c for c in result.columns if not c.lower().startswith("_wv_")]
+        fields = self.schema.fields
+        assert len(columns) == len(fields), (columns, fields)
+        renamed = result.select(*quoted(columns)).toDF(*[f.name for f in fields])
+        return renamed.select(*[renamed[i].cast(f.dataType).alias(f.name) for i, f in enumerate(fields)])
+
+    def rewritten(self, spark: Any, rows: Any, states: Sequence[Any], rewrite: Any) -> Any:
+        """The model over `rows`, its SQL first passed through `rewrite` (e.g. emit.closing_rows)."""
+        return self.conform(spark.sql(rewrite(self._sql_over(spark, rows, states))))
+
+    def compute(self, spark: Any, rows: Any, where: str, states: Sequence[Any] = ()) -> Any:
+        """The model over `rows`, keeping the output rows `where` holds."""
+        return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(where)

@@ -1,0 +1,118 @@
+"""A micro-batch's output, staged beside the table for the commit protocol to publish.
+
+on_window_close appends what the new watermark closed: final rows, written once. on_update
+recomputes every window (over windows: every row) a new row changes and replaces them, rewriting
+only the buckets (days of window_end or event time) that hold such rows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, List, Optional, Tuple
+
+from dbt.adapters.window_views import emit, overwindows, storage
+from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.streaming.model_query import ModelQuery
+from dbt.adapters.window_views.streaming.plan import StreamPlan
+
+WINDOW_START, WINDOW_END = epoch_micros("window_start"), epoch_micros("window_end")
+
+
+class Output:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery) -> None:
+        self.plan = plan
+        self.where = where
+        self.query = query
+
+    def stage(
+        self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
+        tmin: Optional[int], tmax: Optional[int], states: List[Any],
+    ) -> Tuple[int, List[str]]:
+        """Stage this batch's output files; returns the rows written and the buckets replaced.
+        `retained` holds the state's rows and the new ones (those in (tmin, tmax))."""
+        window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
+        closes = w_new is not None and w_new != w_prev
+        if window is None:
+            if self.plan.config.emit == "on_update":
+                return self._update_rows(spark, retained, tmin, staging, states)
+            if not closes:
+                return 0, []
+            column = self.plan.config.watermark.column
+            result = self.query.rewritten(spark, retained, states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new))
+            return self._append(spark, result, staging), []
+        session = window.kind == "session"
+        after = f"{WINDOW_END} > {w_prev}" if w_prev is not None else "true"
+        if self.plan.config.emit == "on_window_close":
+            if not closes:
+                return 0, []
+            rows = retained
+            if w_prev is not None and not session:
+                rows = rows.where(f"_wv_t >= {w_prev - window.span}")
+            result = self.query.compute(spark, rows, f"{after} and {WINDOW_END} <= {w_new}")
+            return self._append(spark, result, staging), []
+
+        # on_update: recompute every window a new row falls in, and replace those windows
+        if tmin is None:
+            return 0, []
+        if session:
+            region, rows = after, retained
+            low, high = w_prev, None
+        else:
+            lo, hi = tmin - window.span, tmax + window.span
+            rows = retained.where(f"_wv_t >= {lo} and _wv_t < {hi}")
+            region = f"{after} and {WINDOW_START} >= {lo} and {WINDOW_END} <= {hi}"
+            low, high = (lo if w_prev is None else max(lo, w_prev)), hi
+        result = self.query.compute(spark, rows, region)
+        return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
+
+    def _update_rows(
+        self, spark: Any, retained: Any, tmin: Optional[int], staging: Path, states: List[Any]
+    ) -> Tuple[int, List[str]]:
+        """Over windows, on_update: recompute every row from the first one a new row changes."""
+        if tmin is None:
+            return 0, []
+        cut = tmin
+        cut_sql = overwindows.update_cut_sql(self.plan.sql, self.plan.over)
+        if cut_sql is not None:
+            self.query.as_input(retained, "_wv_new")
+            affected = spark.sql(cut_sql).first()[0]
+            cut = tmin if affected is None else min(tmin, affected)
+        t = epoch_micros(f"`{self.plan.config.watermark.column}`")
+        region = f"{t} >= {cut}"
+        result = self.query.compute(spark, retained, region, states)
+        return self._upsert(spark, result, region, t, cut - 1, None, staging)
+
+    def _upsert(
+        self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
+    ) -> Tuple[int, List[str]]:
+        """Replace the output rows in `region` (SQL over output columns, with `key` in (low, high])
+        by `result`, rewriting only the buckets (days of `key`) that hold such rows: the result is
+        staged, then the rows of those buckets outside the region beside it."""
+        size = self.plan.bucket_micros
+        bucket = f"concat('b', cast(div({key} - pmod({key}, {size}), {size}) as string)) as {storage.BUCKET}"
+        touched = set()
+        for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
+            k = int(name[1:])
+            if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
+                touched.add(name)
+        result.selectExpr("*", bucket).write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
+        written = _staged_rows(spark, staging)
+        existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
+        if existing:
+            kept = spark.read.schema(result.schema).parquet(*existing).where(f"not coalesce({region}, false)")
+            kept.selectExpr("*", bucket).write.partitionBy(storage.BUCKET).mode("append").parquet(str(staging))
+        touched.update(storage.staged_buckets(staging))
+        return written, sorted(touched)
+
+    @staticmethod
+    def _append(spark: Any, result: Any, staging: Path) -> int:
+        """Stage rows that are final: emitted once, appended, never rewritten."""
+        result.selectExpr("*", f"'e' as {storage.BUCKET}").write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
+        return _staged_rows(spark, staging)
+
+
+def _staged_rows(spark: Any, staging: Path) -> int:
+    """Rows staged so far, from the parquet footers: cheaper than caching the result to count it."""
+    files = [str(f) for f in storage.staged_files(staging)]
+    return spark.read.parquet(*files).count() if files else 0

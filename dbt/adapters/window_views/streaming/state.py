@@ -1,0 +1,91 @@
+"""The rows a streaming window view keeps between micro-batches, and the prefix summaries of
+the rows it let go (prefix.py). Each committed batch names its state folder, so a replayed batch
+reads the state its first attempt read."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional
+
+from dbt.adapters.window_views import overwindows, prefix
+from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
+from dbt.adapters.window_views.streaming.plan import StreamPlan
+
+
+class State:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery) -> None:
+        self.plan = plan
+        self.where = where
+        self.query = query
+
+    def _rows_dir(self, state: str) -> str:
+        return str(self.where.state / "state" / state)
+
+    def _prefix_dir(self, state: str, group: int) -> str:
+        return str(self.where.state / "prefix" / state / f"g{group}")
+
+    def rows(self, spark: Any, state: str, schema: Any) -> Any:
+        return spark.read.schema(schema).parquet(self._rows_dir(state))
+
+    def prefix_states(self, spark: Any, rows: Any, state: Optional[str]) -> List[Any]:
+        """Per group of prefix calls, the summary of the rows evicted so far."""
+        if not self.query.prefix_groups:
+            return []
+        view = f"{self.plan.view}_evicted"
+        rows.select(*quoted(self.query.columns)).limit(0).createOrReplaceTempView(view)
+        states = []
+        for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
+            blank = spark.sql(prefix.aggregate_sql(view, g, partition_by, calls))
+            states.append(blank if state is None else spark.read.schema(blank.schema).parquet(self._prefix_dir(state, g)))
+        return states
+
+    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> None:
+        """Write the rows an open window or a frame still to come needs; over windows fold the
+        rows they evict into the prefix state."""
+        rows_dir = self._rows_dir(str(batch_id))
+        if self.plan.window is not None or w_new is None:
+            self._unclosed(retained, w_new).write.mode("overwrite").parquet(rows_dir)
+            for g, state in enumerate(states):
+                state.write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
+            return
+        spark = retained.sparkSession
+        self.query.as_input(retained)
+        if self.plan.config.emit == "on_update":
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new)
+        else:
+            sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
+        keep = overwindows.KEEP
+        flagged = spark.sql(sql).selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
+        if states:
+            flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
+        try:
+            flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
+            evicted = f"{self.plan.view}_evicted"
+            flagged.where(f"not {keep}").select(*quoted(self.query.columns)).createOrReplaceTempView(evicted)
+            for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
+                states[g].createOrReplaceTempView(f"{evicted}_old")
+                spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new")
+                merged = spark.sql(prefix.merge_sql(f"{evicted}_old", f"{evicted}_new", g, partition_by, calls))
+                merged.coalesce(1).write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
+        finally:
+            flagged.unpersist()
+
+    def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
+        """Window TVFs: the retained rows some open window needs."""
+        if w_new is None:
+            return retained
+        window = self.plan.window
+        if window.kind != "session":
+            return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
+        keys = ", ".join(quoted(window.partition_by))
+        part = f"partition by {keys}" if keys else ""
+        sessions = retained.selectExpr(
+            "*", f"case when _wv_t - lag(_wv_t) over ({part} order by _wv_t) <= {window.gap} then 0 else 1 end as _wv_new"
+        ).selectExpr(
+            "*", f"sum(_wv_new) over ({part} order by _wv_t rows between unbounded preceding and current row) as _wv_session"
+        )
+        group = f"partition by {keys + ', ' if keys else ''}_wv_session"
+        return sessions.selectExpr(
+            "*", f"max(_wv_t) over ({group}) + {window.gap} as _wv_session_end"
+        ).where(f"_wv_session_end > {w_new}").drop("_wv_new", "_wv_session", "_wv_session_end")
