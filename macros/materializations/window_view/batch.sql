@@ -1,0 +1,44 @@
+{#- execution='batch': build the table beside the current one, then swap it into place, so a
+    failure leaves the old table untouched. -#}
+{% macro _window_view_batch(plan) -%}
+  {%- set identifier = model['alias'] -%}
+  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
+  {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
+  {%- set intermediate_relation = target_relation.incorporate(path={'identifier': identifier ~ '__wv_tmp'}) -%}
+  {%- set backup_relation = target_relation.incorporate(path={'identifier': identifier ~ '__wv_backup'}) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- set built = adapter.batch_statement(plan) -%}
+  {% do adapter.drop_relation(intermediate_relation) %}
+  {%- call statement('main') -%}
+    {%- if config.get('location_root') is not none -%}
+      {{ window_views._create_external_table_as(intermediate_relation, built['sql']) }}
+    {%- else -%}
+      {{ create_table_as(False, intermediate_relation, built['sql']) }}
+    {%- endif -%}
+  {%- endcall -%}
+  {% do window_views._describe_window_view(intermediate_relation, built) %}
+
+  {#- swap into place -#}
+  {%- set old_location = none -%}
+  {% if existing_relation is not none %}
+    {%- if existing_relation.type == 'table' and config.get('location_root') is not none -%}
+      {%- set old_location = adapter.table_location(existing_relation) -%}
+    {%- endif -%}
+    {% do adapter.drop_relation(backup_relation.incorporate(type=existing_relation.type)) %}
+    {% do adapter.rename_relation(existing_relation, backup_relation.incorporate(type=existing_relation.type)) %}
+  {% endif %}
+  {% do adapter.rename_relation(intermediate_relation, target_relation) %}
+  {% if existing_relation is not none %}
+    {% do adapter.drop_relation(backup_relation.incorporate(type=existing_relation.type)) %}
+    {% do adapter.remove_location(old_location) %}
+  {% endif %}
+
+  {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
+  {% do persist_docs(target_relation, model, for_relation=false) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{%- endmacro %}

@@ -1,0 +1,23 @@
+{#- execution='streaming': one adapter call runs the Structured Streaming query (streaming/),
+    with the materialization's shape around it. -#}
+{% macro _window_view_streaming(plan) -%}
+  {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table') -%}
+  {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {%- set result = adapter.run_stream(plan, target_relation, should_full_refresh(), invocation_id) -%}
+  {% do store_result('main', response=result['response']) %}
+  {% do window_views._describe_window_view(target_relation, result['plan']) %}
+  {%- set relations = [target_relation] -%}
+  {%- if result['late_relation'] is not none -%}
+    {%- do relations.append(result['late_relation']) -%}
+  {%- endif -%}
+
+  {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
+  {% do persist_docs(target_relation, model, for_relation=false) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': relations}) }}
+{%- endmacro %}
