@@ -1,24 +1,141 @@
-{#- Argument checks shared by the window macros. They run at compile time and raise
-    errors that name the macro and the argument. Pure Jinja (modules.re), so the
-    package form works under any Spark-family adapter. -#}
+{#- Argument checks shared by the window macros: the one place window arguments are validated,
+    for the four TVF macros and window_aggregate alike. Errors name the macro, the argument, the
+    value and the fix. Pure Jinja (modules.re), so the package form works under any Spark-family
+    adapter. The window macros call these only when `execute` is true (see _unchecked). -#}
+
+{#- At parse time (execute is false) the window macros render this instead of checking their
+    arguments, so a bad call fails only its own model, when dbt compiles it, never `dbt parse` or
+    `dbt ls`. The relation is still rendered: a ref()/source() keeps the model's lineage. -#}
+{% macro _unchecked(relation) -%}
+(select * from {{ relation }})
+{%- endmacro %}
+
+
+{#- A validated window: the marker payload (macros/_internal/tvf_marker.sql) and the spec
+    window_aggregate's pane planner reads. Intervals in microseconds; `text` holds the interval
+    arguments as written. Keys by kind: tumble size_us, offset_us; hop slide_us, size_us,
+    offset_us; cumulate step_us, size_us, offset_us; session gap_us, partition_by. `prefix`
+    names arguments inside a dict argument (window_aggregate's 'window.'). -#}
+{% macro _window_spec(kind, time_col, size=none, slide=none, step=none, offset=none, gap=none, partition_by=none, macro_name=none, prefix='') -%}
+  {%- set macro_name = macro_name or kind -%}
+  {%- set where = 'window_views.' ~ macro_name ~ ": argument '" ~ prefix -%}
+  {%- do window_views._column(time_col, macro_name, prefix ~ 'time_col') -%}
+  {%- set spec = {'kind': kind, 'time_col': time_col} -%}
+  {%- set text = {} -%}
+  {%- if kind == 'session' -%}
+    {%- set spec_gap = window_views._interval_micros(gap, macro_name, prefix ~ 'gap') -%}
+    {%- set keys = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
+    {%- if keys is string or keys is mapping or keys is not iterable -%}
+      {{ exceptions.raise_compiler_error(where ~ "partition_by' must be a column name or a list of column names, got " ~ (partition_by | string)) }}
+    {%- endif -%}
+    {%- for key in keys -%}
+      {%- do window_views._column(key, macro_name, prefix ~ 'partition_by') -%}
+    {%- endfor -%}
+    {%- do spec.update({'gap_us': spec_gap, 'partition_by': keys | list}) -%}
+    {%- do text.update({'gap': window_views._interval_text(gap)}) -%}
+  {%- else -%}
+    {%- set unit_name = {'tumble': none, 'hop': 'slide', 'cumulate': 'step'}[kind] -%}
+    {%- if unit_name is not none -%}
+      {%- set unit = slide if kind == 'hop' else step -%}
+      {%- set unit_us = window_views._interval_micros(unit, macro_name, prefix ~ unit_name) -%}
+      {%- do spec.update({unit_name ~ '_us': unit_us}) -%}
+      {%- do text.update({unit_name: window_views._interval_text(unit)}) -%}
+    {%- endif -%}
+    {%- set size_us = window_views._interval_micros(size, macro_name, prefix ~ 'size') -%}
+    {%- do spec.update({'size_us': size_us}) -%}
+    {%- do text.update({'size': window_views._interval_text(size)}) -%}
+    {%- if kind == 'hop' and unit_us > size_us -%}
+      {{ exceptions.raise_compiler_error(where ~ "slide' = '" ~ slide ~ "' is larger than '" ~ prefix ~ "size' = '" ~ size ~ "': the rows between two windows would be in no window; fix: use a slide of at most the size (slide = size is a tumbling window)") }}
+    {%- elif kind == 'cumulate' and size_us % unit_us != 0 -%}
+      {{ exceptions.raise_compiler_error(where ~ "size' = '" ~ size ~ "' must be a multiple of '" ~ prefix ~ "step' = '" ~ step ~ "'; fix: make size a whole number of steps") }}
+    {%- endif -%}
+    {%- if offset is none -%}
+      {%- do spec.update({'offset_us': 0}) -%}
+    {%- else -%}
+      {%- do spec.update({'offset_us': window_views._interval_micros(offset, macro_name, prefix ~ 'offset', allow_negative=true)}) -%}
+      {%- do text.update({'offset': window_views._interval_text(offset)}) -%}
+    {%- endif -%}
+  {%- endif -%}
+  {%- do spec.update({'text': text}) -%}
+  {{ return(spec) }}
+{%- endmacro %}
+
+
+{#- window_aggregate's `window` dict, checked and then validated by _window_spec -#}
+{% macro _window_aggregate_spec(window) -%}
+  {%- set keys = {
+      'tumble': ['kind', 'time_col', 'size', 'offset'],
+      'hop': ['kind', 'time_col', 'size', 'slide', 'offset'],
+      'cumulate': ['kind', 'time_col', 'size', 'step', 'offset']} -%}
+  {%- set where = "window_views.window_aggregate: argument 'window' " -%}
+  {%- if window is not mapping -%}
+    {{ exceptions.raise_compiler_error(where ~ "must be a dict such as {'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}, got " ~ (window | string)) }}
+  {%- endif -%}
+  {%- set kind = window.get('kind') -%}
+  {%- if kind is not string or kind not in keys -%}
+    {{ exceptions.raise_compiler_error(where ~ "has kind " ~ (kind | string if kind is none else "'" ~ kind ~ "'") ~ "; expected one of: tumble, hop, cumulate") }}
+  {%- endif -%}
+  {%- set unknown = window.keys() | reject('in', keys[kind]) | sort -%}
+  {%- if unknown -%}
+    {{ exceptions.raise_compiler_error(where ~ "has unknown key(s) " ~ unknown | join(', ') ~ " for kind '" ~ kind ~ "'; expected: " ~ keys[kind] | join(', ')) }}
+  {%- endif -%}
+  {%- set missing = keys[kind] | reject('in', window) | reject('equalto', 'offset') | list -%}
+  {%- if missing -%}
+    {{ exceptions.raise_compiler_error(where ~ "is missing " ~ missing | join(', ') ~ " for kind '" ~ kind ~ "'; expected keys: " ~ keys[kind] | join(', ') ~ " (offset optional)") }}
+  {%- endif -%}
+  {{ return(window_views._window_spec(kind, window['time_col'], size=window['size'], slide=window.get('slide'),
+      step=window.get('step'), offset=window.get('offset'), macro_name='window_aggregate', prefix='window.')) }}
+{%- endmacro %}
+
 
 {% macro _interval_micros(value, macro_name, argument, allow_negative=false) -%}
   {%- set units = {'second': 1000000, 'minute': 60000000, 'hour': 3600000000, 'day': 86400000000} -%}
   {%- set allowed = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'" -%}
+  {%- set where = "window_views." ~ macro_name ~ ": argument '" ~ argument ~ "'" -%}
   {%- if value is not string -%}
-    {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' must be an interval string such as '10 minutes', got " ~ (value | string)) }}
+    {{ exceptions.raise_compiler_error(where ~ " must be an interval string such as '10 minutes', got " ~ (value | string)) }}
   {%- endif -%}
   {%- set m = modules.re.match('^ *([+-]?) *([0-9]{1,12}) +(second|minute|hour|day)s? *$', value, modules.re.IGNORECASE) -%}
   {%- if not m -%}
-    {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' = '" ~ value ~ "' is not an interval: expected " ~ allowed) }}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is not an interval: expected " ~ allowed ~ window_views._did_you_mean(value)) }}
   {%- endif -%}
   {%- set micros = (m.group(2) | int) * units[m.group(3) | lower] * (-1 if m.group(1) == '-' else 1) -%}
   {%- if micros == 0 and not allow_negative -%}
-    {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' = '" ~ value ~ "' is zero: it must be a positive interval") }}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is zero: it must be a positive interval") }}
   {%- elif micros < 0 and not allow_negative -%}
-    {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' = '" ~ value ~ "' is negative: it must be a positive interval") }}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is negative: it must be a positive interval") }}
+  {#- at most 36500 days (about 100 years), the documented maximum: window bounds are epoch
+      microseconds in a BIGINT, and near it ('999999999999 days') Spark reads the literal as a
+      DECIMAL and fails with DATATYPE_MISMATCH; 100 years keeps every bound of a timestamp in
+      Spark's range (years 1-9999) far inside the BIGINT -#}
+  {%- elif micros | abs > 36500 * units['day'] -%}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is too long: at most 36500 days (about 100 years), so that window bounds stay within Spark's timestamps; fix: use a shorter interval") }}
   {%- endif -%}
   {{ return(micros) }}
+{%- endmacro %}
+
+
+{#- an interval as the marker and the table properties show it: its words, single-spaced -#}
+{% macro _interval_text(value) -%}
+  {{ return(value.split() | join(' ')) }}
+{%- endmacro %}
+
+
+{#- "; did you mean '5 minutes'?" for a misspelt unit, else '': a unit whose letters the word's
+    (less a plural s) spell in order from its first ('minuts', '3 hrs', '1 dys', '10mins'), or
+    that the word holds in order ('minnutes'); never for another unit ('1 month', '5 ms') -#}
+{% macro _did_you_mean(value) -%}
+  {%- set m = modules.re.match('^ *([+-]?) *([0-9]{1,12}) *([A-Za-z]+) *$', value) -%}
+  {%- if m -%}
+    {%- set word = m.group(3) | lower -%}
+    {%- set word = word[:-1] if word[-1] == 's' else word -%}
+    {%- for unit in ['second', 'minute', 'hour', 'day'] -%}
+      {%- if word | length >= 2 and (modules.re.match('^' ~ word | list | join('.*'), unit) or modules.re.match('^' ~ unit | list | join('.*'), word)) -%}
+        {{ return("; did you mean '" ~ m.group(1) ~ m.group(2) ~ ' ' ~ unit ~ ('' if (m.group(2) | int) == 1 else 's') ~ "'?") }}
+      {%- endif -%}
+    {%- endfor -%}
+  {%- endif -%}
+  {{ return('') }}
 {%- endmacro %}
 
 
@@ -47,11 +164,4 @@
 
 {% macro _micros(time_sql) -%}
   unix_micros(cast({{ time_sql }} as timestamp))
-{%- endmacro %}
-
-
-{% macro _window_bounds(start_sql, end_sql) -%}
-  timestamp_micros({{ start_sql }}) as window_start,
-  timestamp_micros({{ end_sql }}) as window_end,
-  timestamp_micros({{ end_sql }} - 1) as window_time
 {%- endmacro %}

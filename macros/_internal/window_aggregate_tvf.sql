@@ -1,8 +1,6 @@
 {#- The row-expanding form of a window aggregate: the window TVF, then GROUP BY. -#}
 {% macro _window_aggregate_tvf(relation, window, measures, group_by) -%}
-  {%- if window is not mapping or window.get('kind') not in ['tumble', 'hop', 'cumulate'] -%}
-    {{ exceptions.raise_compiler_error("window_views.window_aggregate: argument 'window' must be a dict with kind one of: tumble, hop, cumulate; got " ~ (window | string)) }}
-  {%- endif -%}
+  {%- set spec = window_views._window_aggregate_spec(window) -%}
   {%- if measures is not mapping or not measures -%}
     {{ exceptions.raise_compiler_error("window_views.window_aggregate: argument 'measures' must be a non-empty dict of output name -> aggregate, got " ~ (measures | string)) }}
   {%- endif -%}
@@ -11,9 +9,9 @@
   {%- for key in keys -%}
     {%- do quoted.append(window_views._column(key, 'window_aggregate', 'group_by')) -%}
   {%- endfor -%}
-  {%- if window['kind'] == 'tumble' -%}
+  {%- if spec.kind == 'tumble' -%}
     {%- set windowed = window_views.tumble(relation, window['time_col'], window['size'], window.get('offset')) -%}
-  {%- elif window['kind'] == 'hop' -%}
+  {%- elif spec.kind == 'hop' -%}
     {%- set windowed = window_views.hop(relation, window['time_col'], window['slide'], window['size'], window.get('offset')) -%}
   {%- else -%}
     {%- set windowed = window_views.cumulate(relation, window['time_col'], window['step'], window['size'], window.get('offset')) -%}

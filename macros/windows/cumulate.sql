@@ -5,23 +5,22 @@
 {%- endmacro %}
 
 {% macro default__cumulate(relation, time_col, step, size, offset=none) -%}
-  {%- set rel = window_views._relation(relation, 'cumulate') -%}
-  {%- set ts = window_views._column(time_col, 'cumulate', 'time_col') -%}
-  {%- set step_us = window_views._interval_micros(step, 'cumulate', 'step') -%}
-  {%- set size_us = window_views._interval_micros(size, 'cumulate', 'size') -%}
-  {%- set offset_us = window_views._interval_micros(offset, 'cumulate', 'offset', allow_negative=true) if offset is not none else 0 -%}
-  {%- if size_us % step_us != 0 -%}
-    {{ exceptions.raise_compiler_error("window_views.cumulate: argument 'size' = '" ~ size ~ "' must be a multiple of 'step' = '" ~ step ~ "'") }}
+  {%- if not execute -%}
+    {{ return(window_views._unchecked(relation)) }}
   {%- endif -%}
+  {%- set rel = window_views._relation(relation, 'cumulate') -%}
+  {%- set spec = window_views._window_spec('cumulate', time_col, step=step, size=size, offset=offset) -%}
+  {%- set ts = adapter.quote(time_col) -%}
   {%- set t = window_views._micros(ts) -%}
-  {%- set start = '(' ~ t ~ ' - pmod(' ~ t ~ ' - ' ~ offset_us ~ ', ' ~ size_us ~ '))' -%}
+  {%- set start = window_views._window_floor(t, spec.offset_us, spec.size_us) -%}
+  {%- set step_us = spec.step_us -%}
 (
-  {{ '/* window_views.cumulate(time_col=' ~ time_col ~ ', step=' ~ step ~ ', size=' ~ size ~ (', offset=' ~ offset if offset is not none else '') ~ ') */' }}
+  {{ window_views._tvf_marker(spec) }}
   select *
   from {{ rel }}
   lateral view inline(
     transform(
-      filter(sequence(1, {{ size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }}L > {{ t }}),
+      filter(sequence(1, {{ spec.size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }}L > {{ t }}),
       _wv_j -> named_struct(
         'window_start', timestamp_micros({{ start }}),
         'window_end', timestamp_micros({{ start }} + _wv_j * {{ step_us }}L),

@@ -4,16 +4,17 @@
 {%- endmacro %}
 
 {% macro default__tumble(relation, time_col, size, offset=none) -%}
+  {%- if not execute -%}
+    {{ return(window_views._unchecked(relation)) }}
+  {%- endif -%}
   {%- set rel = window_views._relation(relation, 'tumble') -%}
-  {%- set ts = window_views._column(time_col, 'tumble', 'time_col') -%}
-  {%- set size_us = window_views._interval_micros(size, 'tumble', 'size') -%}
-  {%- set offset_us = window_views._interval_micros(offset, 'tumble', 'offset', allow_negative=true) if offset is not none else 0 -%}
-  {%- set t = window_views._micros(ts) -%}
-  {%- set start = '(' ~ t ~ ' - pmod(' ~ t ~ ' - ' ~ offset_us ~ ', ' ~ size_us ~ '))' -%}
+  {%- set spec = window_views._window_spec('tumble', time_col, size=size, offset=offset) -%}
+  {%- set ts = adapter.quote(time_col) -%}
+  {%- set start = window_views._window_floor(window_views._micros(ts), spec.offset_us, spec.size_us) -%}
 (
-  {{ '/* window_views.tumble(time_col=' ~ time_col ~ ', size=' ~ size ~ (', offset=' ~ offset if offset is not none else '') ~ ') */' }}
+  {{ window_views._tvf_marker(spec) }}
   select *,
-    {{ window_views._window_bounds(start, start ~ ' + ' ~ size_us) }}
+    {{ window_views._window_bounds(start, start ~ ' + ' ~ spec.size_us) }}
   from {{ rel }}
   where {{ ts }} is not null
 )

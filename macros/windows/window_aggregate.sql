@@ -6,8 +6,12 @@
 {%- endmacro %}
 
 {% macro window_views__window_aggregate(relation, window, measures, group_by=[]) -%}
+  {%- if not execute -%}
+    {{ return(window_views._unchecked(relation)) }}
+  {%- endif -%}
   {%- set rel = window_views._relation(relation, 'window_aggregate') -%}
-  {%- set plan = adapter.plan_window_aggregate(rel, window, measures, group_by) -%}
+  {#- the planner gets the validated spec (micros), never the interval strings -#}
+  {%- set plan = adapter.plan_window_aggregate(rel, window_views._window_aggregate_spec(window), measures, group_by) -%}
   {%- if plan['sql'] is not none -%}
     {{ plan['sql'] }}
   {%- else -%}
@@ -16,5 +20,8 @@
 {%- endmacro %}
 
 {% macro default__window_aggregate(relation, window, measures, group_by=[]) -%}
+  {%- if not execute -%}
+    {{ return(window_views._unchecked(relation)) }}
+  {%- endif -%}
   {{ window_views._window_aggregate_tvf(relation, window, measures, group_by) }}
 {%- endmacro %}

@@ -19,32 +19,100 @@ def bid_project(project):
     return project
 
 
-@pytest.mark.parametrize(
-    "call, message",
-    [
-        ("tumble(ref('bid'), 'bidtime', '0 minutes')", "window_views.tumble: argument 'size' = '0 minutes' is zero"),
-        ("tumble(ref('bid'), 'bidtime', '-5 minutes')", "window_views.tumble: argument 'size' = '-5 minutes' is negative"),
-        ("tumble(ref('bid'), 'bidtime', '1 month')", "window_views.tumble: argument 'size' = '1 month' is not an interval"),
-        ("tumble(ref('bid'), 'bidtime', 'ten minutes')", "argument 'size' = 'ten minutes' is not an interval: expected '<n> <unit>'"),
-        ("tumble(ref('bid'), 'bidtime', \"10 minutes'; drop table x; --\")", "argument 'size' = '10 minutes'; drop table x; --' is not an interval"),
-        ("tumble(ref('bid'), 'bidtime', 10)", "argument 'size' must be an interval string"),
-        ("tumble(ref('bid'), 'bidtime', '10 minutes', offset='1 week')", "window_views.tumble: argument 'offset' = '1 week' is not an interval"),
-        ("tumble(ref('bid'), 'bid`time', '10 minutes')", "window_views.tumble: argument 'time_col' must be a column name"),
-        ("tumble(ref('bid'), 'bidtime; drop', '10 minutes')", "argument 'time_col' must be a column name"),
-        ("tumble('bid; drop table x', 'bidtime', '10 minutes')", "argument 'relation' must be ref(...), source(...) or a CTE name"),
-        ("hop(ref('bid'), 'bidtime', '0 seconds', '10 minutes')", "window_views.hop: argument 'slide' = '0 seconds' is zero"),
-        ("hop(ref('bid'), 'bidtime', '5 minutes', '2 fortnights')", "window_views.hop: argument 'size' = '2 fortnights' is not an interval"),
-        ("cumulate(ref('bid'), 'bidtime', '3 minutes', '10 minutes')", "window_views.cumulate: argument 'size' = '10 minutes' must be a multiple of 'step' = '3 minutes'"),
-        ("cumulate(ref('bid'), 'bidtime', '-1 minute', '10 minutes')", "window_views.cumulate: argument 'step' = '-1 minute' is negative"),
-        ("session(ref('bid'), 'bidtime', '1 year')", "window_views.session: argument 'gap' = '1 year' is not an interval"),
-        ("session(ref('bid'), 'bidtime', '5 minutes', partition_by=['item', 'x)'])", "window_views.session: argument 'partition_by' must be a column name"),
-    ],
-)
-def test_bad_macro_arguments_fail_at_compile_time(bid_project, call, message):
-    bid_project.model("bad", f"select * from {{{{ window_views.{call} }}}}")
-    result = bid_project.dbt("parse", ok=False)
+MACRO_CASES = [
+    ("tumble(ref('bid'), 'bidtime', '0 minutes')", "window_views.tumble: argument 'size' = '0 minutes' is zero"),
+    ("tumble(ref('bid'), 'bidtime', '-5 minutes')", "window_views.tumble: argument 'size' = '-5 minutes' is negative"),
+    ("tumble(ref('bid'), 'bidtime', '1 month')", "window_views.tumble: argument 'size' = '1 month' is not an interval"),
+    ("tumble(ref('bid'), 'bidtime', 'ten minutes')", "argument 'size' = 'ten minutes' is not an interval: expected '<n> <unit>'"),
+    ("tumble(ref('bid'), 'bidtime', \"10 minutes'; drop table x; --\")", "argument 'size' = '10 minutes'; drop table x; --' is not an interval"),
+    ("tumble(ref('bid'), 'bidtime', 10)", "argument 'size' must be an interval string"),
+    ("tumble(ref('bid'), 'bidtime', '10 minutes', offset='1 week')", "window_views.tumble: argument 'offset' = '1 week' is not an interval"),
+    ("tumble(ref('bid'), 'bid`time', '10 minutes')", "window_views.tumble: argument 'time_col' must be a column name"),
+    ("tumble(ref('bid'), 'bidtime; drop', '10 minutes')", "argument 'time_col' must be a column name"),
+    ("tumble('bid; drop table x', 'bidtime', '10 minutes')", "argument 'relation' must be ref(...), source(...) or a CTE name"),
+    ("hop(ref('bid'), 'bidtime', '0 seconds', '10 minutes')", "window_views.hop: argument 'slide' = '0 seconds' is zero"),
+    ("hop(ref('bid'), 'bidtime', '5 minutes', '2 fortnights')", "window_views.hop: argument 'size' = '2 fortnights' is not an interval"),
+    # a slide larger than the size left rows between windows in none of them
+    (
+        "hop(ref('bid'), 'bidtime', '10 minutes', '5 minutes')",
+        "window_views.hop: argument 'slide' = '10 minutes' is larger than 'size' = '5 minutes': the rows between two "
+        "windows would be in no window; fix: use a slide of at most the size",
+    ),
+    ("cumulate(ref('bid'), 'bidtime', '3 minutes', '10 minutes')", "window_views.cumulate: argument 'size' = '10 minutes' must be a multiple of 'step' = '3 minutes'"),
+    ("cumulate(ref('bid'), 'bidtime', '-1 minute', '10 minutes')", "window_views.cumulate: argument 'step' = '-1 minute' is negative"),
+    ("session(ref('bid'), 'bidtime', '1 year')", "window_views.session: argument 'gap' = '1 year' is not an interval"),
+    ("session(ref('bid'), 'bidtime', '5 minutes', partition_by=['item', 'x)'])", "window_views.session: argument 'partition_by' must be a column name"),
+    # longer than 100 years: compile errors, not Spark's DATATYPE_MISMATCH on an overflowing literal
+    (
+        "tumble(ref('bid'), 'bidtime', '999999999999 days')",
+        "window_views.tumble: argument 'size' = '999999999999 days' is too long: at most 36500 days (about 100 years)",
+    ),
+    ("hop(ref('bid'), 'bidtime', '1 day', '36501 days')", "window_views.hop: argument 'size' = '36501 days' is too long: at most 36500 days"),
+    ("tumble(ref('bid'), 'bidtime', '1 day', offset='-876001 hours')", "window_views.tumble: argument 'offset' = '-876001 hours' is too long"),
+    ("session(ref('bid'), 'bidtime', '52560001 minutes')", "window_views.session: argument 'gap' = '52560001 minutes' is too long"),
+    # a misspelt unit gets a suggestion
+    ("tumble(ref('bid'), 'bidtime', '5 minuts')", "argument 'size' = '5 minuts' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '5 minutes'?"),
+    ("hop(ref('bid'), 'bidtime', '1 min', '3 hrs')", "window_views.hop: argument 'slide' = '1 min' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '1 minute'?"),
+    ("cumulate(ref('bid'), 'bidtime', '1 hour', '1 dys')", "did you mean '1 day'?"),
+    ("session(ref('bid'), 'bidtime', '-30secs')", "did you mean '-30 seconds'?"),
+]
+
+
+def test_bad_macro_arguments_fail_their_model_at_compile_time(bid_project):
+    names = [f"bad_{i}" for i in range(len(MACRO_CASES))]
+    for name, (call, _) in zip(names, MACRO_CASES):
+        bid_project.model(name, f"select * from {{{{ window_views.{call} }}}}")
+    # parsing checks no macro argument: the project parses, and lists every model
+    bid_project.dbt("parse")
+    listed = bid_project.dbt("ls", "--resource-type", "model", "--output", "name")
+    assert sorted(listed.result) == sorted(names)
+    # (`dbt compile` stops at the first error; `dbt run` compiles every model and reports each)
+    result = bid_project.dbt("run", ok=False)
+    by_model = {r.node.name: r for r in result.result}
+    for name, (call, message) in zip(names, MACRO_CASES):
+        assert by_model[name].status == "error", call
+        assert f"Compilation Error in model {name}" in by_model[name].message, by_model[name].message
+        assert message in by_model[name].message, by_model[name].message
+
+
+def test_a_bad_macro_call_fails_only_its_model(bid_project):
+    """A typo in one model's window macro fails that model when it is compiled or run; `dbt ls`,
+    `dbt parse` and runs of other models go on, and the model keeps its lineage."""
+    bid_project.model("bad", "select * from {{ window_views.tumble(ref('bid'), 'bidtime', '5 minuts') }}")
+    bid_project.model(
+        "bad_aggregate",
+        "select * from {{ window_views.window_aggregate(ref('bid'), "
+        "{'kind': 'hop', 'time_col': 'bidtime', 'slide': '10 minutes', 'size': '5 minute'}, {'n': 'count(*)'}) }}",
+    )
+    # the longest intervals allowed run in Spark
+    bid_project.model(
+        "good",
+        """
+        select 'tumble' as kind, count(*) as n, min(window_start) as first_start
+        from {{ window_views.tumble(ref('bid'), 'bidtime', '36500 days', offset='-36500 days') }}
+        union all
+        select 'session', count(*), min(window_start)
+        from {{ window_views.session(ref('bid'), 'bidtime', '36500 days') }}
+        """,
+    )
+    listed = bid_project.dbt("ls", "--select", "bid+", "--output", "name")
+    assert sorted(listed.result) == ["bad", "bad_aggregate", "bid", "good"]
+    bid_project.dbt("parse")
+    bid_project.dbt("build", "--select", "bid good")
+    assert [r[:2] for r in bid_project.rows("good")] == [("session", 2), ("tumble", 2)]
+    assert str(bid_project.rows("good")[1][2]) == "1970-01-01 00:00:00"
+    result = bid_project.dbt("run", "--select", "bad", ok=False)
     assert "Compilation Error in model bad" in errors(result)
-    assert message in errors(result)
+    assert (
+        "window_views.tumble: argument 'size' = '5 minuts' is not an interval: expected '<n> <unit>' with unit "
+        "second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '5 minutes'?"
+    ) in errors(result)
+    result = bid_project.dbt("compile", "--select", "bad_aggregate", ok=False)
+    assert "Compilation Error in model bad_aggregate" in errors(result)
+    assert (
+        "window_views.window_aggregate: argument 'window.slide' = '10 minutes' is larger than 'window.size' = "
+        "'5 minute': the rows between two windows would be in no window; fix: use a slide of at most the size"
+    ) in errors(result)
 
 
 CONFIG_CASES = {

@@ -1,11 +1,15 @@
 """The window arithmetic the streaming runner decides lateness and eviction with, evaluated by
-Spark and checked against windows enumerated by brute force (offsets, pre-1970 times, gaps)."""
+Spark and checked against windows enumerated by brute force (offsets, pre-1970 times); the
+markers the macros render, read back from a model dbt compiled, and the window starts the macros
+render, the same expression Python renders."""
 
 import random
 
 import pytest
+import sqlglot
 
-from dbt.adapters.window_views.tvf import WindowTvf, find
+from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.tvf import WindowTvf, find, window_floor
 
 MIN = 60_000_000
 
@@ -26,7 +30,7 @@ SPECS = [
     WindowTvf("tumble", "ts", size=10 * MIN),
     WindowTvf("tumble", "ts", size=10 * MIN, offset=-3 * MIN),
     WindowTvf("hop", "ts", size=10 * MIN, slide=3 * MIN, offset=1 * MIN),
-    WindowTvf("hop", "ts", size=2 * MIN, slide=5 * MIN),  # gaps between windows
+    WindowTvf("hop", "ts", size=5 * MIN, slide=5 * MIN, offset=-2 * MIN),  # slide = size, the largest slide
     WindowTvf("hop", "ts", size=60 * MIN, slide=5 * MIN),
     WindowTvf("cumulate", "ts", size=12 * MIN, slide=4 * MIN, offset=7 * MIN),
 ]
@@ -48,12 +52,49 @@ def test_first_and_last_window_end(spark, spec):
             assert (got["first"], got["last"]) == (min(e for _, e in expected), max(e for _, e in expected)), t
 
 
-def test_markers_read_back():
-    sql = (
-        "/* window_views.hop(time_col=bidtime, slide=5 minutes, size=1 hour, offset=-2 minutes) */ "
-        "/* window_views.session(time_col=ts, gap=10 minutes, partition_by=a b) */"
-    )
-    assert find(sql) == [
-        WindowTvf("hop", "bidtime", size=60 * MIN, slide=5 * MIN, offset=-2 * MIN),
-        WindowTvf("session", "ts", gap=10 * MIN, partition_by=("a", "b")),
+CALLS = {
+    "tumbled": "tumble(ref('bid'), 'bidtime', '10 minutes', offset='-3 minutes')",
+    "hopped": "hop(ref('bid'), 'bidtime', '5  minutes', '1 hour', offset='-2 minutes')",
+    "cumulated": "cumulate(ref('bid'), 'bidtime', '4 minutes', '12 minutes')",
+    "sessions": "session(ref('bid'), 'bidtime', '10 minutes', partition_by=['item', 'price'])",
+}
+
+
+@pytest.fixture
+def compiled(project):
+    """The compiled SQL of one model per window TVF."""
+    project.seed("bid", "bidtime,price,item\n2020-04-15 08:07:00,2,A\n")
+    for name, call in CALLS.items():
+        project.model(name, f"select * from {{{{ window_views.{call} }}}}")
+    result = project.dbt("compile")
+    return {r.node.name: r.node.compiled_code for r in result.result.results if r.node.resource_type == "model"}
+
+
+def test_markers_read_back(compiled):
+    assert find(compiled["hopped"]) == [
+        WindowTvf(
+            "hop", "bidtime", size=60 * MIN, slide=5 * MIN, offset=-2 * MIN,
+            texts=(("slide", "5 minutes"), ("size", "1 hour"), ("offset", "-2 minutes")),
+        )
     ]
+    assert find(compiled["sessions"]) == [
+        WindowTvf("session", "bidtime", gap=10 * MIN, partition_by=("item", "price"), texts=(("gap", "10 minutes"),))
+    ]
+    # the text table properties and docs show
+    labels = {name: [w.label() for w in find(sql)] for name, sql in compiled.items()}
+    assert labels == {
+        "tumbled": ["tumble(time_col=bidtime, size=10 minutes, offset=-3 minutes)"],
+        "hopped": ["hop(time_col=bidtime, slide=5 minutes, size=1 hour, offset=-2 minutes)"],
+        "cumulated": ["cumulate(time_col=bidtime, step=4 minutes, size=12 minutes)"],
+        "sessions": ["session(time_col=bidtime, gap=10 minutes, partition_by=item price)"],
+    }
+
+
+def test_macros_and_python_render_one_window_start(compiled):
+    """The window start of each kind in the SQL dbt compiled is the expression tvf.window_floor
+    (which the streaming runner and the pane plans use) renders for the same window."""
+    t = epoch_micros("`bidtime`")
+    for name, (offset, unit) in {"tumbled": (-3 * MIN, 10 * MIN), "hopped": (-2 * MIN, 5 * MIN), "cumulated": (0, 12 * MIN)}.items():
+        expected = sqlglot.parse_one(window_floor(t, offset, unit), read="spark")
+        tree = sqlglot.parse_one(compiled[name], read="spark")
+        assert any(node == expected for node in tree.find_all(type(expected))), (name, expected.sql("spark"), compiled[name])

@@ -42,7 +42,10 @@ def test_input_tables_skip_ctes():
 
 
 def test_tvf_markers():
-    sql = "select * from (/* window_views.hop(time_col=ts, slide=5 minutes, size=10 minutes) */ select 1)"
+    sql = (
+        'select * from (/* window_views:tvf:v1 {"kind": "hop", "time_col": "ts", "slide_us": 300000000, '
+        '"size_us": 600000000, "offset_us": 0, "text": {"slide": "5 minutes", "size": "10 minutes"}} */ select 1)'
+    )
     assert analysis.tvf_markers(sql) == ["hop(time_col=ts, slide=5 minutes, size=10 minutes)"]
 
 

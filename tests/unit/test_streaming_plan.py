@@ -9,7 +9,7 @@ from dbt.adapters.window_views.streaming import StreamingError, check_upstream, 
 TUMBLE = """
 select b.window_start, b.window_end, sum(b.price) as price
 from (
-  /* window_views.tumble(time_col=bidtime, size=10 minutes) */
+  /* window_views:tvf:v1 {"kind": "tumble", "time_col": "bidtime", "size_us": 600000000, "offset_us": 0, "text": {"size": "10 minutes"}} */
   select *, 1 as window_start, 2 as window_end from s.bid where bidtime is not null
 ) b
 group by 1, 2

@@ -11,7 +11,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views.intervals import Interval, IntervalError
-from dbt.adapters.window_views.tvf import MARKER
+from dbt.adapters.window_views import tvf
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
@@ -167,8 +167,8 @@ def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:
 
 
 def tvf_markers(sql: str) -> List[str]:
-    """The window TVFs a model uses, from the marker comments the TVF macros render."""
-    return [f"{kind}({args})" for kind, args in MARKER.findall(sql)]
+    """The window TVFs a model uses, as their calls read (tvf.py reads the macros' markers)."""
+    return [window.label() for window in tvf.find(sql)]
 
 
 def unqualified(node: exp.Expression) -> str:

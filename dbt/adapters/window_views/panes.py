@@ -18,14 +18,8 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.window_views.intervals import Interval, IntervalError, epoch_micros
-
-KINDS = ("tumble", "hop", "cumulate")
-_KEYS = {
-    "tumble": ("kind", "time_col", "size", "offset"),
-    "hop": ("kind", "time_col", "size", "slide", "offset"),
-    "cumulate": ("kind", "time_col", "size", "step", "offset"),
-}
+from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.tvf import window_bounds, window_floor
 
 
 class PlanError(ValueError):
@@ -51,35 +45,12 @@ class WindowSpec:
     offset: int
 
     @classmethod
-    def from_config(cls, window: Any) -> "WindowSpec":
-        if not isinstance(window, Mapping):
-            raise _fail("window", f"must be a dict such as {{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}}, got {window!r}")
-        kind = window.get("kind")
-        if kind not in KINDS:
-            raise _fail("window", f"has kind {kind!r}; expected one of: {', '.join(KINDS)}")
-        allowed = _KEYS[kind]
-        unknown = sorted(set(window) - set(allowed))
-        if unknown:
-            raise _fail("window", f"has unknown key(s) {', '.join(unknown)} for kind '{kind}'; expected: {', '.join(allowed)}")
-        required = [k for k in allowed if k != "offset"]
-        missing = [k for k in required if k not in window]
-        if missing:
-            raise _fail("window", f"is missing {', '.join(missing)} for kind '{kind}'")
-
-        def interval(key: str, **kwargs: bool) -> int:
-            try:
-                return Interval.parse(window[key], **kwargs).micros
-            except IntervalError as exc:
-                raise _fail("window", f"key '{key}': {exc}") from exc
-
-        size = interval("size")
-        slide = {"tumble": size, "hop": interval("slide") if kind == "hop" else 0, "cumulate": 0}[kind]
-        if kind == "cumulate":
-            slide = interval("step")
-            if size % slide:
-                raise _fail("window", f"size '{window['size']}' must be a multiple of step '{window['step']}'")
-        offset = interval("offset", allow_negative=True, allow_zero=True) if "offset" in window else 0
-        return cls(kind, _name(window["time_col"], "window.time_col"), size, slide, offset)
+    def from_spec(cls, spec: Mapping[str, Any]) -> "WindowSpec":
+        """From the spec macros/_internal/arguments.sql validated (`_window_aggregate_spec`):
+        intervals in microseconds, a HOP slide at most its size, a CUMULATE size a multiple of
+        its step, the time column a checked name. Nothing here re-checks them."""
+        unit = {"tumble": "size_us", "hop": "slide_us", "cumulate": "step_us"}[spec["kind"]]
+        return cls(spec["kind"], spec["time_col"], spec["size_us"], spec[unit], spec["offset_us"])
 
     @property
     def pane(self) -> int:
@@ -178,13 +149,6 @@ def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, sliding:
     return sqlglot.parse_one(sql, read="spark")
 
 
-def _bounds(start: str, end: str) -> str:
-    return (
-        f"timestamp_micros({start}) AS window_start, timestamp_micros({end}) AS window_end, "
-        f"timestamp_micros({end} - 1) AS window_time"
-    )
-
-
 def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_by: Sequence[str]) -> Plan:
     """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
     keys = [f"`{_name(k, 'group_by')}`" for k in group_by]
@@ -193,10 +157,10 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     key_list = "".join(f"{k}, " for k in keys)
 
     if window.kind == "tumble":
-        start = f"({t} - pmod({t} - {window.offset}, {window.size}))"
+        start = window_floor(t, window.offset, window.size)
         aggs = ", ".join(f"{m.tree.sql('spark')} AS `{m.alias}`" for m in measures)
         sql = (
-            f"SELECT {key_list}{_bounds('_wv_s', f'_wv_s + {window.size}')}, {', '.join(f'`{m.alias}`' for m in measures)} "
+            f"SELECT {key_list}{window_bounds('_wv_s', f'_wv_s + {window.size}')}, {', '.join(f'`{m.alias}`' for m in measures)} "
             f"FROM (SELECT {key_list}{start} AS _wv_s, {aggs} FROM {relation_sql} WHERE {ts} IS NOT NULL "
             f"GROUP BY {key_list}{start}) AS _wv_tumble"
         )
@@ -223,7 +187,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
         outputs.append(f"{tree.sql('spark')} AS `{measure.alias}`")
 
     pane = window.pane if window.kind == "hop" else window.slide
-    pane_start = f"(_wv_t - pmod(_wv_t - {window.offset}, {pane}))"
+    pane_start = window_floor("_wv_t", window.offset, pane)
     pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for col, leaf in leaves)
     real_aggs = ", ".join(f"if(_wv_slot_real, {col}, NULL) AS {col}" for col, _ in leaves)
     if window.kind == "hop":
@@ -237,13 +201,14 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
             f"_wv_before AS ({{partition}}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)"
         )
         last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
-        first_probe = f"_wv_p + {pane} + {window.slide} - pmod(_wv_p + {pane} - {end_phase}, {window.slide})"
+        # the first window end after the pane's end: the last one at or before it, plus a slide
+        first_probe = f"{window_floor(f'(_wv_p + {pane})', end_phase, window.slide)} + {window.slide}"
         probe_step = window.slide
         start = f"_wv_e - {window.size}"
         keep = f"WHERE pmod(_wv_e - {end_phase}, {window.slide}) = 0"
     else:
         # CUMULATE: one running aggregate per period of `size`
-        period = f", ({t} - pmod({t} - {window.offset}, {window.size})) AS _wv_s"
+        period = f", {window_floor(t, window.offset, window.size)} AS _wv_s"
         period_key = "_wv_s, "
         frames = "_wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
         last_probe = f"least(coalesce(_wv_q, _wv_s + {window.size}), _wv_s + {window.size})"
@@ -279,15 +244,16 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     FROM _wv_slots
     WINDOW {frames.format(partition=window_partition)}
   )
-  SELECT {key_list}{_bounds(start, '_wv_e')}, {', '.join(f'`{m.alias}`' for m in measures)}
+  SELECT {key_list}{window_bounds(start, '_wv_e')}, {', '.join(f'`{m.alias}`' for m in measures)}
   FROM _wv_windows {keep}
 )"""
     return Plan(sql)
 
 
 def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
-    """Entry point for the macro: validates the arguments, returns {'sql', 'fallback_reason'}."""
-    spec = WindowSpec.from_config(window)
+    """Entry point for the macro: `window` is the spec the macro validated; checks the measures
+    and group_by, returns {'sql', 'fallback_reason'}."""
+    spec = WindowSpec.from_spec(window)
     parsed = parse_measures(measures)
     if isinstance(group_by, str):
         group_by = [group_by]
