@@ -8,7 +8,7 @@
   {{ tblproperties_clause() }}
   {{ partition_cols(label="partitioned by") }}
   {{ clustered_cols(label="clustered by") }}
-  location '{{ config.get('location_root') }}/{{ model['alias'] }}/run={{ invocation_id }}'
+  location {{ window_views._sql_string(config.get('location_root') ~ '/' ~ model['alias'] ~ '/run=' ~ invocation_id) }}
   {{ comment_clause() }}
   as
   {{ sql }}

@@ -7,7 +7,7 @@
   {%- call statement('describe_window_view') -%}
     alter table {{ relation }} set tblproperties (
       {%- for key, value in properties.items() %}
-      '{{ key }}' = '{{ value | replace("\\", "\\\\") | replace("'", "\\'") }}'{{ "," if not loop.last }}
+      {{ window_views._sql_string(key) }} = {{ window_views._sql_string(value) }}{{ "," if not loop.last }}
       {%- endfor %}
     )
   {%- endcall -%}

@@ -297,7 +297,10 @@ def test_a_deleted_checkpoint_rebuilds_instead_of_duplicating(project):
     run(project, "forgetful")
     before = project.rows("forgetful")
     location = project.spark.sql(f"describe table extended {project.schema}.forgetful").where("col_name = 'Location'").first()[1]
-    shutil.rmtree(local_path(location) / "_wv_checkpoint")
+    checkpoint = local_path(location).with_name("forgetful__checkpoint")
+    assert (checkpoint / "window_views" / "model.json").exists()  # beside the table, not in it
+    assert not any(p.name.startswith("_wv_checkpoint") for p in local_path(location).iterdir())
+    shutil.rmtree(checkpoint)
     node = run(project, "forgetful")
     assert node.adapter_response["rows_in"] == 8
     assert project.rows("forgetful") == before

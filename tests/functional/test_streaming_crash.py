@@ -254,7 +254,7 @@ def insert(rows: List[Dict[str, Any]]) -> Dict[str, str]:
 
 
 def state_dir(schema_dir: Path, model: str) -> Path:
-    return schema_dir / model / "_wv_checkpoint" / "window_views"
+    return schema_dir / f"{model}__checkpoint" / "window_views"
 
 
 def test_crash_at_each_fault_point_then_restart(tmp_path):

@@ -52,7 +52,8 @@ where price is not null
 def state_rows(project, model: str) -> int:
     """How many input rows the stream's state keeps after its last batch."""
     location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
-    state = Path(urlparse(location).path) / "_wv_checkpoint" / "window_views"
+    table = Path(urlparse(location).path)
+    state = table.with_name(table.name + "__checkpoint") / "window_views"
     last = max(state.glob("commits/*.json"), key=lambda p: int(p.stem))
     return project.spark.read.parquet(str(state / "state" / json.loads(last.read_text())["state"])).count()
 

@@ -10,7 +10,8 @@ from typing import Any, Dict, Mapping, Optional
 from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.spark.impl import SparkConfig
 
-from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
+from dbt.adapters.window_views import paths
+from dbt.adapters.window_views.errors import IntervalError, ModelConfigError, StorageError
 from dbt.adapters.window_views.intervals import Interval
 
 EXECUTIONS = ("batch", "streaming")
@@ -166,9 +167,17 @@ class WindowViewConfig:
             except IntervalError as exc:
                 raise fail("trigger", str(exc), "give both intervals as e.g. '30 seconds'") from exc
 
+        for key in ("location_root", "checkpoint_location"):
+            value = config.get(key)
+            why = paths.problem(value) if value is not None else None
+            if why:
+                raise fail(key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'")
+            if value is not None and execution == "streaming":
+                try:
+                    paths.local_path(value)
+                except StorageError as exc:
+                    raise fail(key, f"= {value!r}: {exc}", "use a file: path (object stores are not supported yet)") from exc
         checkpoint = config.get("checkpoint_location")
-        if checkpoint is not None and (not isinstance(checkpoint, str) or not checkpoint.strip()):
-            raise fail("checkpoint_location", f"= {checkpoint!r} is not a path", "give a directory path or URI")
 
         if execution == "streaming":
             if file_format != "parquet":

@@ -20,7 +20,7 @@ from dbt.adapters.window_views import batch, panes
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
-from dbt.adapters.window_views.errors import ModelConfigError, StorageError
+from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.session import embedded_defaults, remote_url, spark_session
 from dbt.adapters.window_views.streaming import runner
@@ -128,8 +128,11 @@ class WindowViewsAdapter(SparkAdapter):
         path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
     @available
-    def run_stream(self, plan: WindowViewPlan, relation: Any, full_refresh: bool, run_id: str) -> Dict[str, Any]:
-        """Run an execution='streaming' window view as a Structured Streaming query (streaming/)."""
+    def run_stream(
+        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, run_id: str, empty: bool = False
+    ) -> Dict[str, Any]:
+        """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
+        with `--empty`, leave its state untouched."""
         model, stream = plan.model, plan.stream
         creds = self.config.credentials
         if creds.method != SparkConnectionMethod.SESSION:
@@ -149,10 +152,11 @@ class WindowViewsAdapter(SparkAdapter):
             )
         spark = spark_session(creds.server_side_parameters)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
-        try:
-            where = runner.locations(spark, stream, relation.schema, relation.identifier)
-        except StorageError as exc:
-            raise ModelConfigError(model, "location_root", str(exc), "fix: use a file: path") from exc
+        if empty:
+            result = runner.empty(spark, stream, str(relation))
+            response = StreamingAdapterResponse(_message=result.message(), code="EMPTY")
+            return {"response": response, "plan": None, "late_relation": None}
+        where = runner.locations(spark, stream, relation.schema, relation.identifier)
         result = runner.run(spark, stream, str(relation), str(late_relation), where, run_id, bool(full_refresh))
         properties = {**plan.properties(), **result.properties}
         response = StreamingAdapterResponse(

@@ -16,22 +16,12 @@ import shutil
 import uuid
 from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
-from urllib.parse import urlparse
 
 from dbt.adapters.window_views.errors import StorageError
+from dbt.adapters.window_views.paths import local_path  # noqa: F401  (storage speaks local paths)
 
 STAGING = "_wv_staging"
 BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
-
-
-def local_path(location: str) -> Path:
-    parsed = urlparse(location)
-    if parsed.scheme in ("", "file"):
-        return Path(parsed.path if parsed.scheme else location)
-    raise StorageError(
-        f"streaming window views keep their files in a local or mounted directory; {location!r} is on "
-        f"'{parsed.scheme}'; fix: set location_root / checkpoint_location to a file: path"
-    )
 
 
 def write_json(path: Path, data: Dict[str, Any]) -> None:
@@ -42,8 +32,35 @@ def write_json(path: Path, data: Dict[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+class CorruptFile(StorageError):
+    """A state file that exists but does not parse (truncated or overwritten from outside)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} is not valid JSON ({reason})")
+        self.path = path
+
+
 def read_json(path: Path) -> Optional[Dict[str, Any]]:
-    return json.loads(path.read_text()) if path.exists() else None
+    """The file's JSON object; None when there is no file; CorruptFile when it does not parse."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise CorruptFile(path, f"{len(text)} bytes, {exc}") from None
+    if not isinstance(data, dict):
+        raise CorruptFile(path, f"expected an object, found {type(data).__name__}")
+    return data
+
+
+def remove_children(path: Path, keep: Iterable[str] = ()) -> None:
+    """Empty a folder, keeping the named entries (the run lock of a checkpoint)."""
+    if path.is_dir():
+        for child in path.iterdir():
+            if child.name not in keep:
+                remove(child)
 
 
 def remove(path: Path) -> None:

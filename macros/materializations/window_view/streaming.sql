@@ -6,9 +6,11 @@
 
   {{ run_hooks(pre_hooks) }}
 
-  {%- set result = adapter.run_stream(plan, target_relation, should_full_refresh(), invocation_id) -%}
+  {%- set result = adapter.run_stream(plan, target_relation, should_full_refresh(), invocation_id, flags.EMPTY) -%}
   {% do store_result('main', response=result['response']) %}
-  {% do window_views._describe_window_view(target_relation, result['plan']) %}
+  {%- if result['plan'] is not none -%}
+    {% do window_views._describe_window_view(target_relation, result['plan']) %}
+  {%- endif -%}
   {%- set relations = [target_relation] -%}
   {%- if result['late_relation'] is not none -%}
     {%- do relations.append(result['late_relation']) -%}

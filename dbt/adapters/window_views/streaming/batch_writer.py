@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any, Dict, Optional
 
 from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
@@ -40,8 +41,16 @@ class BatchWriter:
         self.where = where
         self.log = log
         self.schema = schema  # the model's output columns
+        self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
 
     def __call__(self, df: Any, batch_id: int) -> None:
+        try:
+            self._write(df, batch_id)
+        except StreamFailure as exc:
+            self.failure = exc
+            raise
+
+    def _write(self, df: Any, batch_id: int) -> None:
         if self.log.committed(batch_id):
             return  # a replay of a batch that completed
         previous = self.log.last(before=batch_id) or {}

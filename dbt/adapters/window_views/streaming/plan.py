@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from sqlglot import exp
 
@@ -16,6 +16,7 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.upstream import Upstream
 
 DAY = 86_400_000_000
+FINGERPRINT_VERSION = 2
 APPEND_ONLY_HINT = (
     "streaming window views read sources, append-only incremental models and streaming "
     "on_window_close window views"
@@ -44,6 +45,25 @@ class StreamPlan:
 
     def describe(self) -> str:
         return self.window.describe() if self.window else "; ".join(self.over.calls)
+
+    def fits(self, saved: Mapping[str, Any]) -> bool:
+        """Whether a checkpoint's recorded model (model.json) is this one. A version 1 record
+        fits when its window config is this one's and its SQL differs only in formatting."""
+        if saved.get("fingerprint_version") == FINGERPRINT_VERSION:
+            return saved.get("fingerprint") == self.fingerprint
+        old_sql = saved.get("sql")
+        if not isinstance(old_sql, str):
+            return False
+        old_output = prefix.rewrite(old_sql, self.over.prefix) if self.over is not None and self.over.prefix else old_sql
+        try:
+            same_sql = normalized(old_sql) == normalized(self.sql)
+        except AnalysisError:
+            return False
+        return same_sql and saved.get("fingerprint") == _legacy_fingerprint(old_sql, old_output, self.config)
+
+    def record(self) -> Dict[str, Any]:
+        """What model.json keeps of the model, for `fits`."""
+        return {"model": self.model, "fingerprint": self.fingerprint, "fingerprint_version": FINGERPRINT_VERSION, "sql": self.sql}
 
 
 def check_upstream(model: str, upstream: Sequence[Upstream]) -> None:
@@ -113,11 +133,25 @@ def _read_from_view(model: str, tree: exp.Expression) -> tuple:
     return (f"{schema}.{name}" if schema else name), view
 
 
-def _fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
-    """What decides that the state no longer fits the model: its SQL and window config (not
-    trigger or storage settings)."""
-    digest = [sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else [])
-    return hashlib.sha256(json.dumps(digest, sort_keys=True).encode()).hexdigest()
+def normalized(sql: str) -> str:
+    """The query as sqlglot reads it: formatting and comments do not count."""
+    return analysis.parse(sql).sql("spark", comments=False)
+
+
+def _digest(parts: list) -> str:
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
+    """What decides that the state no longer fits the model: its normalized SQL and window
+    config (not trigger or storage settings, nor formatting and comments)."""
+    queries = [normalized(sql)] + ([normalized(output_sql)] if output_sql != sql else [])
+    return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, config.watermark.describe()])
+
+
+def _legacy_fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
+    """Version 1 (before comments stopped counting): the SQL as written."""
+    return _digest([sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else []))
 
 
 def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Sequence[Upstream]) -> StreamPlan:
@@ -145,4 +179,4 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     source, view = _read_from_view(model, tree)
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
-    return StreamPlan(model, config, sql, output_sql, source, view, window, over, _fingerprint(sql, output_sql, config))
+    return StreamPlan(model, config, sql, output_sql, source, view, window, over, fingerprint(sql, output_sql, config))

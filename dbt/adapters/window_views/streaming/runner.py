@@ -9,13 +9,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Dict, Optional
 
+from dbt.adapters.events.logging import AdapterLogger
+
 from dbt.adapters.window_views import storage
-from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
+from dbt.adapters.window_views.errors import ModelConfigError, ModelSqlError, StorageError, StreamFailure
+from dbt.adapters.window_views.streaming import checkpoint
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
+from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
+from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
+logger = AdapterLogger("WindowViews")
 EPOCH = dt.datetime(1970, 1, 1)
+CHECKPOINT_SUFFIX = "__checkpoint"
+LEGACY_CHECKPOINT = "_wv_checkpoint"
+LOCK = "run.lock"
 
 
 def describe_micros(micros: Optional[int]) -> str:
@@ -32,8 +40,11 @@ class StreamResult:
     late: int = 0
     watermark: Optional[int] = None
     properties: Dict[str, str] = field(default_factory=dict)
+    empty: bool = False  # a `--empty` run: nothing streamed
 
     def message(self) -> str:
+        if self.empty:
+            return "EMPTY: --empty leaves the streaming table, late table and checkpoint untouched"
         return (
             f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}, {self.rows_in:,} in, "
             f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_micros(self.watermark)}"
@@ -41,17 +52,28 @@ class StreamResult:
 
 
 def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Locations:
-    """Where the table's files go: location_root/<alias>, else the schema's directory; the late
-    table beside it; the checkpoint at checkpoint_location, else inside the table's folder."""
+    """Where the files go: the table at location_root/<alias>, else in the schema's directory;
+    the late table and the checkpoint (unless checkpoint_location) beside it, so readers of the
+    table's folder see only its data. A checkpoint inside the table's folder, where earlier
+    releases kept it, stays in use."""
     root = plan.config.location_root
     base = root.rstrip("/") if root else spark.catalog.getDatabase(schema).locationUri
-    table = storage.local_path(base) / identifier
+    try:
+        table = storage.local_path(base) / identifier
+    except StorageError as exc:
+        # location_root was checked with the config: this is the schema's location
+        raise ModelConfigError(
+            plan.model, "location_root", f"is not set, and schema {schema} is at {base}: {exc}",
+            "fix: set location_root to a local or mounted directory (a file: path)",
+        ) from None
     checkpoint = plan.config.checkpoint_location
-    return Locations(
-        table=table,
-        late=table.with_name(table.name + "__late"),
-        checkpoint=storage.local_path(checkpoint) if checkpoint else table / "_wv_checkpoint",
-    )
+    if checkpoint:
+        where = storage.local_path(checkpoint)
+    elif (table / LEGACY_CHECKPOINT / "window_views").is_dir():
+        where = table / LEGACY_CHECKPOINT
+    else:
+        where = table.with_name(table.name + CHECKPOINT_SUFFIX)
+    return Locations(table=table, late=table.with_name(table.name + "__late"), checkpoint=where)
 
 
 def _drop(spark: Any, table: str, location: Path) -> None:
@@ -114,9 +136,46 @@ def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
             raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
 
 
+def _recorded_location(spark: Any, table: str) -> Optional[Path]:
+    rows = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").collect()
+    return storage.local_path(rows[0][1]) if rows else None
+
+
+def _check_moved(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, properties: Dict[str, str]) -> None:
+    """A location that changed since the last run (location_root, checkpoint_location, alias,
+    schema) would write new windows where the table does not read them: refuse before anything."""
+    model = plan.model
+    moved = []
+    for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
+        if spark.catalog.tableExists(table):
+            old = _recorded_location(spark, table)
+            if old is not None and old != new:
+                moved.append((what, str(old), str(new)))
+    old_checkpoint = properties.get("window_views.checkpoint")
+    if old_checkpoint and storage.local_path(old_checkpoint) != where.checkpoint:
+        moved.append(("checkpoint", old_checkpoint, str(where.checkpoint)))
+    if moved:
+        what = "; ".join(f"its {w} is at {old} but the config now puts it at {new}" for w, old, new in moved)
+        raise StreamFailure(
+            model,
+            f"{what}; the stream would write where the table does not read",
+            "set location_root / checkpoint_location back to where they were, or run "
+            f"`dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint at the new "
+            "location from all input (the old files are left in place)",
+        )
+
+
+def _saved_model(plan: StreamPlan, where: Locations) -> Optional[Dict[str, Any]]:
+    try:
+        return storage.read_json(where.model_file)
+    except storage.CorruptFile as exc:
+        raise unreadable(plan.model, exc) from None
+
+
 def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
     model = plan.model
+    properties: Dict[str, str] = {}
     if not full_refresh and spark.catalog.tableExists(target):
         properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {target}").collect()}
         # a batch window view or another table in the way: replace it, as dbt replaces a table
@@ -124,15 +183,19 @@ def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where:
     if full_refresh:
         _drop(spark, target, where.table)
         _drop(spark, late_target, where.late)
-        storage.remove(where.checkpoint)
-    saved = storage.read_json(where.model_file)
-    if saved is not None and saved.get("fingerprint") != plan.fingerprint:
+        storage.remove_children(where.checkpoint, keep=(LOCK,))
+    else:
+        _check_moved(spark, plan, target, late_target, where, properties)
+    saved = _saved_model(plan, where)
+    if saved is not None and not plan.fits(saved):
         raise StreamFailure(
             model,
             f"its SQL or window config changed since the checkpoint at {where.checkpoint} was written, so the state "
             "there no longer fits it",
             f"run `dbt run --full-refresh -s {model}` to rebuild it from all input",
         )
+    for repair in checkpoint.check(model, where):
+        logger.warning(f"window_view model '{model}': {repair}")
     source = spark.table(plan.source)
     source.limit(0).createOrReplaceTempView(plan.view)
     out_schema = spark.sql(plan.sql).schema
@@ -147,7 +210,8 @@ def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where:
         for location in (where.table, where.late):
             for stale in storage.data_files(location):
                 stale.unlink()
-        storage.write_json(where.model_file, {"model": model, "fingerprint": plan.fingerprint, "sql": plan.sql})
+    if saved != plan.record():
+        storage.write_json(where.model_file, plan.record())
     return out_schema
 
 
@@ -167,12 +231,41 @@ def _await(query: Any, plan: StreamPlan) -> None:
 def run(
     spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
 ) -> StreamResult:
-    """Start the stream, wait until it has processed what the trigger asks for, and sum up."""
+    """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
+    run at a time per checkpoint."""
+    lock = RunLock(where.checkpoint / LOCK, run_id)
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        raise StreamFailure(
+            plan.model,
+            f"another run of this model holds its checkpoint: {held}",
+            "wait for that run to end; a lock left by a run that died is taken over by the next run "
+            "(on the same host once its process is gone, from other hosts after 5 minutes without heartbeat)",
+            path=str(lock.path),
+        ) from None
+    except OSError as exc:
+        raise StreamFailure(
+            plan.model,
+            f"cannot write its checkpoint ({exc.strerror or exc})",
+            "make the checkpoint directory writable for the user running dbt, or set checkpoint_location",
+            path=str(where.checkpoint),
+        ) from None
+    try:
+        return _run(spark, plan, target, late_target, where, run_id, full_refresh)
+    finally:
+        lock.release()
+
+
+def _run(
+    spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
+) -> StreamResult:
     out_schema = _prepare(spark, plan, target, late_target, where, full_refresh)
-    log = CommitLog(where, run_id)
+    log = CommitLog(plan.model, where, run_id)
+    writer = BatchWriter(plan, where, log, out_schema)
     stream = (
         spark.readStream.table(plan.source)
-        .writeStream.foreachBatch(BatchWriter(plan, where, log, out_schema))
+        .writeStream.foreachBatch(writer)
         .option("checkpointLocation", where.spark_checkpoint.as_uri())
         .queryName(f"window_view_{plan.model}_{run_id[:8]}")
     )
@@ -182,12 +275,15 @@ def run(
     else:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
     _await(query, plan)
+    if writer.failure is not None:
+        raise writer.failure
     failure = query.exception()
     if failure is not None and "InterruptedException" not in str(failure):
         raise StreamFailure(
             plan.model,
-            f"the streaming query failed: {failure.desc if hasattr(failure, 'desc') else failure}",
+            f"the streaming query failed: {_first_line(failure)}",
             "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
+            path=str(where.checkpoint),
         )
     spark.catalog.refreshTable(target)
     if plan.config.late_data == "table":
@@ -205,3 +301,20 @@ def run(
         "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
     }
     return result
+
+
+def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
+    """`dbt run --empty`: the stream does not run and its table, late table and checkpoint are
+    left as they are; a model that has no table yet gets an empty one (without the streaming
+    marker, so the first real run replaces it) for downstream models and tests to read."""
+    if not spark.catalog.tableExists(target):
+        spark.table(plan.source).limit(0).createOrReplaceTempView(plan.view)
+        spark.sql(plan.sql).write.format("parquet").saveAsTable(target)
+    result = StreamResult(empty=True)
+    return result
+
+
+def _first_line(failure: Any) -> str:
+    """Spark's message without its JVM stack trace."""
+    text = str(failure.desc if hasattr(failure, "desc") else failure)
+    return text.strip().splitlines()[0] if text.strip() else type(failure).__name__

@@ -1,0 +1,84 @@
+"""Spark's part of a streaming checkpoint (offsets/, commits/ under `spark/`), checked before the
+query starts so that a damaged file is named, or repaired where that is provably safe.
+
+Spark writes offsets/N (what batch N reads) before the batch and commits/N after it. The last
+of each may be torn only by damage from outside (Spark writes them whole). Repairs:
+- a damaged last commits/N is removed: Spark then replays batch N, which the batch writer skips
+  (its own commit exists) or finishes (from its READY record), so nothing is lost or doubled;
+- a damaged last offsets/N is removed, with batch N's staged files, while nothing of N can have
+  been published (no commit, Spark's or the plugin's, and no READY record): Spark plans N again.
+Any other damaged file fails the run, naming it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.streaming.commits import Locations
+
+
+def _readable(path: Path) -> bool:
+    """Spark's log files: a version line ("v1"), then one JSON value per line."""
+    try:
+        lines = path.read_text().splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if len(lines) < 2 or not lines[0].startswith("v"):
+        return False
+    try:
+        for line in lines[1:]:
+            json.loads(line)
+    except ValueError:
+        return False
+    return True
+
+
+def _entries(folder: Path) -> List[int]:
+    return sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit())
+
+
+def check(model: str, where: Locations) -> List[str]:
+    """Repair what is provably safe to repair; returns what was repaired, raises for the rest."""
+    spark = where.spark_checkpoint
+    repaired: List[str] = []
+    offsets, commits = _entries(spark / "offsets"), _entries(spark / "commits")
+    last_commit: Optional[int] = commits[-1] if commits else None
+    if last_commit is not None and not _readable(spark / "commits" / str(last_commit)):
+        storage.remove(spark / "commits" / str(last_commit))
+        repaired.append(f"removed the damaged {spark / 'commits' / str(last_commit)} (batch {last_commit} is replayed)")
+        commits.pop()
+    last_offset: Optional[int] = offsets[-1] if offsets else None
+    if last_offset is not None and not _readable(spark / "offsets" / str(last_offset)):
+        # safe only while nothing of the batch may have been published: no commit (Spark's or the
+        # plugin's) and no READY record (publishing starts after it); a re-planned batch may read
+        # more rows than the first attempt
+        state = where.state
+        if (commits and commits[-1] >= last_offset) or any(
+            (state / folder / f"{last_offset}.json").exists() for folder in ("commits", "ready")
+        ):
+            raise _damaged(model, spark / "offsets" / str(last_offset), last_offset)
+        storage.remove(spark / "offsets" / str(last_offset))
+        storage.remove(storage.staging_dir(where.table, last_offset))
+        storage.remove(storage.staging_dir(where.late, last_offset))
+        repaired.append(f"removed the damaged {spark / 'offsets' / str(last_offset)} (batch {last_offset} is planned again)")
+        offsets.pop()
+    for folder, ids in (("offsets", offsets), ("commits", commits)):
+        for batch in ids[-2:-1]:  # the entry Spark reads besides the last
+            if not _readable(spark / folder / str(batch)):
+                raise _damaged(model, spark / folder / str(batch), batch)
+    return repaired
+
+
+def _damaged(model: str, path: Path, batch: int) -> StreamFailure:
+    return StreamFailure(
+        model,
+        "a file of Spark's streaming checkpoint is damaged and cannot be repaired safely",
+        f"restore it from a backup of the checkpoint, or run `dbt run --full-refresh -s {model}` to rebuild the "
+        "table and the checkpoint from all input",
+        batch=batch,
+        path=str(path),
+    )

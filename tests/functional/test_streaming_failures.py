@@ -1,0 +1,198 @@
+"""What a user can do to a streaming window view's state, and what the plugin says and keeps
+(docs/failure-modes.md): a moved location, `--empty`, a reformatted model, two runs at once, a
+damaged checkpoint file, an unwritable checkpoint. Each error names the model, the file or
+location and the fix, and shows no traceback; nothing the table had is lost."""
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+from conftest import errors
+from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
+
+DAY1 = [("08:07", 2, "A"), ("08:05", 4, "C"), ("08:11", 3, "B")]
+DAY2 = [("08:13", 1, "E"), ("08:17", 6, "F"), ("08:21", 5, "G")]
+EXPECTED_AFTER_2 = [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 10, 3)]
+
+
+def schema_dir(project) -> Path:
+    return Path(project.spark.catalog.getDatabase(project.schema).locationUri.removeprefix("file:"))
+
+
+def checkpoint(project, name: str) -> Path:
+    return schema_dir(project) / f"{name}__checkpoint"
+
+
+def assert_clean(message: str) -> None:
+    for internal in ("Traceback", "py4j", "at org.apache", "_wv_", "JSONDecodeError"):
+        assert internal not in message, message
+
+
+def two_runs(project, name: str, **config) -> None:
+    make_source(project)
+    window_view(project, name, "on_window_close", TUMBLE_SUM, **config)
+    deliver(project, DAY1)
+    run(project, name)
+    deliver(project, DAY2)
+    run(project, name)
+    assert project.rows(name) == EXPECTED_AFTER_2
+
+
+def test_a_moved_location_is_refused_before_anything_is_processed(project, tmp_path):
+    two_runs(project, "moving")
+    root = tmp_path / "elsewhere"
+    window_view(project, "moving", "on_window_close", TUMBLE_SUM.replace("select", f"{{{{ config(location_root='{root}') }}}} select", 1))
+    deliver(project, [("08:31", 7, "H")])
+    result = project.dbt("run", "-s", "moving", ok=False)
+    message = errors(result)
+    assert f"its table is at {schema_dir(project) / 'moving'} but the config now puts it at {root / 'moving'}" in message
+    assert "set location_root / checkpoint_location back" in message and "--full-refresh -s moving" in message
+    assert_clean(message)
+    assert not root.exists()  # nothing written at the new location
+    assert project.rows("moving") == EXPECTED_AFTER_2
+    # the fix that moves: a full refresh rebuilds everything at the new location from all input
+    result = project.dbt("run", "-s", "moving", "--full-refresh")
+    assert result.result[0].message.startswith("STREAM 1 batch, 7 in")
+    assert (root / "moving__checkpoint").is_dir()
+
+
+def test_empty_leaves_streaming_state_untouched(project):
+    make_source(project)
+    window_view(project, "emptied", "on_window_close", TUMBLE_SUM)
+    deliver(project, DAY1)
+    # before any real run: an empty table for downstream nodes, no checkpoint
+    result = project.dbt("run", "-s", "emptied", "--empty")
+    assert result.result[0].message.startswith("EMPTY: --empty leaves the streaming table")
+    assert project.rows("emptied") == []
+    assert not checkpoint(project, "emptied").exists()
+    run(project, "emptied")
+    deliver(project, DAY2)
+    files = sorted(str(p) for p in checkpoint(project, "emptied").rglob("*"))
+    before = project.rows("emptied")
+    result = project.dbt("build", "-s", "emptied", "--empty")
+    assert result.result[0].message.startswith("EMPTY")
+    assert sorted(str(p) for p in checkpoint(project, "emptied").rglob("*")) == files
+    assert project.rows("emptied") == before
+    # the next real run carries on where the last one stopped
+    node = run(project, "emptied")
+    assert node.adapter_response["rows_in"] == 3
+    assert project.rows("emptied") == EXPECTED_AFTER_2
+
+
+def test_comments_and_formatting_do_not_change_the_model(project):
+    make_source(project)
+    window_view(project, "reformatted", "on_window_close", TUMBLE_SUM)
+    deliver(project, DAY1)
+    run(project, "reformatted")
+    window_view(
+        project, "reformatted", "on_window_close",
+        "-- revenue per window\n" + TUMBLE_SUM.replace("select", "SELECT /* each window */", 1).replace(", ", ",\n    "),
+    )
+    deliver(project, DAY2)
+    node = run(project, "reformatted")
+    assert node.adapter_response["rows_in"] == 3
+    assert project.rows("reformatted") == EXPECTED_AFTER_2
+
+
+def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project):
+    from dbt.adapters.window_views.streaming.lock import RunLock
+
+    two_runs(project, "locked")
+    holder = subprocess.Popen(["sleep", "120"])
+    lock = checkpoint(project, "locked") / "run.lock"
+    try:
+        # another live run holds the lock (here: a process of this host that is still running)
+        held = RunLock(lock, "other-run-id")
+        held.me["pid"] = holder.pid
+        held._create()
+        result = project.dbt("run", "-s", "locked", ok=False)
+        message = errors(result)
+        assert "another run of this model holds its checkpoint: run other-run-id (host" in message
+        assert f"pid {holder.pid}" in message and "wait for that run to end" in message
+        assert_clean(message)
+    finally:
+        holder.kill()
+        holder.wait()
+    # its process is gone: the next run takes the lock over without manual steps
+    deliver(project, [("08:31", 7, "H")])
+    node = run(project, "locked")
+    assert node.adapter_response["rows_in"] == 1
+    assert not lock.exists()
+
+
+def test_damaged_files_are_repaired_when_provably_safe_else_named(project):
+    two_runs(project, "damaged")
+    state = checkpoint(project, "damaged") / "window_views"
+    spark_dir = checkpoint(project, "damaged") / "spark"
+    last = max(int(p.stem) for p in (state / "commits").glob("*.json"))
+    # a torn last commit: rebuilt from its batch's READY record
+    commit = state / "commits" / f"{last}.json"
+    good = json.loads(commit.read_text())
+    commit.write_text(commit.read_text()[:20])
+    # and a torn last Spark commit: removed, so Spark replays the batch, which the writer skips
+    (spark_dir / "commits" / str(last)).write_text("v1\n{")
+    deliver(project, [("08:31", 7, "H")])
+    node = run(project, "damaged")
+    assert node.adapter_response["rows_in"] == 1
+    assert json.loads(commit.read_text()) | {"run_id": good["run_id"]} == good
+    assert project.rows("damaged") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+
+    # model.json: cannot be rebuilt, so the run fails naming it, and the table stays
+    model_file = state / "model.json"
+    text = model_file.read_text()
+    model_file.write_text(text[: len(text) // 2])
+    message = errors(project.dbt("run", "-s", "damaged", ok=False))
+    assert f"a file of its streaming checkpoint is damaged: {model_file} is not valid JSON" in message
+    assert "--full-refresh -s damaged" in message
+    assert_clean(message)
+    model_file.write_text(text)
+
+    # Spark's offsets of a committed batch: named, not guessed
+    offsets = spark_dir / "offsets" / str(max(int(p.name) for p in (spark_dir / "offsets").iterdir() if p.name.isdigit()))
+    saved = offsets.read_text()
+    offsets.write_text("v1\n{\"batchWatermarkMs\"")
+    message = errors(project.dbt("run", "-s", "damaged", ok=False))
+    assert f"a file of Spark's streaming checkpoint is damaged and cannot be repaired safely" in message
+    assert str(offsets) in message
+    assert_clean(message)
+    offsets.write_text(saved)
+    assert project.rows("damaged") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+
+
+def test_an_unwritable_checkpoint_is_named(project):
+    make_source(project)
+    deliver(project, DAY1)
+    if os.geteuid() == 0:  # root writes through permissions; /sys refuses everyone
+        folder = Path("/sys/window_views_checkpoint")
+        config = f"{{{{ config(checkpoint_location='{folder}') }}}} select"
+        window_view(project, "readonly", "on_window_close", TUMBLE_SUM.replace("select", config, 1))
+        message = errors(project.dbt("run", "-s", "readonly", ok=False))
+    else:
+        window_view(project, "readonly", "on_window_close", TUMBLE_SUM)
+        run(project, "readonly")
+        folder = checkpoint(project, "readonly")
+        folder.chmod(0o555)
+        try:
+            message = errors(project.dbt("run", "-s", "readonly", ok=False))
+        finally:
+            folder.chmod(0o755)
+    assert "cannot write its checkpoint (" in message and str(folder) in message
+    assert "make the checkpoint directory writable" in message
+    assert_clean(message)
+
+
+def test_paths_are_quoted_and_relative_ones_refused(project, tmp_path):
+    make_source(project)
+    deliver(project, DAY1)
+    root = tmp_path / "it's here"
+    project.model(
+        "quoted",
+        f"{{{{ config(materialized='window_view', location_root=\"{root}\") }}}}\n" + TUMBLE_SUM,
+    )
+    project.dbt("run", "-s", "quoted")
+    assert len(project.rows("quoted")) == 2
+    assert any(root.joinpath("quoted").iterdir())
+    window_view(project, "relative", "on_window_close", TUMBLE_SUM.replace("select", "{{ config(location_root='data/wv') }} select", 1))
+    message = errors(project.dbt("compile", "-s", "relative", ok=False))
+    assert "config 'location_root' = 'data/wv' is a relative path" in message and "give an absolute directory path" in message
