@@ -1,0 +1,629 @@
+"""Kill drill for streaming window views: `kill -9` at random points of `dbt run` while data keeps
+arriving, then a normal run; at the end every table must equal that of a project that received
+the same deliveries and was never killed.
+
+One throwaway dbt project (under --workdir or a temp dir) holds four streaming window views over
+one dbt source table `ev (id int, k string, v int, ts timestamp)` in the project's schema:
+
+  kd_tumble_close  TUMBLE 10 min, count/sum/max per key      emit='on_window_close'
+  kd_hop_update    HOP 5 min slide / 10 min size, same aggs  emit='on_update'
+  kd_over_close    lag(v) and a 3-row sum over (partition by k order by ts, id)  emit='on_window_close'
+  kd_over_update   the same                                  emit='on_update'
+
+all with late_data='table' and a 5-minute watermark delay. Every process that touches Spark runs
+a small driver script (written to the work dir) that executes a JSON plan of steps: Spark SQL,
+a dbt invocation (dbtRunner, as `dbt run` does), a copy of the tables' files. Each project has its
+own Derby metastore and warehouse; at most one Spark process per project runs at a time.
+
+Setup: create the source table, append delivery 0, one uninterrupted run (its duration calibrates
+the kill times). Round r = 1..N:
+  1. the previous round's recovery process has appended delivery r (Spark SQL `insert into`);
+  2. `dbt run` of the four models starts in a new process group; after a random sleep (uniform
+     over 2 %..110 % of an uninterrupted run's duration, so kills land before Spark starts, in a
+     micro-batch, in a publish, after a commit or after the end) the whole group gets SIGKILL
+     (a run that ended before counts as "not killed");
+  3. once the group is gone (and no process holds the metastore), stale Derby lock files are
+     removed, the checkpoint is inspected (which phase each model's batch reached), and the
+     recovery process runs the models again uninterrupted (it must succeed), copies the tables,
+     and appends delivery r + 1.
+The reference project then receives the same deliveries in one process, each followed by one
+uninterrupted run and a copy of the tables, so both projects group the deliveries into runs alike
+(a killed run may or may not have processed its delivery; the recovery run finishes it). With
+--parallel-reference it runs while the drill does (its own metastore), which saves wall time.
+
+Checks: each model's table and late table (parquet files read with DuckDB, `_`-prefixed paths and
+`_wv*` columns left out) equal the reference's as multisets at the end, also after every round
+(reported as the rounds where a model differed). Prints and writes (--out) a JSON summary: rounds,
+killed, kill points, lost rows, duplicated rows, unexpected rows, failed recoveries, per model;
+exits 1 if any row was lost, duplicated or unexpected, or a recovery failed.
+
+Usage: bash scripts/kill_drill.sh [--rounds 20] [--seed 0] [--rows 24] [--workdir DIR] [--out summary.json]
+                                  [--parallel-reference] [--keep]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import yaml
+
+SCHEMA = "drill"
+SOURCE = "ev"
+SECOND = 1_000_000
+MINUTE = 60 * SECOND
+EPOCH = dt.datetime(1970, 1, 1)
+PROCESS_TIMEOUT = 1800
+
+CONFIG = (
+    "materialized='window_view', execution='streaming', emit='{emit}', late_data='table', "
+    "watermark={{'column': 'ts', 'delay': '5 minutes'}}"
+)
+AGGREGATES = "select k, window_start, window_end, count(*) as n, sum(v) as total, max(v) as top"
+OVER = """select id, k, v, ts,
+  lag(v) over (partition by k order by ts, id) as prev_v,
+  sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as sum3
+from {{ source('raw', 'ev') }}"""
+MODELS = {
+    "kd_tumble_close": ("on_window_close", f"""{AGGREGATES}
+from {{{{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}}}
+group by k, window_start, window_end"""),
+    "kd_hop_update": ("on_update", f"""{AGGREGATES}
+from {{{{ window_views.hop(source('raw', 'ev'), 'ts', '5 minutes', '10 minutes') }}}}
+group by k, window_start, window_end"""),
+    "kd_over_close": ("on_window_close", OVER),
+    "kd_over_update": ("on_update", OVER),
+}
+
+# runs in each Spark process: the steps of a JSON plan; the log (rewritten after every step)
+# records each dbt invocation's result and when each step ended (epoch seconds)
+DRIVER = r'''
+import json, os, shutil, sys, time
+from pathlib import Path
+
+plan = json.loads(Path(sys.argv[1]).read_text())
+project = Path(plan["project"])
+log = {"started": time.time(), "steps": []}
+Path(plan["log"]).write_text(json.dumps(log))
+spark = None
+for step in plan["steps"]:
+    entry = {"kind": next(iter(step))}
+    if "sql" in step:
+        if spark is None:  # only now: a plan that starts with dbt lets dbt start Spark
+            from dbt.adapters.window_views.session import embedded_defaults, spark_session
+            spark = spark_session({**embedded_defaults(project / "target"), **plan["spark_params"]})
+        spark.sql(step["sql"])
+    elif "snapshot" in step:
+        schema_dir, target = Path(plan["schema_dir"]), Path(step["snapshot"])
+        for table in plan["tables"]:
+            (target / table).mkdir(parents=True, exist_ok=True)
+            source = schema_dir / table
+            for f in (source.iterdir() if source.is_dir() else []):
+                if f.is_file() and f.name.endswith(".parquet") and not f.name.startswith(("_", ".")):
+                    shutil.copy2(f, target / table / f.name)
+    else:
+        from dbt.cli.main import dbtRunner
+        result = dbtRunner().invoke([*step["dbt"], "--project-dir", str(project), "--profiles-dir", str(project)])
+        nodes = {}
+        for r in (result.result or []) if result.exception is None else []:
+            nodes[r.node.name] = {"status": str(r.status), "message": r.message, "response": dict(r.adapter_response or {})}
+        entry.update(success=result.success, exception=str(result.exception or ""), nodes=nodes)
+    entry["ended"] = time.time()
+    log["steps"].append(entry)
+    Path(plan["log"]).write_text(json.dumps(log, default=str))
+'''
+
+
+# ---------------------------------------------------------------------------------------------
+# deliveries
+
+
+def micros(value: dt.datetime) -> int:
+    delta = value - EPOCH
+    return (delta.days * 86400 + delta.seconds) * SECOND + delta.microseconds
+
+
+def timestamp_sql(us: Optional[int]) -> str:
+    if us is None:
+        return "CAST(NULL AS TIMESTAMP)"
+    value = EPOCH + dt.timedelta(microseconds=us)
+    return f"TIMESTAMP '{value.isoformat(sep=' ', timespec='microseconds')}'"
+
+
+def insert_sql(rows: List[Dict[str, Any]]) -> str:
+    def lit(row: Dict[str, Any]) -> str:
+        k = "CAST(NULL AS STRING)" if row["k"] is None else f"'{row['k']}'"
+        v = "CAST(NULL AS INT)" if row["v"] is None else f"CAST({row['v']} AS INT)"
+        return f"(CAST({row['id']} AS INT), {k}, {v}, {timestamp_sql(row['ts'])})"
+
+    values = ", ".join(lit(r) for r in rows)
+    return f"insert into {SCHEMA}.{SOURCE} select * from values {values} as ev(id, k, v, ts)"
+
+
+def make_deliveries(rng: random.Random, count: int, size: int) -> List[List[Dict[str, Any]]]:
+    """`count` deliveries of `size` rows, shuffled: mostly the next 20 minutes, stragglers up to
+    40 minutes behind (late once the watermark passed their window or time), ties, a few NULL
+    times (always late), NULL keys and NULL values."""
+    start = micros(dt.datetime(2024, 3, 1, 8))
+    out: List[List[Dict[str, Any]]] = []
+    next_id = 1
+    for d in range(count):
+        base = start + d * 20 * MINUTE
+        rows: List[Dict[str, Any]] = []
+        for _ in range(size):
+            roll = rng.random()
+            if rows and roll < 0.1:
+                t = rng.choice(rows)["ts"]  # a tie (or a NULL again)
+            elif d and roll < 0.28:
+                t = base - rng.randrange(1, 40 * MINUTE)  # a straggler
+            else:
+                t = base + rng.randrange(20 * MINUTE)
+            if t is not None:
+                t -= t % (MINUTE if rng.random() < 0.6 else SECOND)
+            if rng.random() < 0.03:
+                t = None
+            rows.append({
+                "id": next_id,
+                "k": rng.choice("abc") if rng.random() > 0.06 else None,
+                "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
+                "ts": t,
+            })
+            next_id += 1
+        rng.shuffle(rows)
+        out.append(rows)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# processes
+
+
+def pids_where(test) -> List[int]:
+    out = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            try:
+                if test(proc):
+                    out.append(int(proc.name))
+            except OSError:
+                pass
+    return out
+
+
+def in_group(pgid: int):
+    def test(proc: Path) -> bool:
+        stat = (proc / "stat").read_text()
+        fields = stat[stat.rindex(")") + 2:].split()
+        return int(fields[2]) == pgid and fields[0] != "Z"
+    return test
+
+
+def mentions(marker: str):
+    raw = marker.encode()
+    return lambda proc: raw in (proc / "cmdline").read_bytes()
+
+
+def holds_files_under(directory: Path):
+    prefix = str(directory)
+
+    def test(proc: Path) -> bool:
+        for fd in (proc / "fd").iterdir():
+            try:
+                if os.readlink(fd).startswith(prefix):
+                    return True
+            except OSError:
+                pass
+        return False
+    return test
+
+
+class Project:
+    """A dbt project with its own Spark home (Derby metastore + warehouse)."""
+
+    def __init__(self, root: Path, driver: Path, python: str) -> None:
+        self.root = root
+        self.name = root.name
+        self.home = root / "spark"
+        self.project = root / "project"
+        self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
+        self.metastore = self.home / "metastore_db"
+        self.snapshots = root / "snapshots"
+        self.driver = driver
+        self.python = python
+        self.count = 0
+        self.lock_files_removed = 0
+        (self.project / "models").mkdir(parents=True)
+        self.home.mkdir(parents=True)
+        (self.project / "dbt_project.yml").write_text(yaml.safe_dump(
+            {"name": "kill_drill", "version": "1.0", "config-version": 2, "profile": "kill_drill"}))
+        profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
+                   "server_side_parameters": self.spark_params()}
+        (self.project / "profiles.yml").write_text(
+            yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}}))
+        (self.project / "models" / "sources.yml").write_text(yaml.safe_dump({
+            "version": 2,
+            "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": SOURCE}]}],
+        }))
+        for model, (emit, sql) in MODELS.items():
+            (self.project / "models" / f"{model}.sql").write_text(
+                f"{{{{ config({CONFIG.format(emit=emit)}) }}}}\n{sql}\n")
+
+    def spark_params(self) -> Dict[str, str]:
+        return {
+            "spark.sql.warehouse.dir": str(self.home / "warehouse"),
+            "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={self.metastore};create=true",
+            "spark.driver.extraJavaOptions": f"-Dderby.system.home={self.home}",
+        }
+
+    def start(self, label: str, steps: List[Dict[str, Any]]) -> Tuple[subprocess.Popen, Path, float]:
+        """A driver process in its own process group (session); returns it, its log and when it
+        was started."""
+        self.wait_until_free()
+        self.count += 1
+        base = self.root / "runs" / f"{self.count:03d}-{label}"
+        base.parent.mkdir(exist_ok=True)
+        plan, log = base.with_suffix(".plan.json"), base.with_suffix(".log.json")
+        plan.write_text(json.dumps({
+            "project": str(self.project), "spark_params": self.spark_params(), "schema_dir": str(self.schema_dir),
+            "tables": [t for m in MODELS for t in (m, f"{m}__late")], "log": str(log), "steps": steps,
+        }))
+        env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONUNBUFFERED": "1"}
+        out = open(base.with_suffix(".out"), "w")
+        started = time.time()
+        proc = subprocess.Popen([self.python, str(self.driver), str(plan)], cwd=self.project, env=env,
+                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        out.close()
+        return proc, log, started
+
+    def run(self, label: str, steps: List[Dict[str, Any]]) -> Tuple[int, Dict[str, Any], float]:
+        """A driver process run to its end: exit code, log, seconds."""
+        proc, log, started = self.start(label, steps)
+        try:
+            code = proc.wait(timeout=PROCESS_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            code = proc.wait()
+        self.wait_until_free(proc.pid)
+        return code, read_log(log), time.time() - started
+
+    def wait_until_free(self, pgid: Optional[int] = None, timeout: float = 120) -> None:
+        """Wait until no process of the group (and no process naming this project's Spark home,
+        such as a JVM that outlived its driver) is alive; only one JVM may open the metastore."""
+        deadline = time.time() + timeout
+        while True:
+            alive = (pids_where(in_group(pgid)) if pgid else []) + pids_where(mentions(str(self.home)))
+            alive = [p for p in alive if p != os.getpid()]
+            if not alive:
+                return
+            if time.time() > deadline:
+                raise SystemExit(f"{self.name}: processes {alive} still alive after {timeout} s")
+            time.sleep(0.3)
+
+    def clear_derby_locks(self) -> List[str]:
+        """After a kill: Derby embedded writes db.lck / dbex.lck in the database directory and a
+        JVM killed with -9 leaves them. Removing them is safe only when no process is using the
+        database, so check that no live process holds a file under metastore_db or names the
+        Spark home (the caller already waited for the killed group)."""
+        locks = [p for p in (self.metastore / "db.lck", self.metastore / "dbex.lck") if p.exists()]
+        if not locks:
+            return []
+        users = pids_where(holds_files_under(self.metastore)) + pids_where(mentions(str(self.home)))
+        users = [p for p in users if p != os.getpid()]
+        if users:
+            raise SystemExit(f"{self.name}: {users} still use {self.metastore}; not removing its lock files")
+        for p in locks:
+            p.unlink()
+        self.lock_files_removed += len(locks)
+        return [p.name for p in locks]
+
+    # the checkpoint, read between runs (no process is running)
+
+    def locations(self, model: str) -> Dict[str, Path]:
+        table = self.schema_dir / model
+        # the runner's rule: a checkpoint inside the table's folder (earlier releases) stays in
+        # use, else it is beside the table
+        checkpoint = table / "_wv_checkpoint"
+        if not (checkpoint / "window_views").is_dir():
+            checkpoint = self.schema_dir / f"{model}__checkpoint"
+        return {"table": table, "late": self.schema_dir / f"{model}__late", "checkpoint": checkpoint,
+                "state": checkpoint / "window_views", "spark": checkpoint / "spark"}
+
+    def last_commit(self, model: str) -> int:
+        ids = [int(p.stem) for p in (self.locations(model)["state"] / "commits").glob("*.json") if p.stem.isdigit()]
+        return max(ids) if ids else -1
+
+    def phase(self, model: str, batch: int) -> Tuple[str, List[str]]:
+        """How far `batch` of a model got, from its files; and the checkpoint/staging files that
+        concern that batch."""
+        loc = self.locations(model)
+        spark_offset = (loc["spark"] / "offsets" / str(batch)).exists()
+        spark_commit = (loc["spark"] / "commits" / str(batch)).exists()
+        committed = (loc["state"] / "commits" / f"{batch}.json").exists()
+        ready = (loc["state"] / "ready" / f"{batch}.json").exists()
+        staged_table = (loc["table"] / "_wv_staging" / str(batch)).is_dir()
+        staged_late = (loc["late"] / "_wv_staging" / str(batch)).is_dir()
+        published = any(f"-n{batch}-" in p.name for p in loc["table"].glob("*.parquet"))
+        if committed:
+            phase = "committed" + ("" if spark_commit else " (Spark's commit not yet written)")
+        elif ready:
+            phase = "publishing (table published, not committed)" if (published or not staged_table) else "ready (nothing published)"
+        elif staged_table or staged_late:
+            phase = "staged (no READY record)"
+        elif spark_offset:
+            phase = "in micro-batch (offsets written, nothing staged)"
+        else:
+            phase = "not started"
+        files = []
+        for key in ("state", "spark"):  # commits/<b>.json, ready/<b>.json, Spark's offsets/<b>, commits/<b>
+            root = loc[key]
+            for p in sorted(root.rglob("*")) if root.is_dir() else []:
+                if p.is_file() and p.name.split(".")[0] == str(batch):
+                    files.append(str(p.relative_to(self.schema_dir)))
+        for key in ("table", "late"):
+            staging = loc[key] / "_wv_staging" / str(batch)
+            files += [str(p.relative_to(self.schema_dir)) for p in sorted(staging.rglob("*.parquet"))] if staging.is_dir() else []
+        return phase, files
+
+
+def read_log(path: Path) -> Dict[str, Any]:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {"steps": []}
+
+
+def dbt_steps(log: Dict[str, Any]) -> List[Dict[str, Any]]:
+    return [s for s in log.get("steps", []) if s["kind"] == "dbt"]
+
+
+def node_failures(step: Optional[Dict[str, Any]]) -> Dict[str, str]:
+    """model -> message of every model the dbt step did not build (all, if dbt itself failed)."""
+    if step is None:
+        return {m: "the process ended before the dbt run finished" for m in MODELS}
+    out = {}
+    for model in MODELS:
+        node = step["nodes"].get(model)
+        if node is None:
+            out[model] = f"not run: {step['exception'] or 'dbt failed'}"[:500]
+        elif node["status"] != "success":
+            out[model] = f"{node['status']}: {node['message']}"[:2000]
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# comparing tables
+
+
+def read_table(directory: Path) -> List[tuple]:
+    import duckdb
+
+    files = sorted(str(p) for p in directory.glob("*.parquet") if not p.name.startswith(("_", "."))) if directory.is_dir() else []
+    if not files:
+        return []
+    rel = duckdb.sql(f"select * from read_parquet({files!r}, union_by_name = true)")
+    keep = [i for i, c in enumerate(rel.columns) if not c.startswith("_wv")]
+    return [tuple(row[i] for i in keep) for row in rel.fetchall()]
+
+
+def compare(drilled: List[tuple], reference: List[tuple]) -> Dict[str, Any]:
+    got, want = Counter(drilled), Counter(reference)
+    missing, extra = want - got, got - want
+    duplicated = sum(c for row, c in extra.items() if row in want)
+    unexpected = sum(c for row, c in extra.items() if row not in want)
+    return {"lost": sum(missing.values()), "duplicated": duplicated, "unexpected": unexpected,
+            "examples": {"lost": [repr(r) for r in list(missing)[:3]], "extra": [repr(r) for r in list(extra)[:3]]}}
+
+
+def compare_snapshots(drill: Path, reference: Path, model: str) -> Dict[str, Any]:
+    out: Dict[str, Any] = {}
+    for table in (model, f"{model}__late"):
+        ref = read_table(reference / table)
+        out[table] = {"rows": len(ref), **compare(read_table(drill / table), ref)}
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# the drill
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--rows", type=int, default=24, help="rows per delivery")
+    parser.add_argument("--workdir", type=Path, help="where the projects go (default: a temp dir, removed on success)")
+    parser.add_argument("--out", type=Path, help="write the summary as JSON here")
+    parser.add_argument("--keep", action="store_true", help="keep the temp dir even on success")
+    parser.add_argument("--parallel-reference", action="store_true",
+                        help="run the reference project (its own metastore) while the drill runs, not after it: "
+                             "shorter wall time, a second Spark process on the machine")
+    args = parser.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    deliveries = make_deliveries(rng, args.rounds + 1, args.rows)
+    temp = args.workdir is None
+    work = Path(tempfile.mkdtemp(prefix="kill_drill_")) if temp else args.workdir.resolve()
+    if not temp and work.exists() and any(work.iterdir()):
+        parser.error(f"--workdir {work} is not empty")
+    work.mkdir(parents=True, exist_ok=True)
+    driver = work / "driver.py"
+    driver.write_text(DRIVER)
+    print(f"kill drill: {args.rounds} rounds, seed {args.seed}, {args.rows} rows a delivery, in {work}", flush=True)
+
+    began = time.time()
+    drill = Project(work / "drill", driver, sys.executable)
+    setup = [{"sql": f"create database if not exists {SCHEMA}"},
+             {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
+             {"sql": insert_sql(deliveries[0])}]
+    code, log, _ = drill.run("setup", setup)
+    if code != 0:
+        raise SystemExit(f"setup failed ({code}); see {drill.root / 'runs'}")
+
+    # the reference: same deliveries, each followed by one uninterrupted run, in one process
+    reference = Project(work / "reference", driver, sys.executable)
+    steps_ref: List[Dict[str, Any]] = setup[:2]
+    for r, rows in enumerate(deliveries):
+        steps_ref += [{"sql": insert_sql(rows)}, {"dbt": ["run"]}, {"snapshot": str(reference.snapshots / str(r))}]
+    ref_proc = reference.start("reference", steps_ref) if args.parallel_reference else None
+
+    def recovery_steps(r: int) -> List[Dict[str, Any]]:
+        steps: List[Dict[str, Any]] = [{"dbt": ["run"]}, {"snapshot": str(drill.snapshots / str(r))}]
+        if r < args.rounds:
+            steps.append({"sql": insert_sql(deliveries[r + 1])})
+        return steps
+
+    # the calibration run: delivery 0, uninterrupted; its dbt step's duration from the process start
+    code, log, _ = drill.run("calibrate", recovery_steps(0))
+    steps = dbt_steps(log)
+    if code != 0 or not steps or not steps[0]["success"]:
+        raise SystemExit(f"the first uninterrupted run failed: {node_failures(steps[0] if steps else None)}")
+    durations = [steps[0]["ended"] - log["started"]]
+    print(f"calibration: an uninterrupted run takes {durations[0]:.1f} s (+ process start)", flush=True)
+
+    rounds: List[Dict[str, Any]] = []
+    failed: Dict[str, List[str]] = {m: [] for m in MODELS}
+    for r in range(1, args.rounds + 1):
+        full = statistics.median(durations[-5:]) + 2.0  # + the interpreter's start before the log
+        delay = rng.uniform(0.02, 1.10) * full
+        before = {m: drill.last_commit(m) for m in MODELS}
+        proc, log_path, started = drill.start(f"r{r}-killed", [{"dbt": ["run"]}])
+        while time.time() < started + delay and proc.poll() is None:
+            time.sleep(0.05)
+        jvm = bool(pids_where(lambda p: in_group(proc.pid)(p) and (p / "comm").read_text().strip() == "java"))
+        killed = proc.poll() is None
+        if killed:
+            os.killpg(proc.pid, signal.SIGKILL)
+        code = proc.wait()
+        drill.wait_until_free(proc.pid)
+        locks = drill.clear_derby_locks()
+        killed_log = read_log(log_path)
+        phases = {m: drill.phase(m, before[m] + 1) for m in MODELS}
+        record: Dict[str, Any] = {
+            "round": r, "delivery": r, "sleep_s": round(delay, 2), "killed": killed, "exit": code,
+            "jvm_up": jvm, "derby_locks_removed": locks,
+            "phases": {m: p for m, (p, _) in phases.items()},
+            "batch_files": {m: f for m, (_, f) in phases.items() if f},
+        }
+        done = [m for m, (p, _) in phases.items() if p.startswith("committed")]
+        busy = [f"{p} [{m}]" for m, (p, _) in phases.items() if p not in ("not started",) and m not in done]
+        if not killed:
+            record["point"] = "not killed (the run had ended)"
+            steps = dbt_steps(killed_log)
+            record["unkilled_run_failures"] = node_failures(steps[0] if steps else None)
+        elif not jvm and not done and not busy:
+            record["point"] = "before Spark started"
+        elif busy:
+            record["point"] = "mid-run: " + "; ".join(busy)
+        elif len(done) == len(MODELS):
+            record["point"] = "after every model's commit"
+        elif not done:
+            record["point"] = "Spark up, before the first batch"
+        else:
+            record["point"] = f"between models ({len(done)} of {len(MODELS)} committed)"
+
+        code, log, seconds = drill.run(f"r{r}-recovery", recovery_steps(r))
+        steps = dbt_steps(log)
+        failures = node_failures(steps[0] if steps else None)
+        if code != 0 and not failures:
+            failures = {m: f"recovery process exited {code}" for m in MODELS}
+        for m, msg in failures.items():
+            failed[m].append(f"round {r}: {msg}")
+        if steps and steps[0]["success"]:
+            durations.append(steps[0]["ended"] - log["started"])
+        record["recovery"] = {m: (steps[0]["nodes"].get(m, {}).get("message") if steps else None) for m in MODELS}
+        record["recovery_failures"] = failures
+        rounds.append(record)
+        print(f"round {r:2d}: sleep {delay:5.1f}s {'KILLED' if killed else 'ended '} at {record['point']}"
+              f"{' (removed ' + '+'.join(locks) + ')' if locks else ''}; recovery "
+              f"{'FAILED ' + json.dumps(failures)[:300] if failures else 'ok'} in {seconds:.0f}s", flush=True)
+        with open(work / "rounds.jsonl", "a") as f:
+            f.write(json.dumps(record, default=str) + "\n")
+
+    if ref_proc is None:
+        code, log, seconds = reference.run("reference", steps_ref)
+    else:
+        proc, log_path, started = ref_proc
+        code = proc.wait(timeout=PROCESS_TIMEOUT * 4)
+        reference.wait_until_free(proc.pid)
+        log, seconds = read_log(log_path), time.time() - started
+    ref_runs = dbt_steps(log)
+    ref_failures = [f"run {i}: {node_failures(s)}" for i, s in enumerate(ref_runs) if not s["success"]]
+    if code != 0 or len(ref_runs) != len(deliveries) or ref_failures:
+        print(f"the reference project failed (exit {code}, {len(ref_runs)} runs): {ref_failures[:3]}", flush=True)
+    print(f"reference: {len(ref_runs)} runs in {seconds:.0f}s", flush=True)
+
+    # compare
+    per_model: Dict[str, Any] = {}
+    total = Counter()
+    for m in MODELS:
+        final = compare_snapshots(drill.snapshots / str(args.rounds), reference.snapshots / str(args.rounds), m)
+        diverged = []
+        for r in range(args.rounds + 1):
+            snap = compare_snapshots(drill.snapshots / str(r), reference.snapshots / str(r), m)
+            bad = {t: {k: v for k, v in c.items() if k in ("lost", "duplicated", "unexpected") and v}
+                   for t, c in snap.items()}
+            bad = {t: c for t, c in bad.items() if c}
+            if bad:
+                diverged.append({"after_round": r, **bad})
+        counts = {k: sum(final[t][k] for t in final) for k in ("lost", "duplicated", "unexpected")}
+        per_model[m] = {
+            **counts,
+            "failed_recoveries": len(failed[m]),
+            "rows": final[m]["rows"], "late_rows": final[f"{m}__late"]["rows"],
+            "tables": final,
+            "killed_in": dict(Counter(rec["phases"][m] for rec in rounds if rec["killed"])),
+            "diverged_after_rounds": diverged,
+            "recovery_failures": failed[m],
+        }
+        total.update(counts)
+        total["failed_recoveries"] += len(failed[m])
+
+    summary = {
+        "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
+        "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
+        "seed": args.seed, "rows_per_delivery": args.rows, "workdir": str(work),
+        "rounds": args.rounds, "killed": sum(r["killed"] for r in rounds),
+        "kill_points": dict(Counter(r["point"].split(" [")[0] for r in rounds)),
+        "derby_lock_files_removed": drill.lock_files_removed,
+        "lost": total["lost"], "duplicated": total["duplicated"], "unexpected": total["unexpected"],
+        "failed_recoveries": total["failed_recoveries"],
+        "reference_ok": code == 0 and len(ref_runs) == len(deliveries) and not ref_failures,
+        "minutes": round((time.time() - began) / 60, 1),
+        "models": per_model, "round_log": str(work / "rounds.jsonl"),
+    }
+    print("\n== kill drill summary")
+    print(f"rounds {summary['rounds']}, killed {summary['killed']}, kill points {json.dumps(summary['kill_points'])}")
+    print(f"{'model':18s} {'rows':>5s} {'late':>5s} {'lost':>5s} {'dup':>5s} {'unexp':>5s} {'failed rec.':>11s}  diverged after rounds")
+    for m, s in per_model.items():
+        print(f"{m:18s} {s['rows']:5d} {s['late_rows']:5d} {s['lost']:5d} {s['duplicated']:5d} {s['unexpected']:5d} "
+              f"{s['failed_recoveries']:11d}  {[d['after_round'] for d in s['diverged_after_rounds']] or '-'}")
+    print(f"total: lost {summary['lost']}, duplicated {summary['duplicated']}, unexpected {summary['unexpected']}, "
+          f"failed recoveries {summary['failed_recoveries']}; reference ok: {summary['reference_ok']}; "
+          f"{summary['minutes']} min")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(summary, indent=2, default=str))
+    bad = summary["lost"] or summary["duplicated"] or summary["unexpected"] or summary["failed_recoveries"] or not summary["reference_ok"]
+    if bad or args.keep or not temp:
+        print(f"files kept in {work}")
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
