@@ -23,7 +23,7 @@
   {%- set spec = {'kind': kind, 'time_col': time_col} -%}
   {%- set text = {} -%}
   {%- if kind == 'session' -%}
-    {%- set spec_gap = window_views._interval_micros(gap, macro_name, prefix ~ 'gap') -%}
+    {%- set gap_us = window_views._interval_micros(gap, macro_name, prefix ~ 'gap') -%}
     {%- set keys = [] if partition_by is none else ([partition_by] if partition_by is string else partition_by) -%}
     {%- if keys is string or keys is mapping or keys is not iterable -%}
       {{ exceptions.raise_compiler_error(where ~ "partition_by' must be a column name or a list of column names, got " ~ (partition_by | string)) }}
@@ -31,7 +31,7 @@
     {%- for key in keys -%}
       {%- do window_views._column(key, macro_name, prefix ~ 'partition_by') -%}
     {%- endfor -%}
-    {%- do spec.update({'gap_us': spec_gap, 'partition_by': keys | list}) -%}
+    {%- do spec.update({'gap_us': gap_us, 'partition_by': keys | list}) -%}
     {%- do text.update({'gap': window_views._interval_text(gap)}) -%}
   {%- else -%}
     {%- set unit_name = {'tumble': none, 'hop': 'slide', 'cumulate': 'step'}[kind] -%}
