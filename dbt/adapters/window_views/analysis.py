@@ -58,6 +58,15 @@ class OverCall:
     node: exp.Window
     select: exp.Select
 
+    @property
+    def func(self) -> exp.Expression:
+        """The function called (`function` is its name), under any IGNORE/RESPECT NULLS."""
+        return function(self.node)
+
+    @property
+    def ignore_nulls(self) -> bool:
+        return isinstance(self.node.this, exp.IgnoreNulls)
+
 
 def parse(sql: str) -> exp.Expression:
     try:
@@ -100,11 +109,22 @@ def _named_windows(select: exp.Select) -> Dict[str, exp.Window]:
     return {w.alias_or_name.lower(): w for w in select.args.get("windows") or [] if isinstance(w, exp.Window)}
 
 
-def _function(node: exp.Window) -> exp.Expression:
+def function(node: exp.Window) -> exp.Expression:
+    """A window call's function, under any IGNORE NULLS / RESPECT NULLS."""
     func = node.this
     while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
         func = func.this
     return func
+
+
+def row_offset(func: exp.Expression, call: str) -> int:
+    """How many rows away LAG/LEAD `func` (in the window call `call`) reads."""
+    offset = func.args.get("offset")
+    if offset is None:
+        return 1
+    if not (isinstance(offset, exp.Literal) and not offset.is_string):
+        raise AnalysisError(f"{func.key.upper()} offset in `{call}` must be an integer literal")
+    return int(offset.this)
 
 
 def over_calls(tree: exp.Expression) -> List[OverCall]:
@@ -126,13 +146,8 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         order_by = tuple(
             (o.this.sql("spark"), bool(o.args.get("desc"))) for o in (order.expressions if order else [])
         )
-        func = _function(node)
-        lead_offset = None
-        if isinstance(func, exp.Lead):
-            offset = func.args.get("offset")
-            if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
-                raise AnalysisError(f"LEAD offset in `{call}` must be an integer literal")
-            lead_offset = int(offset.this) if offset is not None else 1
+        func = function(node)
+        lead_offset = row_offset(func, call) if isinstance(func, exp.Lead) else None
         # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs
         columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
         generated = bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
