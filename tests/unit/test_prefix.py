@@ -1,6 +1,8 @@
 """Which window calls streaming keeps as per-partition prefix state, and how they are rewritten."""
 
+import duckdb
 import pytest
+import sqlglot
 
 from dbt.adapters.window_views import analysis, overwindows, prefix
 
@@ -79,11 +81,21 @@ def test_rewrite_combines_each_call_with_its_state_columns():
     assert specs == {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(sql))}
 
 
+def on_duckdb(con: duckdb.DuckDBPyConnection, spark_sql: str) -> list:
+    return sorted(con.execute(sqlglot.transpile(spark_sql, read="spark", write="duckdb")[0]).fetchall(), key=str)
+
+
 def test_state_sql_groups_by_the_partition_and_merges_null_safely():
     over = planned("sum(v) over (partition by k, x % 2 order by ts)", "count(v) over (order by ts)")
-    (p0, calls0), (p1, calls1) = prefix.groups(over.prefix)
-    assert prefix.aggregate_sql("e", 0, p0, calls0) == "SELECT k AS _wv_g0k0, x % 2 AS _wv_g0k1, sum(v) AS _wv_s0 FROM e GROUP BY k, x % 2"
-    assert prefix.aggregate_sql("e", 1, p1, calls1) == "SELECT count(v) AS _wv_s1 FROM e"
-    merged = prefix.merge_sql("a0", "b0", 0, p0, calls0)
-    assert "ON a._wv_g0k0 <=> b._wv_g0k0 AND a._wv_g0k1 <=> b._wv_g0k1" in merged
-    assert "ON true" in prefix.merge_sql("a1", "b1", 1, p1, calls1)
+    (p0, calls0), (p1, calls1) = groups = prefix.groups(over.prefix)
+    con = duckdb.connect()
+    con.execute("create table e as select * from (values ('a', 1, 10), ('a', 3, 5), (null, 2, 1), (null, 2, 2)) t(k, x, v)")
+    for g, (partition_by, calls) in enumerate(groups):
+        on_duckdb(con, f"create table s{g} as {prefix.aggregate_sql('e', g, partition_by, calls)}")
+    assert [on_duckdb(con, "select * from s0"), on_duckdb(con, "select * from s1")] == [[("a", 1, 15), (None, 0, 3)], [(4,)]]
+    # a state merged with itself: each partition, NULL keys included, meets its own row
+    assert on_duckdb(con, prefix.merge_sql("s0", "s0", 0, p0, calls0)) == [("a", 1, 30), (None, 0, 6)]
+    assert on_duckdb(con, prefix.merge_sql("s1", "s1", 1, p1, calls1)) == [(8,)]
+    # each row beside its partition's state, NULL keys included
+    joined = on_duckdb(con, prefix.joined_sql("e", ["s0", "s1"], [p0, p1], over.prefix))
+    assert joined == [("a", 1, 10, 15, 4), ("a", 3, 5, 15, 4), (None, 2, 1, 3, 4), (None, 2, 2, 3, 4)]

@@ -14,13 +14,13 @@ with a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Tuple
+from typing import List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit, prefix
-from dbt.adapters.window_views.analysis import AnalysisError, OverCall
-from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views import analysis, emit, prefix, sqlexpr
+from dbt.adapters.window_views.analysis import AnalysisError, Frame, FrameBound, OverCall
+from dbt.adapters.window_views.sqlexpr import Named, column, epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 KEEP = "_wv_keep"
@@ -58,17 +58,12 @@ def _unqualified(sql: str) -> str:
 
 
 def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tuple[Reach, Optional[prefix.PrefixCall]]:
-    func = call.node.this
-    while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
-        func = func.this
+    func = call.func
     partition = tuple(_unqualified(p) for p in call.partition_by)
     order = tuple(_unqualified(o) for o, _ in call.order_by)
     if isinstance(func, (exp.Lag, exp.Lead)):
-        offset = func.args.get("offset")
-        if offset is not None and not (isinstance(offset, exp.Literal) and not offset.is_string):
-            raise AnalysisError(f"{func.key.upper()} offset in `{call.sql}` must be an integer literal")
-        n = int(offset.this) if offset is not None else 1
-        if isinstance(call.node.this, exp.IgnoreNulls):
+        n = analysis.row_offset(func, call.sql)
+        if call.ignore_nulls:
             # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
             # and a new non-NULL value changes LEAD for every row since the last one
             ahead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
@@ -151,18 +146,47 @@ def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
     return select, calls
 
 
-def _least(values: List[str]) -> str:
-    return values[0] if len(values) == 1 else f"least({', '.join(values)})"
+def _t(over: OverPlan) -> exp.Expression:
+    """The watermark column of the model's input, in epoch micros."""
+    return epoch_micros(column(over.watermark_column))
 
 
-def _rows_before(t: str, bound: str, reach: Reach) -> str:
+def _over(func: exp.Expression, partition_by: Sequence[str]) -> exp.Window:
+    """`func` over a plan's (unqualified) PARTITION BY."""
+    return sqlexpr.window(func, [sqlexpr.parse(p) for p in partition_by])
+
+
+_TO_CURRENT = sqlexpr.frame("rows", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", None))
+
+
+def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Window:
     """Per partition, how many rows come before `bound`, counted back from it (1 = the last one)."""
-    part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
-    order = ", ".join(o + " desc" for o in reach.order_by)
-    return (
-        f"sum(case when {t} < {bound} then 1 else 0 end) over ({part} order by {order} "
-        "rows between unbounded preceding and current row)"
-    )
+    count = exp.Sum(this=exp.case().when(t < bound, 1).else_(0))
+    partition = [sqlexpr.parse(p) for p in reach.partition_by]
+    order = [sqlexpr.ordered(sqlexpr.parse(o), descending=True) for o in reach.order_by]
+    return sqlexpr.window(count, partition, order, _TO_CURRENT)
+
+
+def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
+    """Whether a row at `bound` (epoch micros) lies within the row's FOLLOWING reach, so changes it."""
+    condition = t >= exp.convert(bound) - reach.ahead_micros
+    if reach.ahead_rows:
+        condition = exp.or_(condition, _rows_before(t, bound, reach) <= reach.ahead_rows)
+    return condition
+
+
+def _reached_back(t: exp.Expression, i: int, reach: Reach, bound: str) -> Tuple[exp.Expression, List[Named]]:
+    """Whether the row lies within the PRECEDING reach of a frame starting at the column `bound`,
+    and the column that counts rows back from it, when the reach is in rows."""
+    keep = t >= column(bound) - reach.micros
+    if not reach.rows:
+        return keep, []
+    before = f"_wv_before_{i}"
+    return exp.or_(keep, column(before) <= reach.rows), [(before, _rows_before(t, column(bound), reach))]
+
+
+def _names(columns: Sequence[Named]) -> List[str]:
+    return [name for name, _ in columns]
 
 
 def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
@@ -173,21 +197,15 @@ def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
     if not ahead:
         return None
     select, _ = _input_rows(sql)
-    t = epoch_micros(f"`{over.watermark_column}`")
-    query = select.sql("spark")
-    firsts = []
-    for i, reach in ahead:
-        part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
-        firsts.append(f"min(case when _wv_new then {t} end) over ({part}) AS _wv_first_{i}")
-    query = f"select *, {', '.join(firsts)} from ({query}) _wv_rows"
+    t = _t(over)
+    firsts = [(f"_wv_first_{i}", _over(exp.Min(this=exp.case().when(column("_wv_new"), t)), r.partition_by)) for i, r in ahead]
     affected = []
-    for i, reach in ahead:
-        condition = f"{t} >= _wv_first_{i} - {reach.ahead_micros}"
-        if reach.ahead_rows:
-            condition += f" or {_rows_before(t, f'_wv_first_{i}', reach)} <= {reach.ahead_rows}"
-        affected.append(f"case when _wv_first_{i} is not null and ({condition}) then {t} end AS _wv_affected_{i}")
-    query = f"select {', '.join(affected)} from ({query}) _wv_rows"
-    return f"select {_least([f'min(_wv_affected_{i})' for i, _ in ahead])} from ({query}) _wv_rows"
+    for (first, _), (i, reach) in zip(firsts, ahead):
+        condition = exp.and_(column(first).is_(exp.null()).not_(), _changed_by(t, column(first), reach))
+        affected.append((f"_wv_affected_{i}", exp.case().when(condition, t)))
+    query = sqlexpr.wrap(sqlexpr.wrap(select, firsts), affected, star=False)
+    cut = sqlexpr.least([exp.Min(this=column(name)) for name in _names(affected)])
+    return sqlexpr.to_sql(sqlexpr.wrap(query, [("_wv_cut", cut)], star=False))
 
 
 def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
@@ -196,78 +214,67 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     their frames' PRECEDING reach further back; the earliest such point over all partitions
     bounds the next batch's recompute, so it bounds the state in every partition."""
     select, _ = _input_rows(sql)
-    t = epoch_micros(f"`{over.watermark_column}`")
+    t = _t(over)
     future = reached + 1
     if any(r.unbounded for r in over.reaches):
-        return f"select *, true AS {KEEP} from ({select.sql('spark')}) _wv_rows"
-    eligible = []
-    for i, reach in enumerate(over.reaches):
-        condition = f"{t} >= {future - reach.ahead_micros}"
-        if reach.ahead_rows:
-            condition += f" or {_rows_before(t, str(future), reach)} <= {reach.ahead_rows}"
-        eligible.append(f"case when {condition} then {t} end AS _wv_eligible_{i}")
-    query = f"select *, {', '.join(eligible)} from ({select.sql('spark')}) _wv_rows"
-    first = _least([f"min(_wv_eligible_{i}) over ()" for i in range(len(over.reaches))])
-    query = f"select *, least(coalesce({first}, {future}), {future}) AS _wv_from from ({query}) _wv_rows"
+        return sqlexpr.to_sql(sqlexpr.wrap(select, [(KEEP, exp.true())]))
+    eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
+    first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
+    start = ("_wv_from", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
     befores, keeps = [], []
     for i, reach in enumerate(over.reaches):
-        keep = f"{t} >= _wv_from - {reach.micros}"
-        if reach.rows:
-            befores.append(f"{_rows_before(t, '_wv_from', reach)} AS _wv_before_{i}")
-            keep += f" or _wv_before_{i} <= {reach.rows}"
-        keeps.append(f"({keep})")
+        keep, before = _reached_back(t, i, reach, "_wv_from")
+        keeps.append(keep)
+        befores += before
+    query = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [start])
     if befores:
-        query = f"select *, {', '.join(befores)} from ({query}) _wv_rows"
-    hidden = [f"_wv_eligible_{i}" for i in range(len(over.reaches))] + ["_wv_from"] + [b.rsplit(" AS ", 1)[1] for b in befores]
-    return _flagged(query, hidden, keeps, over)
+        query = sqlexpr.wrap(query, befores)
+    return _flagged(query, _names(eligible) + ["_wv_from"] + _names(befores), keeps, over)
 
 
-def _flagged(query: str, hidden: List[str], keeps: List[str], over: OverPlan) -> str:
+def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:
     """The rows of `query` with `_wv_keep`: whether the state keeps them. Where a prefix summary
     needs whole ties in order (DENSE_RANK, FIRST_VALUE), every row from a partition's first kept
     one is kept too, so the evicted rows are a prefix of it."""
-    keep = " or ".join(f"({k})" for k in keeps)
-    flagged = f"select * except ({', '.join(hidden)}), coalesce({keep}, true) AS {KEEP} from ({query}) _wv_rows"
-    if over.closure is None:
-        return flagged
-    t = epoch_micros(f"`{over.watermark_column}`")
-    part = f"partition by {', '.join(over.closure)}" if over.closure else ""
-    first = f"min(case when {KEEP} then {t} end) over ({part})"
-    return f"select * except ({KEEP}), {KEEP} or coalesce({t} >= {first}, false) AS {KEEP} from ({flagged}) _wv_rows"
+    keep = sqlexpr.coalesce(exp.or_(*keeps), exp.true())
+    flagged = sqlexpr.wrap(query, [(KEEP, keep)], hidden=hidden)
+    if over.closure is not None:
+        t = _t(over)
+        first = _over(exp.Min(this=exp.case().when(column(KEEP), t)), over.closure)
+        closed = exp.or_(column(KEEP), sqlexpr.coalesce(t >= first, exp.false()))
+        flagged = sqlexpr.wrap(flagged, [(KEEP, closed)], hidden=[KEEP])
+    return sqlexpr.to_sql(flagged)
 
 
 def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     """on_window_close: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark `reached`."""
     select, calls = _input_rows(sql)
-    closed = []
-    for i, call in enumerate(calls):
-        select = select.select(f"coalesce({emit.closed_condition(call, over.watermark_column, reached)}, false) AS _wv_closed_{i}", dialect="spark", copy=False)
-        closed.append(f"_wv_closed_{i}")
-    t = epoch_micros(f"`{over.watermark_column}`")
+    # over the call's own FROM, so beside the SELECT's own columns
+    closed = [
+        (f"_wv_closed_{i}", sqlexpr.coalesce(emit.row_closed(call, over.watermark_column, reached), exp.false()))
+        for i, call in enumerate(calls)
+    ]
+    select = select.select(*sqlexpr.aliased(closed), copy=False)
+    t = _t(over)
     future = reached + 1  # the next row to arrive is later than W
     # a row is emitted once every call's value for it is final
-    emitted = " and ".join(closed)
+    emitted = exp.and_(*[column(name) for name in _names(closed)])
     cuts, befores, keeps = [], [], []
     for i, reach in enumerate(over.reaches):
         if reach.unbounded:
-            keeps.append("true")
+            keeps.append(exp.true())
             continue
-        part = f"partition by {', '.join(reach.partition_by)}" if reach.partition_by else ""
-        cuts.append(
-            f"least(coalesce(min(case when not ({emitted}) then {t} end) over ({part}), {future}), {future}) AS _wv_cut_{i}"
-        )
-        keep = f"{t} >= _wv_cut_{i} - {reach.micros}"
-        if reach.rows:
-            # rows before the cut, counted back from it
-            befores.append(f"{_rows_before(t, f'_wv_cut_{i}', reach)} AS _wv_before_{i}")
-            keep = f"({keep} or _wv_before_{i} <= {reach.rows})"
+        cut = f"_wv_cut_{i}"
+        first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
+        cuts.append((cut, sqlexpr.least([sqlexpr.coalesce(first, future), future])))
+        keep, before = _reached_back(t, i, reach, cut)
         keeps.append(keep)
-    query = select.sql("spark")
+        befores += before
+    query = select
     for columns in (cuts, befores):
         if columns:
-            query = f"select *, {', '.join(columns)} from ({query}) _wv_rows"
-    hidden = closed + [c.rsplit(" AS ", 1)[1] for c in cuts + befores]
-    return _flagged(query, hidden, keeps, over)
+            query = sqlexpr.wrap(query, columns)
+    return _flagged(query, _names(closed) + _names(cuts) + _names(befores), keeps, over)
 
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}
@@ -284,10 +291,25 @@ def _unit(micros: List[int]) -> Tuple[str, int]:
     return "SECONDS", 1_000_000
 
 
-def _interval(micros: int, unit: Tuple[str, int]) -> str:
+def _interval(micros: int, unit: Tuple[str, int]) -> exp.Interval:
     name, size = unit
     value = f"{micros / size:.6f}".rstrip("0").rstrip(".") if micros % size else str(micros // size)
-    return f"INTERVAL '{value}' {name}"
+    return exp.Interval(this=exp.Literal.string(value), unit=exp.Var(this=name))
+
+
+def _mirrored(frame: Frame) -> exp.WindowSpec:
+    """The frame seen from its other end: BETWEEN M PRECEDING AND N FOLLOWING <-> N PRECEDING AND M FOLLOWING."""
+    unit = _unit([b.micros for b in (frame.start, frame.end) if b.micros is not None])
+
+    def bound(b: FrameBound) -> Tuple[object, Optional[str]]:
+        if b.kind == "current":
+            return "CURRENT ROW", None
+        if b.kind == "unbounded":
+            return "UNBOUNDED", "PRECEDING"
+        value = exp.Literal.number(b.rows) if b.rows is not None else _interval(b.micros, unit)
+        return value, _MIRROR_SIDE[b.side].upper()
+
+    return sqlexpr.frame(frame.kind, bound(frame.end), bound(frame.start))
 
 
 def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
@@ -303,31 +325,15 @@ def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
             continue
         if not (call.order_by[0][1] and analysis.is_column(call.order_by[0][0], watermark_column)):
             continue
-        func = node.this
-        inner = func
-        while isinstance(inner, (exp.IgnoreNulls, exp.RespectNulls)):
-            inner = inner.this
+        func, inner = node.this, call.func
         mirror = _MIRROR_FUNCTION.get(type(inner))
         if mirror is None and not isinstance(inner, _SYMMETRIC):
             continue
         spec = node.args.get("spec")
         if mirror not in (exp.Lag, exp.Lead):
-            start, end = call.frame.start, call.frame.end
-            if start.kind == "unbounded":
+            if call.frame.start.kind == "unbounded":
                 continue  # mirrored, the frame would end in UNBOUNDED FOLLOWING: never closes
-            kind = call.frame.kind.upper()
-            unit = _unit([b.micros for b in (start, end) if b.micros is not None])
-
-            def bound(b) -> str:
-                if b.kind == "current":
-                    return "CURRENT ROW"
-                if b.kind == "unbounded":
-                    return "UNBOUNDED PRECEDING"
-                value = str(b.rows) if b.rows is not None else _interval(b.micros, unit)
-                return f"{value} {_MIRROR_SIDE[b.side].upper()}"
-
-            mirrored = f"{kind} BETWEEN {bound(end)} AND {bound(start)}"
-            spec = analysis.parse(f"SELECT sum(1) OVER (ORDER BY 1 {mirrored})").find(exp.WindowSpec)
+            spec = _mirrored(call.frame)
         before = node.sql("spark")
         if mirror is not None:
             replacement = mirror(**inner.args)

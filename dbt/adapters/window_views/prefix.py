@@ -24,45 +24,55 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis
+from dbt.adapters.window_views import analysis, sqlexpr
 from dbt.adapters.window_views.analysis import OverCall
+from dbt.adapters.window_views.sqlexpr import column
 
-# per kind: the state columns ({name: aggregate over evicted rows}), how two states merge, and
-# the call rewritten ({L}: the call over the retained rows; {LS}/{LC}: its SUM/COUNT for AVG)
-_STATE = {
-    "sum": {"s": "sum({x})"},
-    "count": {"s": "count({x})"},
-    "min": {"s": "min({x})"},
-    "max": {"s": "max({x})"},
-    "avg": {"s": "sum({x})", "c": "count({x})"},
+
+def _templates(templates: Dict[str, Dict[str, str]]) -> Dict[str, Dict[str, exp.Expression]]:
+    return {kind: {name: sqlexpr.parse(sql) for name, sql in columns.items()} for kind, columns in templates.items()}
+
+
+# per kind: the state columns ({name: aggregate over the evicted rows of :x, ordered by :key}),
+# how two states :a and :b merge, and the call rewritten (:L: the call over the retained rows;
+# :LS/:LC: its SUM/COUNT for AVG; :s, :c, :n: the state columns)
+_STATE = _templates({
+    "sum": {"s": "sum(:x)"},
+    "count": {"s": "count(:x)"},
+    "min": {"s": "min(:x)"},
+    "max": {"s": "max(:x)"},
+    "avg": {"s": "sum(:x)", "c": "count(:x)"},
     "rows": {"s": "count(1)"},
-    "dense_rank": {"s": "count(distinct struct({order}))"},
-    "first_value": {"s": "min_by({x}, struct({order}))", "n": "count(1)"},
-    "first_value_ignore_nulls": {"s": "min_by({x}, case when {x} is not null then struct({order}) end)"},
-}
-_ADD = "coalesce({a}, 0) + coalesce({b}, 0)"
-_SUM = "coalesce({a} + {b}, {a}, {b})"
-_MERGE = {
+    "dense_rank": {"s": "count(distinct :key)"},
+    "first_value": {"s": "min_by(:x, :key)", "n": "count(1)"},
+    "first_value_ignore_nulls": {"s": "min_by(:x, case when :x is not null then :key end)"},
+})
+_ADD = "coalesce(:a, 0) + coalesce(:b, 0)"
+_SUM = "coalesce(:a + :b, :a, :b)"
+_MERGE = _templates({
     "sum": {"s": _SUM},
     "count": {"s": _ADD},
-    "min": {"s": "least({a}, {b})"},
-    "max": {"s": "greatest({a}, {b})"},
+    "min": {"s": "least(:a, :b)"},
+    "max": {"s": "greatest(:a, :b)"},
     "avg": {"s": _SUM, "c": _ADD},
     "rows": {"s": _ADD},
     "dense_rank": {"s": _ADD},
-    "first_value": {"s": "case when coalesce({an}, 0) > 0 then {a} else {b} end", "n": _ADD},
-    "first_value_ignore_nulls": {"s": "coalesce({a}, {b})"},
-}
+    "first_value": {"s": "case when coalesce(:an, 0) > 0 then :a else :b end", "n": _ADD},
+    "first_value_ignore_nulls": {"s": "coalesce(:a, :b)"},
+})
 _COMBINE = {
-    "sum": "coalesce({s} + {L}, {s}, {L})",
-    "count": "coalesce({s}, 0) + {L}",
-    "min": "least({s}, {L})",
-    "max": "greatest({s}, {L})",
-    "avg": "coalesce({s} + {LS}, {s}, {LS}) / nullif(coalesce({c}, 0) + {LC}, 0)",
-    "rows": "coalesce({s}, 0) + {L}",
-    "dense_rank": "coalesce({s}, 0) + {L}",
-    "first_value": "case when coalesce({n}, 0) > 0 then {s} else {L} end",
-    "first_value_ignore_nulls": "coalesce({s}, {L})",
+    kind: sqlexpr.parse(sql)
+    for kind, sql in {
+        "sum": "coalesce(:s + :L, :s, :L)",
+        "count": "coalesce(:s, 0) + :L",
+        "min": "least(:s, :L)",
+        "max": "greatest(:s, :L)",
+        "avg": "coalesce(:s + :LS, :s, :LS) / nullif(coalesce(:c, 0) + :LC, 0)",
+        "rows": "coalesce(:s, 0) + :L",
+        "dense_rank": "coalesce(:s, 0) + :L",
+        "first_value": "case when coalesce(:n, 0) > 0 then :s else :L end",
+        "first_value_ignore_nulls": "coalesce(:s, :L)",
+    }.items()
 }
 _AGGREGATES = {exp.Sum: "sum", exp.Count: "count", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
 # the kinds whose state needs the evicted rows to be a whole prefix of the partition
@@ -79,22 +89,18 @@ class PrefixCall:
     partition_by: Tuple[str, ...]  # unqualified
     order_by: Tuple[str, ...]  # ascending, unqualified
 
-    def columns(self) -> Dict[str, str]:
+    def columns(self) -> Dict[str, exp.Expression]:
         """State column name -> aggregate over the evicted rows."""
-        order = ", ".join(self.order_by)
-        return {
-            f"_wv_{name}{self.index}": template.format(x=self.argument, order=order)
-            for name, template in _STATE[self.kind].items()
-        }
+        values = {"key": exp.Struct(expressions=[sqlexpr.parse(o) for o in self.order_by])}
+        if self.argument is not None:
+            values["x"] = sqlexpr.parse(self.argument)
+        return {f"_wv_{name}{self.index}": sqlexpr.fill(t, **values) for name, t in _STATE[self.kind].items()}
 
 
 def classify(index: int, call: OverCall, partition_by: Tuple[str, ...], order_by: Tuple[str, ...]) -> Optional[PrefixCall]:
     """The call as prefix state, or None when it reads the partition in a way state cannot keep
     (LAST_VALUE, NTH_VALUE, collect_list, ...): those keep every row."""
-    func, ignore_nulls = call.node.this, False
-    while isinstance(func, (exp.IgnoreNulls, exp.RespectNulls)):
-        ignore_nulls = ignore_nulls or isinstance(func, exp.IgnoreNulls)
-        func = func.this
+    func, ignore_nulls = call.func, call.ignore_nulls
     if any(desc for _, desc in call.order_by):
         return None  # descending calls reach here only when they cannot be mirrored
     if isinstance(func, (exp.RowNumber, exp.Rank)):
@@ -122,18 +128,17 @@ def _unqualified(node: exp.Expression) -> str:
 def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
     """The model SQL with each prefix call combined with its state columns (read from the input)."""
     tree = analysis.parse(sql)
-    nodes = [c.node for c in analysis.over_calls(tree) if not c.generated]
+    over = [c for c in analysis.over_calls(tree) if not c.generated]
     for call in calls:
-        node = nodes[call.index]
-        local = node.sql("spark")
-        values = {"L": f"({local})", **{name: f"`_wv_{name}{call.index}`" for name in ("s", "c", "n")}}
+        node = over[call.index].node
+        values = {"L": exp.paren(node.copy()), **{name: column(f"_wv_{name}{call.index}") for name in ("s", "c", "n")}}
         if call.kind == "avg":
-            for key, func in (("LS", exp.Sum), ("LC", exp.Count)):
+            for name, func in (("LS", exp.Sum), ("LC", exp.Count)):
                 part = node.copy()
-                part.set("this", func(this=node.this.this.copy()))
-                values[key] = f"({part.sql('spark')})"
-        node.replace(exp.paren(analysis.parse(_COMBINE[call.kind].format(**values))))
-    return tree.sql("spark")
+                part.set("this", func(this=over[call.index].func.this.copy()))
+                values[name] = exp.paren(part)
+        node.replace(exp.paren(sqlexpr.fill(_COMBINE[call.kind], **values)))
+    return sqlexpr.to_sql(tree)
 
 
 def groups(calls: Sequence[PrefixCall]) -> List[Tuple[Tuple[str, ...], List[PrefixCall]]]:
@@ -150,31 +155,42 @@ def key(group: int, position: int) -> str:
 
 def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
     """One group's state over the rows in `view` (the evicted ones)."""
-    keys = [f"{p} AS {key(group, j)}" for j, p in enumerate(partition_by)]
-    values = [f"{agg} AS {name}" for call in calls for name, agg in call.columns().items()]
-    grouped = f" GROUP BY {', '.join(partition_by)}" if partition_by else ""
-    return f"SELECT {', '.join(keys + values)} FROM {view}{grouped}"
+    partition = [sqlexpr.parse(p) for p in partition_by]
+    keys = [(key(group, j), p) for j, p in enumerate(partition)]
+    values = [named for call in calls for named in call.columns().items()]
+    select = exp.select(*sqlexpr.aliased(keys + values)).from_(exp.to_table(view))
+    return sqlexpr.to_sql(select.group_by(*partition) if partition else select)
 
 
 def merge_sql(old: str, new: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
     """Two states of one group merged: the old one and that of the rows evicted since."""
     keys = [key(group, j) for j in range(len(partition_by))]
-    columns = [f"coalesce(a.{k}, b.{k}) AS {k}" for k in keys]
+    columns = [(k, sqlexpr.coalesce(column(k, "a"), column(k, "b"))) for k in keys]
     for call in calls:
         for name, template in _MERGE[call.kind].items():
-            column = f"_wv_{name}{call.index}"
-            columns.append(
-                template.format(a=f"a.{column}", b=f"b.{column}", an=f"a._wv_n{call.index}") + f" AS {column}"
-            )
-    on = " AND ".join(f"a.{k} <=> b.{k}" for k in keys) or "true"
-    return f"SELECT {', '.join(columns)} FROM {old} a FULL OUTER JOIN {new} b ON {on}"
+            state = f"_wv_{name}{call.index}"
+            merged = sqlexpr.fill(template, a=column(state, "a"), b=column(state, "b"), an=column(f"_wv_n{call.index}", "a"))
+            columns.append((state, merged))
+    on = [exp.NullSafeEQ(this=column(k, "a"), expression=column(k, "b")) for k in keys]
+    select = exp.select(*sqlexpr.aliased(columns)).from_(exp.to_table(old).as_("a"))
+    return sqlexpr.to_sql(select.join(exp.to_table(new).as_("b"), on=_all(on), join_type="full outer"))
 
 
 def joined_sql(rows: str, states: Sequence[str], partitions: Sequence[Tuple[str, ...]], calls: Sequence[PrefixCall]) -> str:
     """The retained rows with their partitions' state columns, as the rewritten calls read them."""
-    columns = [f"s{g}.{name}" for g, (_, group_calls) in enumerate(groups(calls)) for call in group_calls for name in call.columns()]
-    joins = []
+    columns = [
+        column(name, f"s{g}") for g, (_, group_calls) in enumerate(groups(calls)) for call in group_calls for name in call.columns()
+    ]
+    select = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(rows)), *columns).from_(exp.to_table(rows))
     for g, (state, partition_by) in enumerate(zip(states, partitions)):
-        on = " AND ".join(f"({p}) <=> s{g}.{key(g, j)}" for j, p in enumerate(partition_by)) or "true"
-        joins.append(f"LEFT JOIN {state} s{g} ON {on}")
-    return f"SELECT {rows}.*, {', '.join(columns)} FROM {rows} {' '.join(joins)}"
+        on = [
+            exp.NullSafeEQ(this=exp.paren(sqlexpr.parse(p)), expression=column(key(g, j), f"s{g}"))
+            for j, p in enumerate(partition_by)
+        ]
+        select = select.join(exp.to_table(state).as_(f"s{g}"), on=_all(on), join_type="left", copy=False)
+    return sqlexpr.to_sql(select)
+
+
+def _all(conditions: List[exp.Expression]) -> exp.Expression:
+    """The conditions ANDed; none is TRUE."""
+    return exp.and_(*conditions) if conditions else exp.true()

@@ -1,0 +1,115 @@
+"""SQL the plugin generates, built as sqlglot expressions (spark dialect): the few shapes its
+queries are made of, so no module splices SQL text or reads names back out of it."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple, Union
+
+import sqlglot
+from sqlglot import exp
+
+from dbt.adapters.window_views.intervals import epoch_micros as _epoch_micros_sql
+
+DIALECT = "spark"
+ROWS = "_wv_rows"  # the alias of a wrapped query; nothing refers to it
+
+# an output column: (alias, expression)
+Named = Tuple[str, exp.Expression]
+# an expression, or a Python value that stands for its literal
+Value = Union[exp.Expression, int, bool]
+
+_EPOCH_MICROS = sqlglot.parse_one(_epoch_micros_sql(":value"), read=DIALECT)
+
+
+def parse(sql: str) -> exp.Expression:
+    """A SQL fragment kept as text in a plan (a PARTITION BY expression, a template) as an expression."""
+    return sqlglot.parse_one(sql, read=DIALECT)
+
+
+def to_sql(node: exp.Expression) -> str:
+    """An expression as Spark SQL."""
+    return node.sql(DIALECT)
+
+
+def column(name: str, table: Optional[str] = None) -> exp.Column:
+    """A column by its name (of `table`), quoted: names come from configs and generated aliases."""
+    return exp.column(name, table=table, quoted=True)
+
+
+def aliased(columns: Sequence[Named]) -> List[exp.Expression]:
+    """Select-list items `expression AS alias`."""
+    return [exp.alias_(e, name, quoted=True) for name, e in columns]
+
+
+def fill(template: exp.Expression, **values: exp.Expression) -> exp.Expression:
+    """`template` with each placeholder `:name` replaced by a copy of `values[name]`."""
+    return template.transform(lambda n: values[n.name].copy() if isinstance(n, exp.Placeholder) else n)
+
+
+def epoch_micros(value: exp.Expression) -> exp.Expression:
+    """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
+    return fill(_EPOCH_MICROS, value=value)
+
+
+def least(values: Sequence[Value]) -> exp.Expression:
+    """LEAST of the values; one value is itself."""
+    first, *rest = (exp.convert(v, copy=True) for v in values)
+    return exp.Least(this=first, expressions=rest) if rest else first
+
+
+def coalesce(*values: Value) -> exp.Expression:
+    """COALESCE of the values."""
+    first, *rest = (exp.convert(v, copy=True) for v in values)
+    return exp.Coalesce(this=first, expressions=rest)
+
+
+def ordered(value: exp.Expression, descending: bool = False) -> exp.Ordered:
+    """An ORDER BY item with Spark's default NULL order (first ascending, last descending)."""
+    return exp.Ordered(this=value.copy(), desc=descending or None, nulls_first=not descending)
+
+
+def window(
+    func: exp.Expression,
+    partition_by: Sequence[exp.Expression] = (),
+    order_by: Sequence[exp.Ordered] = (),
+    frame: Optional[exp.WindowSpec] = None,
+) -> exp.Window:
+    """`func OVER (PARTITION BY ... ORDER BY ... frame)`."""
+    return exp.Window(
+        this=func.copy(),
+        partition_by=[p.copy() for p in partition_by] or None,
+        order=exp.Order(expressions=[o.copy() for o in order_by]) if order_by else None,
+        spec=frame.copy() if frame is not None else None,
+        over="OVER",
+    )
+
+
+def frame(kind: str, start: Tuple[object, Optional[str]], end: Tuple[object, Optional[str]]) -> exp.WindowSpec:
+    """A frame `kind BETWEEN start AND end`; each bound is (value, side): ('UNBOUNDED',
+    'PRECEDING'), ('CURRENT ROW', None), or (a literal or INTERVAL, 'PRECEDING'/'FOLLOWING')."""
+    return exp.WindowSpec(kind=kind.upper(), start=start[0], start_side=start[1], end=end[0], end_side=end[1])
+
+
+def wrap(
+    query: exp.Expression,
+    columns: Sequence[Named] = (),
+    *,
+    star: bool = True,
+    hidden: Sequence[str] = (),
+    where: Optional[exp.Expression] = None,
+) -> exp.Select:
+    """`SELECT [* [EXCEPT (hidden)],] columns FROM (query) WHERE where`: the query's rows with
+    columns computed over them. A WITH on the query moves out, so the wrapper can stand where
+    the query stood."""
+    query = query.copy()
+    with_ = query.args.get("with_")
+    query.set("with_", None)
+    selected = aliased(columns)
+    if star:
+        selected.insert(0, exp.Star(except_=[column(h) for h in hidden] or None))
+    wrapper = exp.select(*selected).from_(query.subquery(ROWS, copy=False))
+    if where is not None:
+        wrapper = wrapper.where(where.copy(), copy=False)
+    if with_ is not None:
+        wrapper.set("with_", with_)
+    return wrapper
