@@ -50,10 +50,12 @@ def run_command(cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None,
 
 def spark_params(home: Path) -> Dict[str, str]:
     """Profile settings that point every test project at the session's one metastore."""
+    from dbt.adapters.window_views.session import java_options
+
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+        "spark.driver.extraJavaOptions": java_options(home),
     }
 
 

@@ -320,5 +320,6 @@ def test_window_columns_computed_inside_the_model_are_refused(project):
         """,
     )
     result = project.dbt("run", "-s", "computed_key", ok=False)
-    assert "the session partition_by column `parity` is not a column of" in errors(result)
+    assert "window_views.session argument 'partition_by' names the column `parity`, which" in errors(result)
+    assert "does not have, and the stream keeps" in errors(result)
     assert "fix: compute `parity` in an upstream model" in errors(result)

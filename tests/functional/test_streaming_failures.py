@@ -8,6 +8,8 @@ import os
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
 
@@ -196,3 +198,28 @@ def test_paths_are_quoted_and_relative_ones_refused(project, tmp_path):
     window_view(project, "relative", "on_window_close", TUMBLE_SUM.replace("select", "{{ config(location_root='data/wv') }} select", 1))
     message = errors(project.dbt("compile", "-s", "relative", ok=False))
     assert "config 'location_root' = 'data/wv' is a relative path" in message and "give an absolute directory path" in message
+
+
+@pytest.mark.parametrize("emit", ["on_update", "on_window_close"])
+def test_every_row_reaches_a_window_or_the_late_table(project, emit):
+    """Row conservation: rows in = rows counted in windows + late rows, rows without event time
+    among the late ones, for window TVFs as for over windows."""
+    make_source(project)
+    name = f"conserved_{emit}"
+    window_view(project, name, emit, TUMBLE_SUM)
+    deliver(project, DAY1)
+    project.spark.sql(f"insert into {project.schema}.bid values (null, 9, 'N'), (null, 8, 'M')")
+    first = run(project, name)
+    deliver(project, DAY2 + [("08:01", 7, "L")])  # 08:01 arrives after its window closed
+    project.spark.sql(f"insert into {project.schema}.bid values (null, 1, 'O')")
+    second = run(project, name)
+    rows_in = first.adapter_response["rows_in"] + second.adapter_response["rows_in"]
+    late = first.adapter_response["late_rows"] + second.adapter_response["late_rows"]
+    assert rows_in == 10 and late == 4
+    late_items = sorted(r[2] for r in project.rows(f"{name}__late"))
+    assert late_items == ["L", "M", "N", "O"]
+    in_windows = sum(r[3] for r in project.rows(name))
+    if emit == "on_update":
+        assert in_windows == rows_in - late
+    else:  # the last window is still open
+        assert in_windows == rows_in - late - 1

@@ -54,7 +54,9 @@ class Kind:
         return min(end for _, end in windows)
 
     def is_late(self, t: Optional[int], w: Optional[int]) -> bool:
-        if t is None or w is None:
+        if t is None:
+            return True  # no event time: kept aside with the late rows, in every model
+        if w is None:
             return False
         if self.name == "session":
             return t <= w

@@ -3,7 +3,7 @@ record with it. on_window_close keeps what the watermark, computed from the inpu
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional, Tuple
 
 from dbt.adapters.window_views import analysis, emit
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
@@ -16,8 +16,17 @@ def _output_columns(adapter: Any, sql: str) -> List[str]:
     return [row[0] for row in table.rows]
 
 
+def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List[str]]:
+    schema, name = relation
+    found = adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
+    if found is None:
+        return None  # not a table dbt can look up (Spark reports what it cannot read)
+    return [c.name for c in adapter.get_columns_in_relation(found)]
+
+
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
+    plan.check_columns(lambda relation: _columns(adapter, relation))
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:

@@ -151,6 +151,7 @@ class WindowViewsAdapter(SparkAdapter):
                 "SUM/COUNT/AVG/MIN/MAX/FIRST_VALUE from UNBOUNDED PRECEDING and ranking functions keep a summary"
             )
         spark = spark_session(creds.server_side_parameters)
+        plan.check_columns(lambda r: spark.table(".".join(p for p in r if p)).columns)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
         if empty:
             result = runner.empty(spark, stream, str(relation))

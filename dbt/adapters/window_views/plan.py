@@ -9,9 +9,12 @@ process, and both get the same plan object.
 
 from __future__ import annotations
 
+import difflib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, overwindows, tvf
 from dbt.adapters.window_views.config import WindowViewConfig, reject_window_view_keys
@@ -25,6 +28,17 @@ _CACHE_SIZE = 512
 
 
 @dataclass(frozen=True)
+class ColumnUse:
+    """A column the model names in a macro argument or the config, and the relation it must be
+    a column of (None: any input of the model)."""
+
+    where: str  # e.g. "window_views.tumble argument 'time_col'"
+    column: str
+    relation: Optional[Tuple[Optional[str], str]]
+    via_cte: bool = False  # the TVF reads a CTE: its columns are known to Spark alone
+
+
+@dataclass(frozen=True)
 class WindowViewPlan:
     model: str
     config: WindowViewConfig
@@ -34,6 +48,8 @@ class WindowViewPlan:
     upstream: Tuple[Upstream, ...]
     stream: Optional[stream_plan.StreamPlan]  # execution='streaming'
     close_sql: Optional[str]  # batch on_window_close: the SQL with descending frames mirrored
+    columns: Tuple[ColumnUse, ...]  # checked against the inputs before Spark runs the SQL
+    inputs: Tuple[Tuple[Optional[str], str], ...]  # the relations read, (schema, name)
 
     @classmethod
     def from_model(
@@ -53,18 +69,56 @@ class WindowViewPlan:
     def _build(cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Upstream]) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
         try:
+            windows = tuple(analysis.tvf_markers(compiled_sql))
+        except ValueError as exc:  # a marker of another plugin version, or damaged
+            raise ModelSqlError.from_analysis(model, exc, "compile it with this plugin's window macros") from exc
+        try:
             tree = analysis.parse(compiled_sql)
             over = tuple(call.sql for call in analysis.over_calls(tree) if not call.generated)
         except AnalysisError:
             tree, over = None, ()  # Spark parses what sqlglot cannot; batch on_update does not need it
+        columns: Tuple[ColumnUse, ...] = ()
+        inputs: Tuple[Tuple[Optional[str], str], ...] = ()
+        if tree is not None:
+            inputs = tuple(analysis.input_tables(tree))
+            columns = _column_uses(tree, parsed)
         stream, close_sql = None, None
         if parsed.execution == "streaming":
             stream = stream_plan.build(model, compiled_sql, parsed, upstream)
         elif parsed.emit == "on_window_close":
             close_sql = _close_sql(model, compiled_sql, parsed)
-        return cls(
-            model, parsed, compiled_sql, tuple(analysis.tvf_markers(compiled_sql)), over, tuple(upstream), stream, close_sql
-        )
+        return cls(model, parsed, compiled_sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
+
+    def check_columns(self, columns_of: Callable[[Tuple[Optional[str], str]], Optional[List[str]]]) -> None:
+        """Every column a macro argument or the watermark names must exist where it is read,
+        checked before Spark runs the SQL (whose errors would show the macros' internal names).
+        A stream keeps its upstream table's rows as state, so there even a TVF over a CTE must
+        name the table's columns. `columns_of(relation)` gives its columns, or None if unknown."""
+        known = {relation: columns_of(relation) for relation in self.inputs}
+        for use in self.columns:
+            if use.via_cte and self.stream is None:
+                continue
+            relations = [use.relation] if use.relation is not None else list(self.inputs)
+            if not relations or any(known.get(r) is None for r in relations):
+                continue  # a relation Spark alone can describe
+            candidates = [c for r in relations for c in known[r]]
+            if use.column.lower() in {c.lower() for c in candidates}:
+                continue
+            names = ", ".join(".".join(p for p in r if p) for r in relations)
+            if use.via_cte:
+                raise ModelSqlError(
+                    self.model,
+                    f"{use.where} names the column `{use.column}`, which {names} does not have, and the stream "
+                    f"keeps {names}'s rows as its state",
+                    f"compute `{use.column}` in an upstream model",
+                )
+            close = difflib.get_close_matches(use.column.lower(), [c.lower() for c in candidates], n=1, cutoff=0.7)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ModelSqlError(
+                self.model,
+                f"{use.where} names the column `{use.column}`, which {names} does not have",
+                f"{hint}{names} has: {', '.join(candidates)}",
+            )
 
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in `dbt docs`)."""
@@ -78,6 +132,27 @@ class WindowViewPlan:
         if self.over_calls:
             properties["window_views.over_windows"] = "; ".join(self.over_calls)
         return properties
+
+
+def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[ColumnUse, ...]:
+    """The columns the TVF macros' arguments name, each with the relation its TVF reads (the
+    marker comment heads the TVF's SELECT), and the watermark column."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    uses: List[ColumnUse] = []
+    for select in tree.find_all(exp.Select):
+        markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
+        table = select.find(exp.Table) if markers else None
+        if table is None:
+            continue
+        via_cte = not table.db and table.name.lower() in ctes
+        relation = None if via_cte else (table.db or None, table.name)
+        for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
+            where = f"window_views.{window.kind} argument"
+            uses.append(ColumnUse(f"{where} 'time_col'", window.time_col, relation, via_cte))
+            uses.extend(ColumnUse(f"{where} 'partition_by'", key, relation, via_cte) for key in window.partition_by)
+    if config.watermark is not None:
+        uses.append(ColumnUse("config 'watermark'", config.watermark.column, None))
+    return tuple(uses)
 
 
 def summary(properties: Mapping[str, str]) -> str:

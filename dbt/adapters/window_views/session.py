@@ -4,6 +4,7 @@ through `spark.master`, or Spark Connect through `spark.remote` / SPARK_REMOTE."
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import re
 import shutil
@@ -22,6 +23,25 @@ JAVA_HINT = (
 )
 
 
+# PySpark logs every SQL error's query context as JSON with a stack trace on stderr, beside the
+# message dbt prints anyway; set WINDOW_VIEWS_SPARK_LOGS=1 to see them
+QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+SPARK_LOGS_ENV = "WINDOW_VIEWS_SPARK_LOGS"
+
+
+def quiet_query_context_logs() -> None:
+    if not os.environ.get(SPARK_LOGS_ENV):
+        for name in QUERY_CONTEXT_LOGGERS:
+            logging.getLogger(name).disabled = True
+
+
+def java_options(derby_home: Path) -> str:
+    """The embedded driver's JVM options: Derby's files under `derby_home`, and Spark's own
+    logging at errors only (log4j2.properties beside this module)."""
+    log4j = Path(__file__).with_name("log4j2.properties").as_uri()
+    return f"-Dderby.system.home={derby_home} -Dlog4j2.configurationFile={log4j}"
+
+
 def embedded_defaults(target_dir: Path) -> Dict[str, str]:
     """Spark settings for the in-process default: everything under the project's target/."""
     target_dir = target_dir.resolve()
@@ -33,7 +53,7 @@ def embedded_defaults(target_dir: Path) -> Dict[str, str]:
             f"jdbc:derby:;databaseName={target_dir / 'metastore_db'};create=true"
         ),
         # derby.log goes to derby.system.home, the current directory unless told otherwise
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={target_dir}",
+        "spark.driver.extraJavaOptions": java_options(target_dir),
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
@@ -80,6 +100,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     for key, value in params.items():
         if key != "spark.remote":
             builder = builder.config(key, value)
+    quiet_query_context_logs()
     session = builder.getOrCreate()
     if not remote:
         session.sparkContext.setLogLevel("ERROR")

@@ -105,11 +105,6 @@ class WindowTvf:
     def _floor(self, t: str, unit: int) -> str:
         return window_floor(t, self.offset, unit)
 
-    def holds(self, t: str) -> str:
-        """SQL: whether any window holds time t. Every time is in one: the macros refuse a HOP
-        slide larger than its size, the one shape that left gaps."""
-        return "true"
-
     def first_end(self, t: str) -> str:
         """SQL: the end of the earliest-closing window that holds t (micros)."""
         if self.kind == "tumble":

@@ -25,14 +25,15 @@ from dbt.adapters.window_views.streaming.state import State
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> str:
-    """SQL over `_wv_t` (event time, micros): whether a new row is late at watermark `w_prev`."""
-    window = plan.window
-    if window is not None:
-        # a row without event time is in no window, in batch as in streaming
-        return "false" if w_prev is None else f"_wv_t is not null and {window.late('_wv_t', w_prev)}"
-    # over windows: a row at or before W would come before rows already emitted; one without
-    # event time has no place in the order at all, so it is kept aside too
-    return "_wv_t is null" if w_prev is None else f"(_wv_t is null or _wv_t <= {w_prev})"
+    """SQL over `_wv_t` (event time, micros): whether a new row is kept aside at watermark
+    `w_prev` (the late table, or dropped; counted either way). One rule for every model: a row
+    without event time has no window and no place in an order, so it is kept aside with the rows
+    that arrive for windows (over windows: ORDER BY values) the watermark has closed. So every
+    input row reaches a window (or an over-window row) or the late count: rows in = placed + late."""
+    if w_prev is None:
+        return "_wv_t is null"
+    closed = plan.window.late("_wv_t", w_prev) if plan.window is not None else f"_wv_t <= {w_prev}"
+    return f"(_wv_t is null or {closed})"
 
 
 class BatchWriter:
@@ -65,7 +66,7 @@ class BatchWriter:
 
     def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
         spark = df.sparkSession
-        plan, window = self.plan, self.plan.window
+        plan = self.plan
         w_prev: Optional[int] = previous.get("watermark")
         t = epoch_micros(f"`{plan.config.watermark.column}`")
         rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr("*", f"{late_condition(plan, w_prev)} as _wv_late").persist()
@@ -83,8 +84,7 @@ class BatchWriter:
             query = ModelQuery(plan, self.schema, df.columns)
             if stats.late and plan.config.late_data == "table":
                 self._stage_late(rows.where("_wv_late"), query.columns, batch_id, w_prev)
-            holds = window.holds("_wv_t") if window else "true"
-            fresh = rows.where(f"not _wv_late and _wv_t is not null and {holds}").drop("_wv_late")
+            fresh = rows.where("not _wv_late").drop("_wv_late")
             w_new = w_prev
             if stats.tmax is not None:
                 reached = stats.tmax - plan.config.watermark.delay.micros

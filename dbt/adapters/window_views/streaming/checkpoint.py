@@ -37,6 +37,13 @@ def _readable(path: Path) -> bool:
     return True
 
 
+def _remove(entry: Path) -> None:
+    """An entry and its checksum file (Hadoop's local filesystem keeps `.N.crc` beside `N`, and
+    refuses to write N again while it is there)."""
+    storage.remove(entry)
+    storage.remove(entry.with_name(f".{entry.name}.crc"))
+
+
 def _entries(folder: Path) -> List[int]:
     return sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit())
 
@@ -48,7 +55,7 @@ def check(model: str, where: Locations) -> List[str]:
     offsets, commits = _entries(spark / "offsets"), _entries(spark / "commits")
     last_commit: Optional[int] = commits[-1] if commits else None
     if last_commit is not None and not _readable(spark / "commits" / str(last_commit)):
-        storage.remove(spark / "commits" / str(last_commit))
+        _remove(spark / "commits" / str(last_commit))
         repaired.append(f"removed the damaged {spark / 'commits' / str(last_commit)} (batch {last_commit} is replayed)")
         commits.pop()
     last_offset: Optional[int] = offsets[-1] if offsets else None
@@ -61,7 +68,7 @@ def check(model: str, where: Locations) -> List[str]:
             (state / folder / f"{last_offset}.json").exists() for folder in ("commits", "ready")
         ):
             raise _damaged(model, spark / "offsets" / str(last_offset), last_offset)
-        storage.remove(spark / "offsets" / str(last_offset))
+        _remove(spark / "offsets" / str(last_offset))
         storage.remove(storage.staging_dir(where.table, last_offset))
         storage.remove(storage.staging_dir(where.late, last_offset))
         repaired.append(f"removed the damaged {spark / 'offsets' / str(last_offset)} (batch {last_offset} is planned again)")

@@ -99,7 +99,8 @@ def _ensure_table(spark: Any, model: str, table: str, location: Path, schema: An
 
 
 def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
-    """What only Spark can tell: the columns the model selects and the upstream table has."""
+    """What only Spark can tell: the columns the model selects (the plan checked the columns
+    the macros and the watermark name against the upstream table's)."""
     model, watermark = plan.model, plan.config.watermark
     names = {f.name.lower(): f for f in out_schema.fields}
     if plan.over and plan.config.emit == "on_update":
@@ -119,21 +120,13 @@ def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
                 "from its window TVF",
                 "add it to the select list and GROUP BY",
             )
-    needed = [("watermark column", watermark.column)]
-    if plan.window is not None:
-        needed += [("session partition_by column", key) for key in plan.window.partition_by]
-    columns = {c.lower() for c in source.columns}
-    for what, column in needed:
-        if column.strip("`").lower() not in columns:
-            raise ModelSqlError(
-                model,
-                f"the {what} `{column}` is not a column of {plan.source}, and the stream keeps {plan.source}'s rows "
-                "as its state",
-                f"compute `{column}` in an upstream model",
-            )
     for column in source.columns:
         if column.lower().startswith("_wv_"):
             raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
+
+
+def _properties(spark: Any, table: str) -> Dict[str, str]:
+    return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
 
 
 def _recorded_location(spark: Any, table: str) -> Optional[Path]:
@@ -141,10 +134,16 @@ def _recorded_location(spark: Any, table: str) -> Optional[Path]:
     return storage.local_path(rows[0][1]) if rows else None
 
 
-def _check_moved(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, properties: Dict[str, str]) -> None:
+def _check_moved(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations) -> None:
     """A location that changed since the last run (location_root, checkpoint_location, alias,
-    schema) would write new windows where the table does not read them: refuse before anything."""
+    schema) would write new windows where the table does not read them: refuse before anything
+    is written, even the lock."""
     model = plan.model
+    if not spark.catalog.tableExists(target):
+        return
+    properties = _properties(spark, target)
+    if properties.get("window_views.execution") != "streaming":
+        return  # not a streaming table: the run replaces it
     moved = []
     for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
         if spark.catalog.tableExists(table):
@@ -175,17 +174,13 @@ def _saved_model(plan: StreamPlan, where: Locations) -> Optional[Dict[str, Any]]
 def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
     model = plan.model
-    properties: Dict[str, str] = {}
     if not full_refresh and spark.catalog.tableExists(target):
-        properties = {r[0]: r[1] for r in spark.sql(f"show tblproperties {target}").collect()}
         # a batch window view or another table in the way: replace it, as dbt replaces a table
-        full_refresh = properties.get("window_views.execution") != "streaming"
+        full_refresh = _properties(spark, target).get("window_views.execution") != "streaming"
     if full_refresh:
         _drop(spark, target, where.table)
         _drop(spark, late_target, where.late)
         storage.remove_children(where.checkpoint, keep=(LOCK,))
-    else:
-        _check_moved(spark, plan, target, late_target, where, properties)
     saved = _saved_model(plan, where)
     if saved is not None and not plan.fits(saved):
         raise StreamFailure(
@@ -233,6 +228,8 @@ def run(
 ) -> StreamResult:
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
     run at a time per checkpoint."""
+    if not full_refresh:
+        _check_moved(spark, plan, target, late_target, where)
     lock = RunLock(where.checkpoint / LOCK, run_id)
     try:
         lock.acquire()
