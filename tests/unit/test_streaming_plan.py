@@ -4,7 +4,13 @@ compiled SQL, and the refusals (their messages name the model and the fix)."""
 import pytest
 
 from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.streaming import StreamingError, check_upstream, plan
+from dbt.adapters.window_views.errors import ModelSqlError
+from dbt.adapters.window_views.streaming.plan import build, check_upstream
+from dbt.adapters.window_views.upstream import Upstream
+
+
+def plan(model, sql, cfg):
+    return build(model, sql, cfg, ())
 
 TUMBLE = """
 select b.window_start, b.window_end, sum(b.price) as price
@@ -40,34 +46,53 @@ def test_the_fingerprint_follows_sql_and_window_config():
 
 def test_the_watermark_must_be_on_the_window_time_column():
     cfg = WindowViewConfig.from_model("m", {"execution": "streaming", "watermark": {"column": "other", "delay": "1 minute"}})
-    with pytest.raises(StreamingError, match=r"window_view model 'm': the watermark column `other` is not the window's time column `bidtime`; fix: set watermark=\{'column': 'bidtime'"):
+    with pytest.raises(ModelSqlError, match=r"window_view model 'm': the watermark column `other` is not the window's time column `bidtime`; fix: set watermark=\{'column': 'bidtime'"):
         plan("m", TUMBLE, cfg)
 
 
 @pytest.mark.parametrize(
     "node",
     [
-        {"name": "raw", "resource_type": "source"},
-        {"name": "landed", "resource_type": "model", "materialized": "incremental", "incremental_strategy": None},
-        {"name": "landed", "resource_type": "model", "materialized": "incremental", "incremental_strategy": "append"},
-        {"name": "w", "resource_type": "model", "materialized": "window_view", "execution": "streaming", "emit": "on_window_close"},
+        {'name': 'raw', 'resource_type': 'source', 'config': {}},
+        {'name': 'landed', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': None}},
+        {'name': 'landed', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': 'append'}},
+        {'name': 'w', 'resource_type': 'model', 'config': {'materialized': 'window_view', 'execution': 'streaming', 'emit': 'on_window_close'}},
     ],
 )
 def test_append_only_inputs_are_accepted(node):
-    check_upstream("m", [node])
+    check_upstream("m", [Upstream.from_node(node)])
 
 
 @pytest.mark.parametrize(
     "node, what",
     [
-        ({"name": "x", "resource_type": "model", "materialized": "incremental", "incremental_strategy": "merge"},
+        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': 'merge'}},
          "a 'incremental' model with incremental_strategy 'merge'"),
-        ({"name": "x", "resource_type": "model", "materialized": "window_view", "execution": "streaming", "emit": "on_update"},
+        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'window_view', 'execution': 'streaming', 'emit': 'on_update'}},
          "a 'window_view' model with execution 'streaming' and emit 'on_update'"),
-        ({"name": "x", "resource_type": "model", "materialized": "view"}, "a 'view' model"),
-        ({"name": "x", "resource_type": "snapshot", "materialized": "snapshot"}, "a snapshot"),
+        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'view'}}, "a 'view' model"),
+        ({'name': 'x', 'resource_type': 'snapshot', 'config': {'materialized': 'snapshot'}}, "a snapshot"),
     ],
 )
 def test_inputs_rewritten_in_place_are_refused(node, what):
-    with pytest.raises(StreamingError, match="window_view model 'm': upstream `x` is " + what):
-        check_upstream("m", [node])
+    with pytest.raises(ModelSqlError, match="window_view model 'm': upstream `x` is " + what):
+        check_upstream("m", [Upstream.from_node(node)])
+
+
+def test_comments_and_formatting_do_not_change_the_fingerprint():
+    base = plan("m", TUMBLE, config())
+    reformatted = "-- revenue\n" + TUMBLE.replace("sum(b.price)", "SUM( b.price ) /* per window */").replace("\n", "\n  ")
+    assert plan("m", reformatted, config()).fingerprint == base.fingerprint
+    assert plan("m", TUMBLE.replace("sum(b.price)", "sum(b.price) + 0"), config()).fingerprint != base.fingerprint
+
+
+def test_a_version_1_record_fits_while_only_formatting_differs():
+    from dbt.adapters.window_views.streaming.plan import _legacy_fingerprint
+
+    now = plan("m", TUMBLE, config())
+    old_sql = "/* written by an earlier release */ " + now.sql
+    legacy = {"model": "m", "sql": old_sql, "fingerprint": _legacy_fingerprint(old_sql, old_sql, now.config)}
+    assert now.fits(legacy) and now.fits(now.record())
+    # written for another emit mode: does not fit
+    assert not now.fits({**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))})
+    assert not now.fits({**now.record(), "fingerprint": "0" * 64})
