@@ -11,9 +11,16 @@
   {%- endif -%}
   {%- set rel = window_views._relation(relation, 'window_aggregate') -%}
   {#- the planner gets the validated spec (micros), never the interval strings -#}
-  {%- set plan = adapter.plan_window_aggregate(rel, window_views._window_aggregate_spec(window), measures, group_by) -%}
+  {%- set spec = window_views._window_aggregate_spec(window) -%}
+  {%- set plan = adapter.plan_window_aggregate(rel, spec, measures, group_by) -%}
   {%- if plan['sql'] is not none -%}
-    {{ plan['sql'] }}
+    {#- the marker records the window as a TVF's does, noting that panes compute it -#}
+    {%- set marked = {'via': 'window_aggregate'} -%}
+    {%- do marked.update(spec) -%}
+(
+  {{ window_views._tvf_marker(marked) }}
+  select * from {{ plan['sql'] }} _wv_panes
+)
   {%- else -%}
     {{ window_views._window_aggregate_tvf(relation, window, measures, group_by) }}
   {%- endif -%}

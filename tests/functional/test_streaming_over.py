@@ -99,6 +99,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
         project.spark.sql(f"insert into {project.schema}.ticks values {values}")
         result = project.dbt("run", "-s", *[f"{m}_stream" for m in models])
         late = {r.node.name: r.adapter_response["late_rows"] for r in result.result}
+        reported = {r.node.name: r.adapter_response["state_rows"] for r in result.result}
         assert len(set(late.values())) == 1, late
         total_late += late["over_stream"]
         project.spark.sql(f"truncate table {project.schema}.ticks_kept")
@@ -115,6 +116,10 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     # frames from UNBOUNDED PRECEDING and ranks keep a summary per partition, not the rows
     assert state_rows(project, "unbounded_stream") < 25 and state_rows(project, "unbounded_upd_stream") < 25
     assert state_rows(project, "over_stream") > 100  # LAST_VALUE from UNBOUNDED PRECEDING keeps them all
+    # the run result reports the state it left (run_results.json, and a table property)
+    assert all(reported[f"{m}_stream"] == state_rows(project, f"{m}_stream") for m in models), reported
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.over_stream").collect())
+    assert properties["window_views.state_rows"] == str(reported["over_stream"])
 
 
 @pytest.mark.parametrize(

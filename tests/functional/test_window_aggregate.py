@@ -149,6 +149,21 @@ def test_pane_plan_does_not_expand_rows(project, spark):
     assert tree.index("Generate") < tree.index("HashAggregate")
 
 
+def test_a_window_aggregate_window_view_records_its_window(project):
+    project.seed("events", "id,k,ts,v,w\n1,a,2024-01-01 00:00:00,1,1\n")
+    project.model(
+        "sliding",
+        "{{ config(materialized='window_view') }}\n"
+        "select * from {{ window_views.window_aggregate(ref('events'), "
+        "{'kind': 'hop', 'time_col': 'ts', 'slide': '1 minute', 'size': '1 hour'}, {'n': 'count(*)'}, ['k']) }}",
+    )
+    project.dbt("seed")
+    project.dbt("run", "-s", "sliding")
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.sliding").collect())
+    assert properties["window_views.windows"] == "hop(time_col=ts, slide=1 minute, size=1 hour)"
+    assert len(project.rows("sliding")) == 60
+
+
 @pytest.mark.parametrize(
     "window, measures, message",
     [

@@ -3,6 +3,7 @@ from pathlib import Path
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.window_views import session
 from dbt.adapters.window_views.session import check_java, embedded_defaults
 
 
@@ -27,7 +28,9 @@ def test_embedded_defaults_live_under_target(tmp_path):
     target = str((tmp_path / "target").resolve())
     assert settings["spark.sql.warehouse.dir"] == f"{target}/spark-warehouse"
     assert f"databaseName={target}/metastore_db" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
-    assert settings["spark.driver.extraJavaOptions"] == f"-Dderby.system.home={target}"
+    log4j = Path(session.__file__).with_name("log4j2.properties")
+    assert settings["spark.driver.extraJavaOptions"] == f"-Dderby.system.home={target} -Dlog4j2.configurationFile={log4j.as_uri()}"
+    assert log4j.exists()
     assert settings["spark.sql.session.timeZone"] == "UTC"
     assert settings["spark.ui.enabled"] == "false"
     assert Path(target).parent == tmp_path.resolve()

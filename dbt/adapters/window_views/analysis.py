@@ -10,17 +10,14 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.window_views.intervals import Interval, IntervalError
+from dbt.adapters.window_views.errors import AnalysisError, IntervalError
+from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views import tvf
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
 # functions that ignore the frame: ranking and LAG read only rows up to the current row's peers
 PRECEDING_ONLY_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
-
-
-class AnalysisError(ValueError):
-    """SQL the plugin cannot analyse or cannot run with the requested semantics."""
 
 
 @dataclass(frozen=True)

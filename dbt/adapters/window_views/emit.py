@@ -98,11 +98,7 @@ def _closed_rows(tree: exp.Expression, select: exp.Select, condition: exp.Expres
     """`tree` with `select` reduced to its rows where `condition` holds, computed beside its window
     functions so that everything downstream sees only those rows."""
     flagged = select.copy().select(exp.alias_(condition, CLOSED, quoted=True), copy=False)
-    replacement = sqlexpr.wrap(flagged, hidden=[CLOSED], where=column(CLOSED))
-    if select is tree:
-        return replacement
-    select.replace(replacement)
-    return tree
+    return sqlexpr.replaced(tree, select, sqlexpr.wrap(flagged, hidden=[CLOSED], where=column(CLOSED)))
 
 
 def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]) -> str:

@@ -21,6 +21,7 @@ from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
 from dbt.adapters.window_views.errors import ModelConfigError
+from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.session import embedded_defaults, remote_url, spark_session
 from dbt.adapters.window_views.streaming import runner
@@ -38,6 +39,7 @@ class StreamingAdapterResponse(AdapterResponse):
     rows_out: int = 0
     late_rows: int = 0
     watermark: Optional[str] = None
+    state_rows: int = 0
 
 
 class WindowViewsAdapter(SparkAdapter):
@@ -168,7 +170,8 @@ class WindowViewsAdapter(SparkAdapter):
             rows_in=result.rows_in,
             rows_out=result.rows_out,
             late_rows=result.late,
-            watermark=runner.describe_micros(result.watermark),
+            watermark=describe_epoch_micros(result.watermark),
+            state_rows=result.state_rows,
         )
         return {
             "response": response,

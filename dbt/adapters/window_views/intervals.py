@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from dbt.adapters.window_views.errors import IntervalError
 
@@ -45,3 +47,10 @@ def epoch_micros(sql: str) -> str:
     """SQL for a timestamp expression as microseconds since the epoch (UTC), the unit every
     window boundary is computed in."""
     return f"unix_micros(cast({sql} as timestamp))"
+
+
+def describe_epoch_micros(micros: Optional[int]) -> str:
+    """Epoch microseconds as the UTC time they stand for, to the second ("none" for None)."""
+    if micros is None:
+        return "none"
+    return (dt.datetime(1970, 1, 1) + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%d %H:%M:%S")

@@ -336,11 +336,7 @@ def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
             spec = _mirrored(call.frame)
         before = node.sql("spark")
         if mirror is not None:
-            replacement = mirror(**inner.args)
-            if inner is func:
-                func = replacement
-            else:
-                inner.replace(replacement)
+            func = sqlexpr.replaced(func, inner, mirror(**inner.args))
         flipped = order.copy()
         for ordered in flipped.expressions:
             desc = bool(ordered.args.get("desc"))

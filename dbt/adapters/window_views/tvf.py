@@ -13,7 +13,9 @@ on one line: `window_views:tvf:` and a version, a space, a JSON object, a space.
 keys: `kind` (tumble | hop | cumulate | session), `time_col` (a column name), the validated
 intervals in microseconds (tumble: size_us, offset_us; hop: slide_us, size_us, offset_us;
 cumulate: step_us, size_us, offset_us; session: gap_us), session's `partition_by` (a list of
-column names) and `text`, the interval arguments as the model wrote them (offset only if given).
+column names) and `text`, the interval arguments as the model wrote them (offset only if given);
+window_aggregate's pane plans render the marker of their window too, with `"via":
+"window_aggregate"`.
 The JSON never holds `*/`: column names are validated identifiers, intervals '<n> <unit>'.
 Changing the keys or their meaning makes a new version; a version this module does not know is
 an error, never a guess.
@@ -85,14 +87,12 @@ class WindowTvf:
     gap: int = 0  # SESSION
     partition_by: Tuple[str, ...] = ()
     texts: Tuple[Tuple[str, str], ...] = ()  # (argument, interval as written), in macro order
+    via: Optional[str] = None  # "window_aggregate": computed from panes, not by the TVF's rows
 
     @property
     def span(self) -> int:
         """The longest a window of this kind can be (SESSION: unbounded, so 0)."""
         return self.size
-
-    def describe(self) -> str:
-        return f"{self.kind}({self.time_col})"
 
     def label(self) -> str:
         """The window as its call reads, for table properties and docs:
@@ -138,7 +138,7 @@ class WindowTvf:
 def _window(spec: Mapping[str, Any]) -> WindowTvf:
     kind = spec["kind"]
     texts = tuple((name, spec["text"][name]) for name in ARGUMENTS[kind] if name in spec["text"])
-    common = {"kind": kind, "time_col": spec["time_col"], "texts": texts}
+    common = {"kind": kind, "time_col": spec["time_col"], "texts": texts, "via": spec.get("via")}
     if kind == "session":
         return WindowTvf(gap=spec["gap_us"], partition_by=tuple(spec["partition_by"]), **common)
     slide = {"hop": "slide_us", "cumulate": "step_us"}.get(kind)

@@ -12,16 +12,22 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any, Dict, Optional
+
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views import storage
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.intervals import describe_epoch_micros, epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import State
+
+
+logger = AdapterLogger("WindowViews")
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> str:
@@ -43,17 +49,37 @@ class BatchWriter:
         self.log = log
         self.schema = schema  # the model's output columns
         self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
+        self.batches = 0  # committed by this run
 
     def __call__(self, df: Any, batch_id: int) -> None:
+        started = time.monotonic()
         try:
-            self._write(df, batch_id)
+            ready = self._write(df, batch_id)
         except StreamFailure as exc:
             self.failure = exc
             raise
+        if ready is not None:
+            self.batches += 1
+            self._progress(batch_id, ready, time.monotonic() - started)
 
-    def _write(self, df: Any, batch_id: int) -> None:
+    def _progress(self, batch_id: int, ready: Dict[str, Any], elapsed: float) -> None:
+        """A log line per micro-batch: at info level while a stream runs on a processing-time
+        trigger or catches up in several batches, at debug level for the usual one-batch run
+        (dbt's own result line says the same)."""
+        line = (
+            f"window_view model '{self.plan.model}': micro-batch {batch_id}: {ready['rows_in']:,} in, "
+            f"{ready['rows_out']:,} out, {ready['late']:,} late, watermark "
+            f"{describe_epoch_micros(ready['watermark'])}, {elapsed:.1f}s"
+        )
+        if self.plan.config.trigger.processing_time is not None or self.batches > 1:
+            logger.info(line)
+        else:
+            logger.debug(line)
+
+    def _write(self, df: Any, batch_id: int) -> Optional[Dict[str, Any]]:
+        """Run or finish batch `batch_id`; returns what it committed (None: it was already)."""
         if self.log.committed(batch_id):
-            return  # a replay of a batch that completed
+            return None  # a replay of a batch that completed
         previous = self.log.last(before=batch_id) or {}
         ready = self.log.ready(batch_id)
         if ready is None:
@@ -63,6 +89,7 @@ class BatchWriter:
         storage.publish(self.where.late, batch_id)
         self.log.commit(batch_id, ready)
         self.log.clean(batch_id, previous.get("state"), ready["state"])
+        return ready
 
     def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
         spark = df.sparkSession

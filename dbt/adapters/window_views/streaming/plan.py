@@ -44,7 +44,8 @@ class StreamPlan:
         return max(DAY, -(-self.window.span // DAY) * DAY) if self.window else DAY
 
     def describe(self) -> str:
-        return self.window.describe() if self.window else "; ".join(self.over.calls)
+        """The window as its call reads (kind, sizes), or the over-window calls."""
+        return self.window.label() if self.window else "; ".join(self.over.calls)
 
     def fits(self, saved: Mapping[str, Any]) -> bool:
         """Whether a checkpoint's recorded model (model.json) is this one. A version 1 record
@@ -163,6 +164,12 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     except AnalysisError as exc:
         raise _fail(model, str(exc), "write SQL that sqlglot's spark dialect reads") from exc
     windows = tvf.find(compiled_sql)
+    if any(w.via == "window_aggregate" for w in windows):
+        raise _fail(
+            model,
+            "window_aggregate's pane plans run in batch only",
+            "select from a window TVF with GROUP BY (e.g. window_views.hop(...)) for execution='streaming'",
+        )
     try:
         own_calls = [c for c in analysis.over_calls(tree) if not c.generated]
     except AnalysisError as exc:

@@ -3,7 +3,6 @@ Structured Streaming query with the batch writer, wait for what the trigger asks
 
 from __future__ import annotations
 
-import datetime as dt
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,24 +11,19 @@ from typing import Any, Dict, Optional
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelConfigError, ModelSqlError, StorageError, StreamFailure
 from dbt.adapters.window_views.streaming import checkpoint
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.state import State
 
 logger = AdapterLogger("WindowViews")
-EPOCH = dt.datetime(1970, 1, 1)
 CHECKPOINT_SUFFIX = "__checkpoint"
 LEGACY_CHECKPOINT = "_wv_checkpoint"
 LOCK = "run.lock"
-
-
-def describe_micros(micros: Optional[int]) -> str:
-    if micros is None:
-        return "none"
-    return (EPOCH + dt.timedelta(microseconds=micros)).strftime("%Y-%m-%d %H:%M:%S")
 
 
 @dataclass
@@ -41,13 +35,14 @@ class StreamResult:
     watermark: Optional[int] = None
     properties: Dict[str, str] = field(default_factory=dict)
     empty: bool = False  # a `--empty` run: nothing streamed
+    state_rows: int = 0  # input rows the state keeps for windows and frames still open
 
     def message(self) -> str:
         if self.empty:
             return "EMPTY: --empty leaves the streaming table, late table and checkpoint untouched"
         return (
             f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}, {self.rows_in:,} in, "
-            f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_micros(self.watermark)}"
+            f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_epoch_micros(self.watermark)}"
         )
 
 
@@ -291,9 +286,11 @@ def _run(
     result = StreamResult(
         batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
         late=totals.get("late", 0), watermark=last.get("watermark"),
+        state_rows=State.kept_rows(spark, where, last.get("state")),
     )
     result.properties = {
-        "window_views.watermark_reached": describe_micros(result.watermark),
+        "window_views.watermark_reached": describe_epoch_micros(result.watermark),
+        "window_views.state_rows": str(result.state_rows),
         "window_views.checkpoint": str(where.checkpoint),
         "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
     }

@@ -25,6 +25,12 @@ class State:
     def _prefix_dir(self, state: str, group: int) -> str:
         return str(self.where.state / "prefix" / state / f"g{group}")
 
+    @staticmethod
+    def kept_rows(spark: Any, where: Locations, state: Optional[str]) -> int:
+        """How many input rows state `state` keeps (from the parquet footers)."""
+        folder = where.state / "state" / state if state else None
+        return spark.read.parquet(str(folder)).count() if folder is not None and folder.is_dir() else 0
+
     def rows(self, spark: Any, state: str, schema: Any) -> Any:
         return spark.read.schema(schema).parquet(self._rows_dir(state))
 
