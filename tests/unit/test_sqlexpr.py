@@ -44,3 +44,9 @@ def test_fill_and_least():
     assert sqlexpr.to_sql(filled) == "COALESCE(`a` + `b`, `a`)" and ":a" in sqlexpr.to_sql(template)
     assert sqlexpr.least([column("a")]) == column("a")
     assert rows(sqlexpr.wrap(sqlexpr.parse("select a from t"), [("m", sqlexpr.least([column("a"), 2]))], star=False)) == [(1,), (2,), (2,)]
+
+
+def test_replaced_swaps_a_node_or_the_whole_tree():
+    tree = sqlexpr.parse("a + b")
+    assert sqlexpr.to_sql(sqlexpr.replaced(tree, tree.find(exp.Column), column("c"))) == "`c` + b"
+    assert sqlexpr.replaced(tree, tree, column("d")) == column("d")
