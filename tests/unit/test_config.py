@@ -28,6 +28,11 @@ def test_trigger_with_a_bound():
         parse(trigger={"processing_time": "30 seconds"})
 
 
+def test_absolute_paths_and_uris_are_accepted():
+    assert parse(location_root="/data/wv", checkpoint_location="file:///data/cp").location_root == "/data/wv"
+    assert parse(location_root="s3a://bucket/wv").location_root == "s3a://bucket/wv"  # batch: Spark writes it
+
+
 def test_dbt_and_spark_keys_are_known():
     parse(tags=["a"], meta={"x": 1}, partition_by=["k"], location_root="/tmp/x", persist_docs={"relation": True},
           grants={}, alias="a", schema="s", tblproperties={"a": "b"}, options={"a": "b"}, **{"pre-hook": [], "post-hook": []})
@@ -42,6 +47,15 @@ def test_dbt_and_spark_keys_are_known():
         ({"watermark": "bidtime"}, "config 'watermark' = 'bidtime' is not valid"),
         ({"watermark": {"column": "a b"}}, "is not a column name"),
         ({"checkpoint_location": ""}, "config 'checkpoint_location' = '' is not a path"),
+        ({"location_root": "data/wv"}, "config 'location_root' = 'data/wv' is a relative path"),
+        ({"checkpoint_location": "./cp"}, "config 'checkpoint_location' = './cp' is a relative path"),
+        ({"execution": "streaming", "watermark": {"column": "t"}, "location_root": "s3a://bucket/wv"},
+         "config 'location_root' = 's3a://bucket/wv': streaming window views keep their files in a local or mounted "
+         "directory; 's3a://bucket/wv' is on 's3a'; use a file: path"),
+        ({"execution": "streaming", "watermark": {"column": "t"}, "file_format": "delta"},
+         "config 'file_format' = 'delta' cannot be used: execution='streaming' writes parquet files"),
+        ({"execution": "streaming", "watermark": {"column": "t"}, "partition_by": ["k"]},
+         "config 'partition_by' is not supported with execution='streaming'"),
     ],
 )
 def test_errors_name_model_key_and_fix(config, message):

@@ -61,9 +61,9 @@ def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Loc
             plan.model, "location_root", f"is not set, and schema {schema} is at {base}: {exc}",
             "fix: set location_root to a local or mounted directory (a file: path)",
         ) from None
-    checkpoint = plan.config.checkpoint_location
-    if checkpoint:
-        where = storage.local_path(checkpoint)
+    configured = plan.config.checkpoint_location
+    if configured:
+        where = storage.local_path(configured)
     elif (table / LEGACY_CHECKPOINT / "window_views").is_dir():
         where = table / LEGACY_CHECKPOINT
     else:
