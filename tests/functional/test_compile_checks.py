@@ -150,4 +150,5 @@ def test_run_and_build_fail_at_compile_before_the_materialization(project, monke
         for name, (_, _, message) in cases.items():
             assert by_model[name].status == "error", (command, name)
             assert by_model[name].message == f"Compilation Error in model {name} (models/{name}.sql)\n  {message}"
-    assert not project.spark.catalog.databaseExists(project.schema) or not project.spark.catalog.listTables(project.schema)
+    exists = project.spark.catalog.databaseExists(project.schema)
+    assert not exists or not [t for t in project.spark.catalog.listTables(project.schema) if not t.isTemporary]

@@ -76,3 +76,20 @@ def test_plugin_generated_windows_are_told_apart():
     # an on_window_close model over a session TVF is closed by window_end alone
     sql = "select * from (select _wv_row.*, timestamp_micros(max(_wv_t) over (partition by _wv_session)) as window_end from s)"
     assert "window_end" in close_filter(sql, "ts", 0, ["id", "window_end"])
+
+
+def test_close_filter_closes_nested_window_selects_each():
+    """An outer and an inner SELECT with window functions: each keeps only its closed rows (the
+    inner LEAD waits for the next row), whichever is wrapped first."""
+    import sqlglot
+    from sqlglot import exp
+
+    sql = (
+        "select lag(x) over (order by ts) as p, * from "
+        "(select ts, x, lead(x) over (order by ts) as n from t) s"
+    )
+    tree = sqlglot.parse_one(close_filter(sql, "ts", 1000, ["p", "ts", "x", "n"]), read="spark")
+    filtered = [s for s in tree.find_all(exp.Select) if s.args.get("where") and "_wv_closed" in s.args["where"].sql()]
+    assert len(filtered) == 2
+    conditions = [s.find(exp.Subquery).this.sql("spark") for s in filtered]
+    assert any("LEAD(" in c and "_wv_closed" in c for c in conditions), conditions

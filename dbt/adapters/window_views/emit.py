@@ -109,7 +109,9 @@ def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int
     by_select: dict = {}
     for call in calls:
         by_select.setdefault(id(call.select), (call.select, []))[1].append(call)
-    for select, select_calls in by_select.values():
+    # innermost SELECT first: wrapping an outer one copies it, with its inner SELECTs as they are
+    # then (over_calls lists outer calls before inner ones)
+    for select, select_calls in reversed(list(by_select.values())):
         tree = _closed_rows(tree, select, _closed(select_calls, watermark_column, w))
     columns = [c.lower() for c in output_columns]
     if "window_end" in columns:

@@ -120,6 +120,16 @@ def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
             raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
 
 
+def _output_schema(spark: Any, plan: StreamPlan) -> Any:
+    """The model's output columns, from Spark describing its SQL over an empty input (the temp
+    view the micro-batches fill lives in the query's own session; this one is dropped)."""
+    spark.table(plan.source).limit(0).createOrReplaceTempView(plan.view)
+    try:
+        return spark.sql(plan.sql).schema
+    finally:
+        spark.catalog.dropTempView(plan.view)
+
+
 def _properties(spark: Any, table: str) -> Dict[str, str]:
     return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
 
@@ -187,8 +197,7 @@ def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where:
     for repair in checkpoint.check(model, where):
         logger.warning(f"window_view model '{model}': {repair}")
     source = spark.table(plan.source)
-    source.limit(0).createOrReplaceTempView(plan.view)
-    out_schema = spark.sql(plan.sql).schema
+    out_schema = _output_schema(spark, plan)
     _check_output(plan, source, out_schema)
     _ensure_table(spark, model, target, where.table, out_schema)
     if plan.config.late_data == "table":
@@ -302,8 +311,7 @@ def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
     left as they are; a model that has no table yet gets an empty one (without the streaming
     marker, so the first real run replaces it) for downstream models and tests to read."""
     if not spark.catalog.tableExists(target):
-        spark.table(plan.source).limit(0).createOrReplaceTempView(plan.view)
-        spark.sql(plan.sql).write.format("parquet").saveAsTable(target)
+        spark.createDataFrame([], _output_schema(spark, plan)).write.format("parquet").saveAsTable(target)
     result = StreamResult(empty=True)
     return result
 
