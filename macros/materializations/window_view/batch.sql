@@ -13,8 +13,9 @@
   {% do adapter.drop_relation(intermediate_relation) %}
   {%- call statement('main') -%}
     {%- if config.get('location_root') is not none -%}
-      {{ window_views._create_external_table_as(intermediate_relation, built['sql']) }}
+      {{ window_views._create_external_table_as(intermediate_relation, window_views._contracted_sql(built['sql'])) }}
     {%- else -%}
+      {#- dbt-spark's create_table_as checks the model's contract before it creates the table -#}
       {{ create_table_as(False, intermediate_relation, built['sql']) }}
     {%- endif -%}
   {%- endcall -%}
