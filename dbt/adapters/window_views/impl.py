@@ -130,30 +130,40 @@ class WindowViewsAdapter(SparkAdapter):
         path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
     @available
-    def run_stream(
-        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, run_id: str, empty: bool = False
-    ) -> Dict[str, Any]:
-        """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
-        with `--empty`, leave its state untouched."""
-        model, stream = plan.model, plan.stream
+    def check_stream_columns(self, plan: WindowViewPlan) -> None:
+        """The plan's column check (plan.check_columns) against the stream's input, before any
+        other check that would let Spark report a misspelled column in its own words."""
+        spark = self._stream_session(plan)
+        plan.check_columns(lambda r: spark.table(".".join(p for p in r if p)).columns)
+
+    def _stream_session(self, plan: WindowViewPlan) -> Any:
+        """The SparkSession a stream runs on; other connection methods have none."""
         creds = self.config.credentials
         if creds.method != SparkConnectionMethod.SESSION:
             raise ModelConfigError(
-                model,
+                plan.model,
                 "execution",
                 f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
                 f"`method: {creds.method}` does not give",
                 "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
                 "Connect), or execution='batch'",
             )
+        return spark_session(creds.server_side_parameters)
+
+    @available
+    def run_stream(
+        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, run_id: str, empty: bool = False
+    ) -> Dict[str, Any]:
+        """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
+        with `--empty`, leave its state untouched."""
+        model, stream = plan.model, plan.stream
+        spark = self._stream_session(plan)
         if stream.over and stream.over.unbounded:
             logger.warning(
                 f"window_view model '{model}': {'; '.join(stream.over.unbounded)} read(s) the whole partition "
                 "in a way no per-partition summary serves, so its streaming state keeps every row of it; "
                 "SUM/COUNT/AVG/MIN/MAX/FIRST_VALUE from UNBOUNDED PRECEDING and ranking functions keep a summary"
             )
-        spark = spark_session(creds.server_side_parameters)
-        plan.check_columns(lambda r: spark.table(".".join(p for p in r if p)).columns)
         late_relation = relation.incorporate(path={"identifier": relation.identifier + "__late"})
         if empty:
             result = runner.empty(spark, stream, str(relation))

@@ -7,7 +7,9 @@
   {{ run_hooks(pre_hooks) }}
 
   {#- before the stream touches the table, late table or checkpoint, as a batch build checks it
-      before it writes; the model's SQL has the stream's output columns -#}
+      before it writes: the columns the model names, then its contract (the model's SQL has the
+      stream's output columns) -#}
+  {% do adapter.check_stream_columns(plan) %}
   {% do window_views._assert_contract(compiled_code) %}
   {%- set result = adapter.run_stream(plan, target_relation, should_full_refresh(), invocation_id, flags.EMPTY) -%}
   {% do store_result('main', response=result['response']) %}

@@ -17,9 +17,11 @@ from typing import Any, Dict, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.window_views import storage
+from sqlglot import exp
+
+from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.intervals import describe_epoch_micros, epoch_micros
+from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming.output import Output
@@ -28,18 +30,20 @@ from dbt.adapters.window_views.streaming.state import State
 
 
 logger = AdapterLogger("WindowViews")
+T = exp.column("_wv_t")  # a new row's event time, epoch micros
 
 
-def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> str:
-    """SQL over `_wv_t` (event time, micros): whether a new row is kept aside at watermark
-    `w_prev` (the late table, or dropped; counted either way). One rule for every model: a row
-    without event time has no window and no place in an order, so it is kept aside with the rows
-    that arrive for windows (over windows: ORDER BY values) the watermark has closed. So every
-    input row reaches a window (or an over-window row) or the late count: rows in = placed + late."""
+def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expression:
+    """Over `_wv_t` (event time, micros): whether a new row is kept aside at watermark `w_prev`
+    (the late table, or dropped; counted either way). One rule for every model: a row without
+    event time has no window and no place in an order, so it is kept aside with the rows that
+    arrive for windows (over windows: ORDER BY values) the watermark has closed. So every input
+    row reaches a window (or an over-window row) or the late count: rows in = placed + late."""
+    missing = T.is_(exp.null())
     if w_prev is None:
-        return "_wv_t is null"
-    closed = plan.window.late("_wv_t", w_prev) if plan.window is not None else f"_wv_t <= {w_prev}"
-    return f"(_wv_t is null or {closed})"
+        return missing
+    closed = sqlexpr.parse(plan.window.late("_wv_t", w_prev)) if plan.window is not None else T <= w_prev
+    return exp.or_(missing, closed)
 
 
 class BatchWriter:
@@ -95,8 +99,12 @@ class BatchWriter:
         spark = df.sparkSession
         plan = self.plan
         w_prev: Optional[int] = previous.get("watermark")
-        t = epoch_micros(f"`{plan.config.watermark.column}`")
-        rows = df.selectExpr("*", f"{t} as _wv_t").selectExpr("*", f"{late_condition(plan, w_prev)} as _wv_late").persist()
+        t = sqlexpr.epoch_micros(sqlexpr.column(plan.config.watermark.column))
+        rows = (
+            df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
+            .selectExpr("*", sqlexpr.to_sql(exp.alias_(late_condition(plan, w_prev), "_wv_late")))
+            .persist()
+        )
         retained = None
         try:
             stats = rows.selectExpr(
@@ -142,8 +150,12 @@ class BatchWriter:
 
     def _stage_late(self, late_rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
         """The late input rows as they came, with the batch and the watermark that judged them."""
-        judged_by = f"timestamp_micros({w_prev}L)" if w_prev is not None else "cast(null as timestamp)"
-        metadata = [f"{batch_id}L as _batch_id", f"{judged_by} as _watermark", f"'late' as {storage.BUCKET}"]
-        late_rows.selectExpr(*quoted(columns), *metadata).write.partitionBy(storage.BUCKET).mode(
+        judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
+        metadata = [
+            exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
+            exp.alias_(judged_by, "_watermark"),
+            exp.alias_(exp.Literal.string("late"), storage.BUCKET),
+        ]
+        late_rows.selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
             "overwrite"
         ).parquet(str(storage.staging_dir(self.where.late, batch_id)))

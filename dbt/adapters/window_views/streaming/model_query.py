@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from typing import Any, List, Sequence
 
-from dbt.adapters.window_views import prefix
+from sqlglot import exp
+
+from dbt.adapters.window_views import prefix, sqlexpr
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 
@@ -54,6 +56,6 @@ class ModelQuery:
         """The model over `rows`, its SQL first passed through `rewrite` (e.g. emit.closing_rows)."""
         return self.conform(spark.sql(rewrite(self._sql_over(spark, rows, states))))
 
-    def compute(self, spark: Any, rows: Any, where: str, states: Sequence[Any] = ()) -> Any:
+    def compute(self, spark: Any, rows: Any, where: exp.Expression, states: Sequence[Any] = ()) -> Any:
         """The model over `rows`, keeping the output rows `where` holds."""
-        return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(where)
+        return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(sqlexpr.to_sql(where))

@@ -10,13 +10,18 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
-from dbt.adapters.window_views import emit, overwindows, storage
-from dbt.adapters.window_views.intervals import epoch_micros
+from sqlglot import exp
+
+from dbt.adapters.window_views import emit, overwindows, sqlexpr, storage
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
-WINDOW_START, WINDOW_END = epoch_micros("window_start"), epoch_micros("window_end")
+WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
+WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
+T = exp.column("_wv_t")  # a retained row's event time, epoch micros
+# the bucket (a whole number of days) that holds an output row's `key`
+BUCKET_OF = sqlexpr.parse("concat('b', cast(div(:key - pmod(:key, :size), :size) as string))")
 
 
 class Output:
@@ -42,14 +47,14 @@ class Output:
             result = self.query.rewritten(spark, retained, states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new))
             return self._append(spark, result, staging), []
         session = window.kind == "session"
-        after = f"{WINDOW_END} > {w_prev}" if w_prev is not None else "true"
+        after = WINDOW_END > w_prev if w_prev is not None else exp.true()
         if self.plan.config.emit == "on_window_close":
             if not closes:
                 return 0, []
             rows = retained
             if w_prev is not None and not session:
-                rows = rows.where(f"_wv_t >= {w_prev - window.span}")
-            result = self.query.compute(spark, rows, f"{after} and {WINDOW_END} <= {w_new}")
+                rows = rows.where(sqlexpr.to_sql(T >= w_prev - window.span))
+            result = self.query.compute(spark, rows, exp.and_(after, WINDOW_END <= w_new))
             return self._append(spark, result, staging), []
 
         # on_update: recompute every window a new row falls in, and replace those windows
@@ -60,8 +65,8 @@ class Output:
             low, high = w_prev, None
         else:
             lo, hi = tmin - window.span, tmax + window.span
-            rows = retained.where(f"_wv_t >= {lo} and _wv_t < {hi}")
-            region = f"{after} and {WINDOW_START} >= {lo} and {WINDOW_END} <= {hi}"
+            rows = retained.where(sqlexpr.to_sql(exp.and_(T >= lo, T < hi)))
+            region = exp.and_(after, WINDOW_START >= lo, WINDOW_END <= hi)
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
         result = self.query.compute(spark, rows, region)
         return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
@@ -78,19 +83,22 @@ class Output:
             self.query.as_input(retained, "_wv_new")
             affected = spark.sql(cut_sql).first()[0]
             cut = tmin if affected is None else min(tmin, affected)
-        t = epoch_micros(f"`{self.plan.config.watermark.column}`")
-        region = f"{t} >= {cut}"
+        t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
+        region = t >= cut
         result = self.query.compute(spark, retained, region, states)
         return self._upsert(spark, result, region, t, cut - 1, None, staging)
 
     def _upsert(
-        self, spark: Any, result: Any, region: str, key: str, low: Optional[int], high: Optional[int], staging: Path
+        self, spark: Any, result: Any, region: exp.Expression, key: exp.Expression, low: Optional[int],
+        high: Optional[int], staging: Path,
     ) -> Tuple[int, List[str]]:
-        """Replace the output rows in `region` (SQL over output columns, with `key` in (low, high])
-        by `result`, rewriting only the buckets (days of `key`) that hold such rows: the result is
-        staged, then the rows of those buckets outside the region beside it."""
+        """Replace the output rows in `region` (a condition over output columns, with `key` in
+        (low, high]) by `result`, rewriting only the buckets (days of `key`) that hold such rows:
+        the result is staged, then the rows of those buckets outside the region beside it."""
         size = self.plan.bucket_micros
-        bucket = f"concat('b', cast(div({key} - pmod({key}, {size}), {size}) as string)) as {storage.BUCKET}"
+        bucket = sqlexpr.to_sql(
+            exp.alias_(sqlexpr.fill(BUCKET_OF, key=key, size=exp.Literal.number(size)), storage.BUCKET)
+        )
         touched = set()
         for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
             k = int(name[1:])
@@ -100,7 +108,9 @@ class Output:
         written = _staged_rows(spark, staging)
         existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
         if existing:
-            kept = spark.read.schema(result.schema).parquet(*existing).where(f"not coalesce({region}, false)")
+            kept = spark.read.schema(result.schema).parquet(*existing).where(
+                sqlexpr.to_sql(exp.not_(sqlexpr.coalesce(region, False)))
+            )
             kept.selectExpr("*", bucket).write.partitionBy(storage.BUCKET).mode("append").parquet(str(staging))
         touched.update(storage.staged_buckets(staging))
         return written, sorted(touched)

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from typing import Any, List, Optional
 
-from dbt.adapters.window_views import overwindows, prefix
-from dbt.adapters.window_views.intervals import epoch_micros
+from sqlglot import exp
+
+from dbt.adapters.window_views import overwindows, prefix, sqlexpr
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+
+
+T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 
 
 class State:
@@ -62,7 +66,8 @@ class State:
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         keep = overwindows.KEEP
-        flagged = spark.sql(sql).selectExpr("*", f"{epoch_micros(f'`{self.plan.config.watermark.column}`')} as _wv_t")
+        t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
+        flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
         if states:
             flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
         try:
@@ -83,15 +88,23 @@ class State:
             return retained
         window = self.plan.window
         if window.kind != "session":
-            return retained.where(f"{window.last_end('_wv_t')} > {w_new}")
-        keys = ", ".join(quoted(window.partition_by))
-        part = f"partition by {keys}" if keys else ""
-        sessions = retained.selectExpr(
-            "*", f"case when _wv_t - lag(_wv_t) over ({part} order by _wv_t) <= {window.gap} then 0 else 1 end as _wv_new"
-        ).selectExpr(
-            "*", f"sum(_wv_new) over ({part} order by _wv_t rows between unbounded preceding and current row) as _wv_session"
+            return retained.where(sqlexpr.to_sql(sqlexpr.parse(window.last_end("_wv_t")) > w_new))
+        # sessions: a row is needed while the session it belongs to (as far as the state knows)
+        # may still grow, i.e. its last row + gap is after W
+        keys = [sqlexpr.column(k) for k in window.partition_by]
+        by_time = [sqlexpr.ordered(T)]
+        starts = exp.If(
+            this=sqlexpr.window(exp.Lag(this=T), keys, by_time) >= T - window.gap, true=exp.Literal.number(0),
+            false=exp.Literal.number(1),
         )
-        group = f"partition by {keys + ', ' if keys else ''}_wv_session"
-        return sessions.selectExpr(
-            "*", f"max(_wv_t) over ({group}) + {window.gap} as _wv_session_end"
-        ).where(f"_wv_session_end > {w_new}").drop("_wv_new", "_wv_session", "_wv_session_end")
+        rows = sqlexpr.frame("ROWS", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", None))
+        session = sqlexpr.window(exp.Sum(this=exp.column("_wv_new")), keys, by_time, rows)
+        end = sqlexpr.window(exp.Max(this=T), [*keys, exp.column("_wv_session")]) + window.gap
+        sessions = (
+            retained.selectExpr("*", sqlexpr.to_sql(exp.alias_(starts, "_wv_new")))
+            .selectExpr("*", sqlexpr.to_sql(exp.alias_(session, "_wv_session")))
+            .selectExpr("*", sqlexpr.to_sql(exp.alias_(end, "_wv_session_end")))
+        )
+        return sessions.where(sqlexpr.to_sql(exp.column("_wv_session_end") > w_new)).drop(
+            "_wv_new", "_wv_session", "_wv_session_end"
+        )
