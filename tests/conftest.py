@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import subprocess
 import textwrap
+import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
@@ -46,6 +47,25 @@ def run_command(cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None,
             f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
         )
     return proc
+
+
+def wait_for_jvm(home: Path, timeout: float = 60) -> None:
+    """A killed driver's JVM notices its parent is gone a moment later; the next process can
+    only open the Derby metastore under `home` once it has exited."""
+    marker = str(home).encode()
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        alive = False
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    alive = alive or marker in (proc / "cmdline").read_bytes()
+                except OSError:
+                    pass
+        if not alive:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"a Spark JVM of {home} is still running after {timeout} s")
 
 
 def spark_params(home: Path) -> Dict[str, str]:

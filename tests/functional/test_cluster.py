@@ -34,7 +34,7 @@ import yaml
 
 import oracles as o
 from cluster import standalone_cluster  # noqa: F401  (the fixture)
-from conftest import sources_yml, spark_params
+from conftest import sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -227,24 +227,6 @@ class Project:
             f"driver exited {proc.returncode}; failed: {json.dumps(failed)[:4000]}\n--- output ---\n{self.output(n)[-6000:]}"
         )
         return entries
-
-
-def wait_for_jvm(home: Path, timeout: float = 60) -> None:
-    """The next process can only open the Derby metastore once a killed driver's JVM is gone."""
-    marker = str(home).encode()
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        alive = False
-        for proc in Path("/proc").iterdir():
-            if proc.name.isdigit():
-                try:
-                    alive = alive or marker in (proc / "cmdline").read_bytes()
-                except OSError:
-                    pass
-        if not alive:
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"a Spark JVM of {home} is still running after {timeout} s")
 
 
 def run_steps(deliveries_: List[List[Dict[str, Any]]], snaps: Path, last_run: bool) -> List[Dict[str, Any]]:

@@ -23,7 +23,6 @@ import os
 import random
 import subprocess
 import sys
-import time
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -32,7 +31,7 @@ import pytest
 import yaml
 
 import oracles as o
-from conftest import sources_yml, spark_params
+from conftest import sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -220,26 +219,8 @@ class Processes:
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
         proc = subprocess.run([sys.executable, str(self.driver), str(plan)], cwd=self.project,
                               env=env, capture_output=True, text=True, timeout=600)
-        self.wait_for_jvm()
+        wait_for_jvm(self.home)
         return proc, json.loads(log.read_text()) if log.exists() else []
-
-    def wait_for_jvm(self, timeout: float = 60) -> None:
-        """A killed driver's JVM notices its parent is gone a moment later; the next process can
-        only open the Derby metastore once it has exited."""
-        marker = str(self.home).encode()
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            alive = False
-            for proc in Path("/proc").iterdir():
-                if proc.name.isdigit():
-                    try:
-                        alive = alive or marker in (proc / "cmdline").read_bytes()
-                    except OSError:
-                        pass
-            if not alive:
-                return
-            time.sleep(0.5)
-        raise AssertionError(f"a Spark JVM of {self.home} is still running after {timeout} s")
 
 
 def ok(proc: subprocess.CompletedProcess, log: List[Dict[str, Any]]) -> None:

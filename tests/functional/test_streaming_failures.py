@@ -155,7 +155,7 @@ def test_damaged_files_are_repaired_when_provably_safe_else_named(project):
     saved = offsets.read_text()
     offsets.write_text("v1\n{\"batchWatermarkMs\"")
     message = errors(project.dbt("run", "-s", "damaged", ok=False))
-    assert f"a file of Spark's streaming checkpoint is damaged and cannot be repaired safely" in message
+    assert "a file of Spark's streaming checkpoint is damaged and cannot be repaired safely" in message
     assert str(offsets) in message
     assert_clean(message)
     offsets.write_text(saved)

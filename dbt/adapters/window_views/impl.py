@@ -6,7 +6,7 @@ import re
 from importlib import import_module
 from pathlib import Path
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.contracts.connection import AdapterResponse
