@@ -31,9 +31,9 @@ def assert_clean(message: str) -> None:
         assert internal not in message, message
 
 
-def two_runs(project, name: str, **config) -> None:
+def two_runs(project, name: str) -> None:
     make_source(project)
-    window_view(project, name, "on_window_close", TUMBLE_SUM, **config)
+    window_view(project, name, "on_window_close", TUMBLE_SUM)
     deliver(project, DAY1)
     run(project, name)
     deliver(project, DAY2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from dbt.adapters.window_views import analysis, emit
+from dbt.adapters.window_views import emit
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.watermark import batch_watermark
@@ -32,7 +32,7 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     if plan.close_sql is not None:
         watermark = plan.config.watermark
         try:
-            reached = batch_watermark(adapter, analysis.parse(plan.sql), watermark)
+            reached = batch_watermark(adapter, plan.inputs, watermark)
             sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql))
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(plan.model, exc, "see the README on emit='on_window_close'") from exc

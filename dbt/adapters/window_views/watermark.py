@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any, Optional, Sequence, Tuple
 
-from sqlglot import exp
-
-from dbt.adapters.window_views.analysis import AnalysisError, input_tables
+from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.config import Watermark
 
 EPOCH = dt.datetime(1970, 1, 1)
@@ -24,18 +22,20 @@ class WatermarkReached:
         return (EPOCH + dt.timedelta(microseconds=self.micros)).isoformat(sep=" ")
 
 
-def batch_watermark(adapter: Any, tree: exp.Expression, watermark: Watermark) -> WatermarkReached:
-    """In batch the input is the whole truth: W over every input relation that has the watermark
+def batch_watermark(
+    adapter: Any, inputs: Sequence[Tuple[Optional[str], str]], watermark: Watermark
+) -> WatermarkReached:
+    """In batch the input is the whole truth: W over every input relation (the plan's `inputs`) that has the watermark
     column; with several (a window join) the smallest, as an operator's watermark is the min of
     its inputs'."""
     column = watermark.column.lower()
     with_column = []
-    for schema, name in input_tables(tree):
+    for schema, name in inputs:
         relation = adapter.Relation.create(schema=schema, identifier=name)
         if any(c.name.lower() == column for c in adapter.get_columns_in_relation(relation)):
             with_column.append(relation)
     if not with_column:
-        names = ", ".join(f"{s}.{n}" if s else n for s, n in input_tables(tree)) or "none"
+        names = ", ".join(f"{s}.{n}" if s else n for s, n in inputs) or "none"
         raise AnalysisError(
             f"the watermark column `{watermark.column}` is not a column of any input relation "
             f"(inputs: {names}); fix: set watermark.column to the event-time column of an input"

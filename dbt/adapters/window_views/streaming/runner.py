@@ -139,16 +139,13 @@ def _recorded_location(spark: Any, table: str) -> Optional[Path]:
     return storage.local_path(rows[0][1]) if rows else None
 
 
-def _check_moved(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations) -> None:
-    """A location that changed since the last run (location_root, checkpoint_location, alias,
-    schema) would write new windows where the table does not read them: refuse before anything
-    is written, even the lock."""
+def _check_moved(
+    spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, properties: Dict[str, str]
+) -> None:
+    """A location that changed since the last run of the streaming table (location_root,
+    checkpoint_location, alias, schema) would write new windows where the table does not read
+    them: refuse before anything is written, even the lock."""
     model = plan.model
-    if not spark.catalog.tableExists(target):
-        return
-    properties = _properties(spark, target)
-    if properties.get("window_views.execution") != "streaming":
-        return  # not a streaming table: the run replaces it
     moved = []
     for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
         if spark.catalog.tableExists(table):
@@ -179,9 +176,6 @@ def _saved_model(plan: StreamPlan, where: Locations) -> Optional[Dict[str, Any]]
 def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
     model = plan.model
-    if not full_refresh and spark.catalog.tableExists(target):
-        # a batch window view or another table in the way: replace it, as dbt replaces a table
-        full_refresh = _properties(spark, target).get("window_views.execution") != "streaming"
     if full_refresh:
         _drop(spark, target, where.table)
         _drop(spark, late_target, where.late)
@@ -232,8 +226,12 @@ def run(
 ) -> StreamResult:
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
     run at a time per checkpoint."""
-    if not full_refresh:
-        _check_moved(spark, plan, target, late_target, where)
+    if not full_refresh and spark.catalog.tableExists(target):
+        properties = _properties(spark, target)
+        if properties.get("window_views.execution") == "streaming":
+            _check_moved(spark, plan, target, late_target, where, properties)
+        else:
+            full_refresh = True  # a batch window view or another table in the way: replace it, as dbt does
     lock = RunLock(where.checkpoint / LOCK, run_id)
     try:
         lock.acquire()
