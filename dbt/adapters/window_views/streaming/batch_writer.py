@@ -17,6 +17,8 @@ from typing import Any, Dict, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from pyspark.sql import Observation
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import sqlexpr, storage
@@ -100,62 +102,67 @@ class BatchWriter:
         plan = self.plan
         w_prev: Optional[int] = previous.get("watermark")
         t = sqlexpr.epoch_micros(sqlexpr.column(plan.config.watermark.column))
-        rows = (
-            df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
-            .selectExpr("*", sqlexpr.to_sql(exp.alias_(late_condition(plan, w_prev), "_wv_late")))
-            .persist()
+        rows = df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t"))).selectExpr(
+            "*", sqlexpr.to_sql(exp.alias_(late_condition(plan, w_prev), "_wv_late"))
         )
-        retained = None
+        query = ModelQuery(plan, self.schema, df.columns)
+        stats = self._count_and_stage_late(rows, query.columns, batch_id, w_prev)
+        if not stats["n"]:
+            return {key: previous.get(key) for key in ("watermark", "state", "state_rows")} | {
+                "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
+        fresh = rows.where("not _wv_late").drop("_wv_late")
+        w_new = w_prev
+        if stats["tmax"] is not None:
+            reached = stats["tmax"] - plan.config.watermark.delay.micros
+            w_new = reached if w_prev is None else max(w_prev, reached)
+        state = State(plan, self.where, query)
+        retained = fresh.selectExpr("*", "true as _wv_new")
+        if previous.get("state"):
+            old = state.rows(spark, previous["state"], fresh.schema)
+            # the output and the state both read it: cached while the output is computed (on a
+            # first batch there is no state, and the new rows are read twice instead)
+            retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
         try:
-            stats = rows.selectExpr(
-                "count(*) as n",
-                "count_if(_wv_late) as late",
-                "min(if(_wv_late, null, _wv_t)) as tmin",
-                "max(if(_wv_late, null, _wv_t)) as tmax",
-            ).first()
-            if not stats.n:
-                return {key: previous.get(key) for key in ("watermark", "state")} | {
-                    "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
-            query = ModelQuery(plan, self.schema, df.columns)
-            if stats.late and plan.config.late_data == "table":
-                self._stage_late(rows.where("_wv_late"), query.columns, batch_id, w_prev)
-            fresh = rows.where("not _wv_late").drop("_wv_late")
-            w_new = w_prev
-            if stats.tmax is not None:
-                reached = stats.tmax - plan.config.watermark.delay.micros
-                w_new = reached if w_prev is None else max(w_prev, reached)
-            state = State(plan, self.where, query)
-            retained = fresh.selectExpr("*", "true as _wv_new")
-            if previous.get("state"):
-                old = state.rows(spark, previous["state"], fresh.schema)
-                # cached: read several times below (without state, `rows` already is)
-                retained = old.selectExpr("*", "false as _wv_new").unionByName(retained).persist()
             states = state.prefix_states(spark, fresh, previous.get("state"))
             out, replaced = Output(plan, self.where, query).stage(
-                spark, retained, batch_id, w_prev, w_new, stats.tmin, stats.tmax, states
+                spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states
             )
-            state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+            kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
-            if retained is not None:
-                retained.unpersist()
-            rows.unpersist()
+            retained.unpersist()
         return {
             "watermark": w_new,
             "state": str(batch_id),
-            "rows_in": stats.n,
-            "late": stats.late,
+            "state_rows": kept,
+            "rows_in": stats["n"],
+            "late": stats["late"],
             "rows_out": out,
             "replaced_buckets": replaced,
         }
 
-    def _stage_late(self, late_rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
-        """The late input rows as they came, with the batch and the watermark that judged them."""
-        judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
-        metadata = [
-            exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
-            exp.alias_(judged_by, "_watermark"),
-            exp.alias_(exp.Literal.string("late"), storage.BUCKET),
-        ]
-        late_rows.selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
-            "overwrite"
-        ).parquet(str(storage.staging_dir(self.where.late, batch_id)))
+    def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
+        """The batch's first job: stage the late input rows as they came, with the batch and the
+        watermark that judged them (late_data='drop': write nothing), and count the new rows
+        and the event-time range of those on time as it reads them."""
+        late, t = F.col("_wv_late"), F.col("_wv_t")
+        observation = Observation()
+        observed = rows.observe(
+            observation,
+            F.count(F.lit(1)).alias("n"),
+            F.count_if(late).alias("late"),
+            F.min(F.when(~late, t)).alias("tmin"),
+            F.max(F.when(~late, t)).alias("tmax"),
+        )
+        if self.plan.config.late_data == "table":
+            judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
+            metadata = [
+                exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
+                exp.alias_(judged_by, "_watermark"),
+                exp.alias_(exp.Literal.string("late"), storage.BUCKET),
+            ]
+            observed.where(late).selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(
+                storage.BUCKET
+            ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
+        else:
+            observed.select("_wv_t", "_wv_late").write.format("noop").mode("overwrite").save()
+        return observation.get

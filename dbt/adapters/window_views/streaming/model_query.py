@@ -3,7 +3,10 @@ upstream table (a temp view), with the prefix state of their partitions beside t
 
 from __future__ import annotations
 
-from typing import Any, List, Sequence
+from typing import Any, Callable, List, Sequence, Tuple
+
+from pyspark.sql import Observation
+from pyspark.sql import functions as F
 
 from sqlglot import exp
 
@@ -13,6 +16,13 @@ from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 def quoted(columns: Sequence[str]) -> List[str]:
     return [f"`{c}`" for c in columns]
+
+
+def counted(rows: Any) -> Tuple[Any, Callable[[], int]]:
+    """`rows`, counted by the job that writes them (no job of its own), and how to read the
+    count once that job is done."""
+    observation = Observation()
+    return rows.observe(observation, F.count(F.lit(1)).alias("rows")), lambda: observation.get["rows"]
 
 
 class ModelQuery:

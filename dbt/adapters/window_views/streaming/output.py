@@ -14,7 +14,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import emit, overwindows, sqlexpr, storage
 from dbt.adapters.window_views.streaming.commits import Locations
-from dbt.adapters.window_views.streaming.model_query import ModelQuery
+from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
@@ -104,25 +104,24 @@ class Output:
             k = int(name[1:])
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
-        result.selectExpr("*", bucket).write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
-        written = _staged_rows(spark, staging)
+        result, rows_out = counted(result)
+        staged = result.selectExpr("*", bucket)
         existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
         if existing:
+            # the rows of those buckets outside the region, staged with the result in one write
             kept = spark.read.schema(result.schema).parquet(*existing).where(
                 sqlexpr.to_sql(exp.not_(sqlexpr.coalesce(region, False)))
             )
-            kept.selectExpr("*", bucket).write.partitionBy(storage.BUCKET).mode("append").parquet(str(staging))
+            staged = staged.unionByName(kept.selectExpr("*", bucket))
+        staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
         touched.update(storage.staged_buckets(staging))
-        return written, sorted(touched)
+        return rows_out(), sorted(touched)
 
     @staticmethod
     def _append(spark: Any, result: Any, staging: Path) -> int:
         """Stage rows that are final: emitted once, appended, never rewritten."""
-        result.selectExpr("*", f"'e' as {storage.BUCKET}").write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
-        return _staged_rows(spark, staging)
-
-
-def _staged_rows(spark: Any, staging: Path) -> int:
-    """Rows staged so far, from the parquet footers: cheaper than caching the result to count it."""
-    files = [str(f) for f in storage.staged_files(staging)]
-    return spark.read.parquet(*files).count() if files else 0
+        result, rows_out = counted(result)
+        result.selectExpr("*", f"'e' as {storage.BUCKET}").write.partitionBy(storage.BUCKET).mode("overwrite").parquet(
+            str(staging)
+        )
+        return rows_out()

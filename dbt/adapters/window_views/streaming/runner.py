@@ -24,6 +24,8 @@ logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
 LEGACY_CHECKPOINT = "_wv_checkpoint"
 LOCK = "run.lock"
+# table properties recording where the last run's files are, read back by the next run
+LOCATION_PROPERTY = {"table": "window_views.table_location", "late table": "window_views.late_location"}
 
 
 @dataclass
@@ -148,10 +150,15 @@ def _check_moved(
     model = plan.model
     moved = []
     for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
-        if spark.catalog.tableExists(table):
+        recorded = properties.get(LOCATION_PROPERTY[what])  # what the last run wrote (earlier releases: none)
+        if recorded is not None:
+            old = storage.local_path(recorded)
+        elif spark.catalog.tableExists(table):
             old = _recorded_location(spark, table)
-            if old is not None and old != new:
-                moved.append((what, str(old), str(new)))
+        else:
+            continue
+        if old is not None and old != new:
+            moved.append((what, str(old), str(new)))
     old_checkpoint = properties.get("window_views.checkpoint")
     if old_checkpoint and storage.local_path(old_checkpoint) != where.checkpoint:
         moved.append(("checkpoint", old_checkpoint, str(where.checkpoint)))
@@ -293,14 +300,17 @@ def _run(
     result = StreamResult(
         batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
         late=totals.get("late", 0), watermark=last.get("watermark"),
-        state_rows=State.kept_rows(spark, where, last.get("state")),
+        state_rows=State.kept_rows(spark, where, last),
     )
     result.properties = {
         "window_views.watermark_reached": describe_epoch_micros(result.watermark),
         "window_views.state_rows": str(result.state_rows),
         "window_views.checkpoint": str(where.checkpoint),
+        LOCATION_PROPERTY["table"]: str(where.table),
         "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
     }
+    if plan.config.late_data == "table":
+        result.properties[LOCATION_PROPERTY["late table"]] = str(where.late)
     return result
 
 

@@ -4,13 +4,13 @@ reads the state its first attempt read."""
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional
 
 from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, prefix, sqlexpr
 from dbt.adapters.window_views.streaming.commits import Locations
-from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
+from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 
@@ -30,9 +30,12 @@ class State:
         return str(self.where.state / "prefix" / state / f"g{group}")
 
     @staticmethod
-    def kept_rows(spark: Any, where: Locations, state: Optional[str]) -> int:
-        """How many input rows state `state` keeps (from the parquet footers)."""
-        folder = where.state / "state" / state if state else None
+    def kept_rows(spark: Any, where: Locations, commit: Dict[str, Any]) -> int:
+        """How many input rows the state of `commit` keeps: recorded with it (commits of earlier
+        releases lack it: counted from the state's files)."""
+        if "state_rows" in commit:
+            return commit["state_rows"] or 0
+        folder = where.state / "state" / commit["state"] if commit.get("state") else None
         return spark.read.parquet(str(folder)).count() if folder is not None and folder.is_dir() else 0
 
     def rows(self, spark: Any, state: str, schema: Any) -> Any:
@@ -50,15 +53,16 @@ class State:
             states.append(blank if state is None else spark.read.schema(blank.schema).parquet(self._prefix_dir(state, g)))
         return states
 
-    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> None:
-        """Write the rows an open window or a frame still to come needs; over windows fold the
-        rows they evict into the prefix state."""
+    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> int:
+        """Write the rows an open window or a frame still to come needs, and return how many;
+        over windows fold the rows they evict into the prefix state."""
         rows_dir = self._rows_dir(str(batch_id))
         if self.plan.window is not None or w_new is None:
-            self._unclosed(retained, w_new).write.mode("overwrite").parquet(rows_dir)
+            kept, count = counted(self._unclosed(retained, w_new))
+            kept.write.mode("overwrite").parquet(rows_dir)
             for g, state in enumerate(states):
                 state.write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
-            return
+            return count()
         spark = retained.sparkSession
         self.query.as_input(retained)
         if self.plan.config.emit == "on_update":
@@ -71,7 +75,8 @@ class State:
         if states:
             flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
         try:
-            flagged.where(keep).drop(keep).write.mode("overwrite").parquet(rows_dir)
+            kept, count = counted(flagged.where(keep).drop(keep))
+            kept.write.mode("overwrite").parquet(rows_dir)
             evicted = f"{self.plan.view}_evicted"
             flagged.where(f"not {keep}").select(*quoted(self.query.columns)).createOrReplaceTempView(evicted)
             for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
@@ -81,6 +86,7 @@ class State:
                 merged.coalesce(1).write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
         finally:
             flagged.unpersist()
+        return count()
 
     def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
         """Window TVFs: the retained rows some open window needs."""
