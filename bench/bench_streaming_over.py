@@ -8,10 +8,12 @@ dbt itself (in-process dbtRunner, embedded local Spark).
     .venv/bin/python bench/bench_streaming_over.py --rows 100000   # smoke run
 
 Steps: the history is written as parquet; the batch window view (execution='batch', on_update)
-and the two streaming window views (on_window_close, on_update) build from it; 1% more rows are
-appended (times after the history, shuffled within the watermark delay); the streaming views
-run again (incremental model time T1) and so does the batch view (Tb, a full recompute). The
-check: the streaming on_update table equals the batch table (no row was late here).
+and the two streaming window views (on_window_close, on_update) build from it (initial loads T0,
+against the batch build); then `--increments` times 1% more rows are appended (times after the
+history, shuffled within the watermark delay), the streaming views run again (incremental model
+time T1, with the Spark jobs of the micro-batch and the state rows kept) and so does the batch
+view (Tb, a full recompute). The check: the streaming on_update table equals the batch table
+(no row was late here). Each ratio is printed with its target (issue 13).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from __future__ import annotations
 import argparse
 import platform
 import shutil
+import statistics
 import tempfile
 from pathlib import Path
 from typing import Dict
@@ -27,6 +30,8 @@ import yaml
 from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
+
+from jobs import Jobs, streaming
 
 SCHEMA = "bench_over"
 SELECT = """
@@ -65,6 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--stocks", type=int, default=2_000)
+    parser.add_argument("--increments", type=int, default=2, help="1%% appends, each followed by the three runs")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
@@ -96,32 +102,52 @@ def main() -> int:
             raise SystemExit(f"dbt run {select} failed: {result.exception or [r.message for r in result.result]}")
         return result
 
+    streams = ("over_stream_eowc", "over_stream_upd")
     history = run(*MODELS)
-    times: Dict[str, Dict[str, float]] = {name: {"initial": model_time(history, name)} for name in MODELS}
+    initial = {name: model_time(history, name) for name in MODELS}
+    jobs = Jobs(spark)
+    t1: Dict[str, list] = {name: [] for name in MODELS}
+    job_counts: Dict[str, list] = {name: [] for name in streams}
+    state: Dict[str, list] = {name: [] for name in streams}
+    messages: Dict[str, str] = {}
     new_rows = args.rows // 100
-    write_rows(spark, new_rows, args.stocks, start + span, span // 100, 2, "append", str(location))
-    spark.catalog.refreshTable(f"{SCHEMA}.ticks")
-    increment = run("over_stream_eowc", "over_stream_upd")
-    recompute = run("over_batch")
-    for name in ("over_stream_eowc", "over_stream_upd"):
-        times[name]["increment"] = model_time(increment, name)
-        node = next(r for r in increment.result if r.node.name == name)
-        times[name]["message"] = node.message
-    times["over_batch"]["increment"] = model_time(recompute, "over_batch")
+    for i in range(args.increments):
+        write_rows(spark, new_rows, args.stocks, start + span + i * span // 100, span // 100, 2 + i, "append", str(location))
+        spark.catalog.refreshTable(f"{SCHEMA}.ticks")
+        for name in streams:
+            jobs.since_last()
+            result = run(name)
+            job_counts[name].append(len(streaming(jobs.since_last())))
+            node = result.result[0]
+            t1[name].append(node.execution_time)
+            state[name].append(node.adapter_response["state_rows"])
+            messages[name] = node.message
+        t1["over_batch"].append(model_time(run("over_batch"), "over_batch"))
 
     columns = "stock, ts, price, change, next_price, avg10, ticks_so_far, high_so_far"
     only_stream = spark.sql(f"select {columns} from {SCHEMA}.over_stream_upd except all select {columns} from {SCHEMA}.over_batch").count()
     only_batch = spark.sql(f"select {columns} from {SCHEMA}.over_batch except all select {columns} from {SCHEMA}.over_stream_upd").count()
 
-    batch_full = times["over_batch"]["increment"]
-    print(f"\nstreaming over windows: {args.rows:,} rows over {args.stocks:,} partitions, then {new_rows:,} new "
-          f"({platform.machine()}, {spark.sparkContext.defaultParallelism} cores)")
-    print(f"batch recompute over all {args.rows + new_rows:,} rows: {batch_full:.1f} s (first build {times['over_batch']['initial']:.1f} s)")
-    print("| model | initial load | 1% increment | increment / batch recompute | run message |")
-    print("|---|---|---|---|---|")
-    for name in ("over_stream_eowc", "over_stream_upd"):
-        t = times[name]
-        print(f"| {name} | {t['initial']:.1f} s | {t['increment']:.1f} s | {t['increment'] / batch_full:.0%} | {t['message']} |")
+    tb = statistics.median(t1["over_batch"])
+    at_10m = args.rows >= 10_000_000
+    print(f"\nstreaming over windows: {args.rows:,} rows over {args.stocks:,} partitions, then {args.increments} x {new_rows:,} "
+          f"new ({platform.machine()}, {spark.sparkContext.defaultParallelism} cores, spark {spark.version})")
+    print(f"batch: first build {initial['over_batch']:.1f} s, recompute after each increment "
+          f"{', '.join(f'{t:.1f}' for t in t1['over_batch'])} s (Tb = median {tb:.1f} s)")
+    print("| model | initial load T0 | T0 / batch build | T1 (1% more, median) | T1 / Tb | Spark jobs per micro-batch | state rows | run message |")
+    print("|---|---:|---:|---:|---:|---|---|---|")
+    for name in streams:
+        t1_med = statistics.median(t1[name])
+        print(f"| {name} | {initial[name]:.1f} s | {initial[name] / initial['over_batch']:.2f}x | {t1_med:.1f} s | "
+              f"{t1_med / tb:.0%} | {job_counts[name]} | {state[name]} | {messages[name]} |")
+    for name in streams:
+        t1_tb, t0_tb = statistics.median(t1[name]) / tb, initial[name] / initial["over_batch"]
+        goal = t1_tb <= 0.10 if at_10m else t1_tb < 1.0
+        flat = max(state[name]) <= 1.2 * min(state[name]) + 100
+        print(f"  {name:<18} T1/Tb {t1_tb:6.1%} (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}: "
+              f"{'met' if goal else 'NOT met'}); T0/Tb {t0_tb:.2f}x (target <= 1.3x: {'met' if t0_tb <= 1.3 else 'NOT met'}); "
+              f"jobs {job_counts[name]} (target <= 4: {'met' if max(job_counts[name]) <= 4 else 'NOT met'}); "
+              f"state {state[name]} (target flat: {'met' if flat else 'NOT met'})")
     print(f"check: on_update stream vs batch: {only_stream} rows only in the stream, {only_batch} only in the batch")
     spark.stop()
     shutil.rmtree(home, ignore_errors=True)
