@@ -2,12 +2,16 @@
 
 1. classify the new rows against W, the watermark reached by the previous batch: a row whose
    first window is closed (over windows: whose ORDER BY value is at or before W) is late, and
-   goes to the late table or is dropped, always counted;
+   goes to the late table or is dropped, always counted (the write of the late rows counts the
+   new rows and their event-time range as it reads them: no job of its own);
 2. add the others to the retained input: the rows that a result still to be written needs;
 3. run the model SQL over the retained rows (model_query.py), keeping what the batch changed
    (on_update) or closed (on_window_close), and stage it (output.py);
 4. record the batch READY, publish its staged files, commit it (commits.py);
 5. forget the rows no later result needs (state.py), and the state the commit replaced.
+
+Nothing is cached: each job reads the new files and the state again, which costs less than
+caching them as a job of its own (adaptive execution materializes a cache as a stage).
 """
 
 from __future__ import annotations
@@ -141,28 +145,40 @@ class BatchWriter:
         }
 
     def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
-        """The batch's first job: stage the late input rows as they came, with the batch and the
-        watermark that judged them (late_data='drop': write nothing), and count the new rows
-        and the event-time range of those on time as it reads them."""
+        """Count the new rows and the event-time range of those on time, and stage the late ones
+        as they came, with the batch and the watermark that judged them (late_data='drop':
+        nothing is written). Usually one job: the late rows' write counts what it reads. A
+        first batch (no watermark yet) has late rows only where the event time is NULL, seldom:
+        it counts from the event times alone (parquet reads that one column) and writes late
+        rows only if there are any."""
         late, t = F.col("_wv_late"), F.col("_wv_t")
-        observation = Observation()
-        observed = rows.observe(
-            observation,
+        counts = [
             F.count(F.lit(1)).alias("n"),
             F.count_if(late).alias("late"),
             F.min(F.when(~late, t)).alias("tmin"),
             F.max(F.when(~late, t)).alias("tmax"),
-        )
-        if self.plan.config.late_data == "table":
-            judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
-            metadata = [
-                exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
-                exp.alias_(judged_by, "_watermark"),
-                exp.alias_(exp.Literal.string("late"), storage.BUCKET),
-            ]
-            observed.where(late).selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(
-                storage.BUCKET
-            ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
+        ]
+        keep = self.plan.config.late_data == "table"
+        if w_prev is None:
+            stats = rows.select("_wv_t", "_wv_late").agg(*counts).first().asDict()
+            if stats["late"] and keep:
+                self._stage_late(rows, columns, batch_id, w_prev)
+            return stats
+        observation = Observation()
+        observed = rows.observe(observation, *counts)
+        if keep:
+            self._stage_late(observed, columns, batch_id, w_prev)
         else:
             observed.select("_wv_t", "_wv_late").write.format("noop").mode("overwrite").save()
         return observation.get
+
+    def _stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
+        judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
+        metadata = [
+            exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
+            exp.alias_(judged_by, "_watermark"),
+            exp.alias_(exp.Literal.string("late"), storage.BUCKET),
+        ]
+        rows.where("_wv_late").selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(
+            storage.BUCKET
+        ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))

@@ -94,7 +94,12 @@ class State:
             return retained
         window = self.plan.window
         if window.kind != "session":
-            return retained.where(sqlexpr.to_sql(sqlexpr.parse(window.last_end("_wv_t")) > w_new))
+            # a row no later than w_new - span is in no open window; said of the time column
+            # itself, parquet skips the files and row groups that hold only such rows
+            since = exp.cast(sqlexpr.column(self.plan.config.watermark.column), "timestamp") > exp.func(
+                "timestamp_micros", exp.Literal.number(w_new - window.span)
+            )
+            return retained.where(sqlexpr.to_sql(since)).where(sqlexpr.to_sql(sqlexpr.parse(window.last_end("_wv_t")) > w_new))
         # sessions: a row is needed while the session it belongs to (as far as the state knows)
         # may still grow, i.e. its last row + gap is after W
         keys = [sqlexpr.column(k) for k in window.partition_by]
