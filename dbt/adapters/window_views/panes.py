@@ -127,25 +127,31 @@ def _decompose(node: exp.Expression) -> Optional[List[Leaf]]:
 
 
 def _over_panes(column: str, leaf: Leaf, sliding: bool) -> str:
-    """A leaf aggregated over the window's panes."""
+    """A leaf's pane partials aggregated over the window's panes."""
     if leaf.combine == "hll":
         return f"hll_sketch_estimate(hll_union_agg({column}, true) OVER _wv_frame)"
-    if leaf.combine == "count" and sliding:
-        # HOP counts: the difference of two running totals, O(1) per window; exact for integers
-        # (sums stay on the sliding frame: a running total of doubles loses small values)
-        return f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+    if sliding and leaf.combine in ("count", "sum"):
+        # HOP: the difference of two running totals, O(1) per window where a sliding frame
+        # re-aggregates all its panes for every window. Exact for counts and integral sums
+        # (bigint; dbt-spark keeps ANSI off, so a total that overflows wraps and the difference
+        # is still exact), not for doubles or decimals: those keep the frame. Spark folds
+        # typeof(), so only one of the two is computed.
+        running = f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+        if leaf.combine == "count":
+            return running
+        return f"if(typeof({column}) = 'bigint', {running}, sum({column}) OVER _wv_frame)"
     function = "sum" if leaf.combine == "count" else leaf.combine
     return f"{function}({column}) OVER _wv_frame"
 
 
-def _combined(leaves: Sequence[Tuple[str, Leaf]], node: exp.Expression, sliding: bool) -> exp.Expression:
-    parts = [_over_panes(column, leaf, sliding) for column, leaf in leaves]
+def _combined(columns: Sequence[str], node: exp.Expression) -> exp.Expression:
+    """An aggregate call computed from its leaves' per-window columns."""
     if isinstance(node, exp.Sum):
-        sql = f"if({parts[1]} = 0, NULL, {parts[0]})"
+        sql = f"if({columns[1]} = 0, NULL, {columns[0]})"
     elif isinstance(node, exp.Avg):
-        sql = f"if({parts[1]} = 0, NULL, {parts[0]} / {parts[1]})"
+        sql = f"if({columns[1]} = 0, NULL, {columns[0]} / {columns[1]})"
     else:
-        sql = parts[0]
+        sql = columns[0]
     return sqlglot.parse_one(sql, read="spark")
 
 
@@ -166,8 +172,10 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
         )
         return Plan(f"({sql})")
 
-    # decompose every aggregate of every measure into pane leaves
-    leaves: List[Tuple[str, Leaf]] = []
+    # decompose every aggregate of every measure into pane leaves, each computed once per pane
+    # and once per window (avg(x) and sum(x) share sum(x) and count(x)); the measures are
+    # computed from the leaves' window columns
+    columns: Dict[Leaf, str] = {}
     outputs = []
     for measure in measures:
         tree = measure.tree.copy()
@@ -177,9 +185,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
             parts = _decompose(node)
             if parts is None:
                 return Plan(None, f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes")
-            mine = [(f"_wv_m{len(leaves) + i}", leaf) for i, leaf in enumerate(parts)]
-            leaves.extend(mine)
-            combined = _combined(mine, node, sliding=window.kind == "hop")
+            combined = _combined([columns.setdefault(leaf, f"_wv_m{len(columns)}") for leaf in parts], node)
             if node is tree:
                 tree = combined
             else:
@@ -188,63 +194,72 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
 
     pane = window.pane if window.kind == "hop" else window.slide
     pane_start = window_floor("_wv_t", window.offset, pane)
-    pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for col, leaf in leaves)
-    real_aggs = ", ".join(f"if(_wv_slot_real, {col}, NULL) AS {col}" for col, _ in leaves)
-    if window.kind == "hop":
-        period = ""
-        period_key = ""
-        # a window ends every slide at offset + size (mod slide)
-        end_phase = window.offset + window.size
-        frames = (
-            f"_wv_frame AS ({{partition}}ORDER BY _wv_p RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW), "
-            "_wv_upto AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW), "
-            f"_wv_before AS ({{partition}}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)"
-        )
-        last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
-        # the first window end after the pane's end: the last one at or before it, plus a slide
-        first_probe = f"{window_floor(f'(_wv_p + {pane})', end_phase, window.slide)} + {window.slide}"
-        probe_step = window.slide
-        start = f"_wv_e - {window.size}"
-        keep = f"WHERE pmod(_wv_e - {end_phase}, {window.slide}) = 0"
-    else:
-        # CUMULATE: one running aggregate per period of `size`
-        period = f", {window_floor(t, window.offset, window.size)} AS _wv_s"
-        period_key = "_wv_s, "
-        frames = "_wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
-        last_probe = f"least(coalesce(_wv_q, _wv_s + {window.size}), _wv_s + {window.size})"
-        first_probe = f"_wv_p + {2 * pane}"
-        probe_step = pane
-        start = "_wv_s"
-        keep = ""
+    pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for leaf, col in columns.items())
     # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
     # (measured: ~15% faster than shuffling panes twice, by key + pane and then by key)
     hint = f"/*+ REPARTITION({', '.join(keys)}) */ " if keys else ""
-    window_partition = f"PARTITION BY {', '.join([*keys, '_wv_s'] if period_key else keys)} " if (keys or period_key) else ""
-
-    sql = f"""(
-  WITH _wv_panes AS (
+    period = f", {window_floor(t, window.offset, window.size)} AS _wv_s" if window.kind == "cumulate" else ""
+    period_key = "_wv_s, " if period else ""
+    partition = f"PARTITION BY {', '.join([*keys, '_wv_s'] if period else keys)} " if (keys or period) else ""
+    panes = f"""_wv_panes AS (
     SELECT {key_list}{period_key}{pane_start} AS _wv_p, {pane_aggs}
     FROM (SELECT {hint}*, {t} AS _wv_t{period} FROM {relation_sql} WHERE {ts} IS NOT NULL) AS _wv_rows
     GROUP BY {key_list}{period_key}{pane_start}
-  ),
+  )"""
+    over_panes = ", ".join(f"{_over_panes(col, leaf, window.kind == 'hop')} AS {col}" for leaf, col in columns.items())
+
+    if window.kind == "cumulate":
+        # one running aggregate per period. A window whose last pane is empty holds the same
+        # panes as the window of the pane before it: each pane's row is copied to the window
+        # ends up to the next pane (or the period's end), after the one sort.
+        last = f"coalesce(_wv_q, _wv_s + {window.size})"
+        sql = f"""(
+  WITH {panes},
+  _wv_windows AS (
+    SELECT {key_list}_wv_s, _wv_p, lead(_wv_p) OVER ({partition}ORDER BY _wv_p) AS _wv_q, {over_panes}
+    FROM _wv_panes
+    WINDOW _wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
+  )
+  SELECT {key_list}{window_bounds('_wv_s', '_wv_e')}, {', '.join(outputs)}
+  FROM (
+    SELECT *, coalesce(_wv_gap_e, _wv_p + {pane}) AS _wv_e
+    FROM _wv_windows
+    -- no array for the common pane with a next pane right after it
+    LATERAL VIEW OUTER explode(if({last} > _wv_p + {pane}, sequence(_wv_p + {pane}, {last}, {pane}), NULL)) _wv_gap AS _wv_gap_e
+  ) AS _wv_ends
+)"""
+        return Plan(sql)
+
+    # HOP: a window ends every slide at offset + size (mod slide)
+    end_phase = window.offset + window.size
+    # the window ends after a pane, up to the next pane or the pane's last window: the first
+    # window end after the pane's end (the last one at or before it, plus a slide), by slides
+    last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
+    first_probe = f"{window_floor(f'(_wv_p + {pane})', end_phase, window.slide)} + {window.slide}"
+    real = "(_wv_probe_p IS NULL OR _wv_probe_p = _wv_p)"
+    real_aggs = ", ".join(f"if({real}, {col}, NULL) AS {col}" for col in columns.values())
+    # with panes of a slide every pane ends a window; otherwise keep the window ends
+    keep = "" if pane == window.slide else f"WHERE pmod(_wv_e - {end_phase}, {window.slide}) = 0"
+    sql = f"""(
+  WITH {panes},
   _wv_slots AS (
     -- every pane, plus a probe row for each window whose last pane is empty (the window is
     -- still computed on that row); one pass, so the panes are aggregated once
-    SELECT {key_list}{period_key}_wv_slot_p AS _wv_p, {real_aggs}
-    FROM (SELECT *, lead(_wv_p) OVER ({window_partition}ORDER BY _wv_p) AS _wv_q FROM _wv_panes) AS _wv_next
-    LATERAL VIEW inline(concat(
-      array(named_struct('p', _wv_p, 'real', true)),
-      transform(
-        if({first_probe} <= {last_probe}, sequence({first_probe}, {last_probe}, {probe_step}), array()),
-        _wv_e -> named_struct('p', _wv_e - {pane}, 'real', false))
-    )) _wv_slot AS _wv_slot_p, _wv_slot_real
+    -- (no array for the common pane with a next pane right after it)
+    SELECT {key_list}coalesce(_wv_probe_p, _wv_p) AS _wv_p, {real_aggs}
+    FROM (SELECT *, lead(_wv_p) OVER ({partition}ORDER BY _wv_p) AS _wv_q FROM _wv_panes) AS _wv_next
+    LATERAL VIEW OUTER explode(if({first_probe} <= {last_probe},
+      concat(array(_wv_p), sequence({first_probe} - {pane}, {last_probe} - {pane}, {window.slide})), NULL
+    )) _wv_probe AS _wv_probe_p
   ),
   _wv_windows AS (
-    SELECT {key_list}{period_key}_wv_p + {pane} AS _wv_e, {', '.join(outputs)}
+    SELECT {key_list}_wv_p + {pane} AS _wv_e, {over_panes}
     FROM _wv_slots
-    WINDOW {frames.format(partition=window_partition)}
+    WINDOW _wv_frame AS ({partition}ORDER BY _wv_p RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW),
+      _wv_upto AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
+      _wv_before AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)
   )
-  SELECT {key_list}{window_bounds(start, '_wv_e')}, {', '.join(f'`{m.alias}`' for m in measures)}
+  SELECT {key_list}{window_bounds(f'_wv_e - {window.size}', '_wv_e')}, {', '.join(outputs)}
   FROM _wv_windows {keep}
 )"""
     return Plan(sql)
