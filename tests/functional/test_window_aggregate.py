@@ -18,6 +18,9 @@ MEASURES = {
     "mean": "avg(v)",
     "ratio": "sum(v) / count(*)",
     "spread": "max(v) - min(w)",
+    # decimal and double sums: not exact as running totals, summed over a sliding frame
+    "half": "sum(v * 0.5)",
+    "third": "avg(cast(v as double) / 3)",
 }
 FALLBACK_MEASURES = {"total": "sum(v)", "distinct_v": "count(distinct v)", "sd": "stddev_pop(v)"}
 UNITS = [("second", 1), ("minute", 60), ("hour", 3600)]
@@ -147,6 +150,27 @@ def test_pane_plan_does_not_expand_rows(project, spark):
     # the tree prints consumers first: the only generator runs on the aggregated panes
     assert tree.count("Generate") == 1
     assert tree.index("Generate") < tree.index("HashAggregate")
+
+
+@pytest.mark.parametrize("kind, sorts", [("hop", 2), ("cumulate", 1)])
+def test_pane_plan_shape(project, spark, kind, sorts):
+    """The costs the pane plans are built to avoid: counts and integral sums over a HOP need no
+    sliding frame (running totals), a CUMULATE sorts its panes once."""
+    project.seed("events", "id,k,ts,v,w\n1,a,2024-01-01 00:00:00,1,1\n")
+    unit = "slide" if kind == "hop" else "step"
+    project.model(
+        "shape",
+        "select * from {{ window_views.window_aggregate(ref('events'), "
+        f"{{'kind': '{kind}', 'time_col': 'ts', '{unit}': '1 minute', 'size': '1 hour'}}, "
+        "{'n': 'count(*)', 'total': 'sum(v)', 'mean': 'avg(v)'}, ['k']) }}",
+    )
+    sql = project.dbt("compile", "--select", "shape").result.results[0].node.compiled_code
+    project.dbt("seed")
+    plan = spark.sql(f"explain formatted {sql}").first()[0]
+    tree = plan.split("\n\n")[0]
+    assert tree.count("Sort") == sorts
+    assert tree.count("Exchange") == 1
+    assert "RangeFrame, -" not in plan
 
 
 def test_a_window_aggregate_window_view_records_its_window(project):
