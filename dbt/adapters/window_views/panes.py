@@ -3,16 +3,18 @@
 Spark's sliding `window()` and the HOP/CUMULATE TVFs copy every row into each of its windows.
 Here rows are first aggregated into panes (gcd(size, slide) for HOP, `step` for CUMULATE), and
 each window combines the partial aggregates of its panes with a window function over the
-panes: a sliding RANGE frame for HOP, a running frame per period for CUMULATE. Windows whose
-last pane is empty get a "probe" row so they are still produced — exactly the windows the TVF
-form produces, no more. Measures whose aggregates do not decompose fall back to the TVF form.
+panes: for HOP the difference of two running totals where that is exact (counts, integral
+sums), else a sliding RANGE frame; for CUMULATE a running frame per period. HOP windows whose
+last pane is empty get a "probe" row, CUMULATE ones a copy of the window before them, so
+exactly the windows the TVF form produces are produced, no more. Measures whose aggregates do
+not decompose fall back to the TVF form.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 import sqlglot
 from sqlglot import exp
