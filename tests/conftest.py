@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests" / "support"))
 # what a Spark with a Derby metastore leaves in its working directory when misconfigured
 SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
 
@@ -162,3 +164,17 @@ def project(request, tmp_path, spark_home, spark) -> DbtProject:
     schema = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[:50]
     spark.sql(f"drop database if exists {schema} cascade")
     return DbtProject(tmp_path / "project", schema, spark_home, spark)
+
+
+@pytest.fixture(params=["local", "objectstore"])
+def fs(request):
+    """The filesystem local locations get in this process: the local disk, or one with an object
+    store's semantics (tests/support/objectstore.py) for the commit protocol's tests."""
+    import objectstore
+    from dbt.adapters.window_views import filesystems
+
+    if request.param == "objectstore":
+        yield objectstore.install()
+        objectstore.uninstall()
+    else:
+        yield filesystems.LOCAL

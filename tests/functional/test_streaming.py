@@ -8,7 +8,7 @@ from typing import List, Sequence
 import pytest
 
 from conftest import errors, sources_yml
-from dbt.adapters.window_views.storage import local_path
+from dbt.adapters.window_views.paths import local_path
 
 def t(hhmm: str) -> datetime:
     h, m = hhmm.split(":")

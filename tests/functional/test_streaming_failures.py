@@ -97,7 +97,14 @@ def test_comments_and_formatting_do_not_change_the_model(project):
     assert project.rows("reformatted") == EXPECTED_AFTER_2
 
 
-def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project):
+def went_through(fs) -> None:
+    """With the object-store filesystem, the runner's files really went through it."""
+    calls = getattr(fs, "calls", None)
+    if calls is not None:
+        assert calls["put"] and calls["copy"] and calls["conditional_put"], calls
+
+
+def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
     from dbt.adapters.window_views.streaming.lock import RunLock
 
     two_runs(project, "locked")
@@ -105,7 +112,7 @@ def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project):
     lock = checkpoint(project, "locked") / "run.lock"
     try:
         # another live run holds the lock (here: a process of this host that is still running)
-        held = RunLock(lock, "other-run-id")
+        held = RunLock(fs, str(lock), "other-run-id")
         held.me["pid"] = holder.pid
         held._create()
         result = project.dbt("run", "-s", "locked", ok=False)
@@ -121,9 +128,10 @@ def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project):
     node = run(project, "locked")
     assert node.adapter_response["rows_in"] == 1
     assert not lock.exists()
+    went_through(fs)
 
 
-def test_damaged_files_are_repaired_when_provably_safe_else_named(project):
+def test_damaged_files_are_repaired_when_provably_safe_else_named(project, fs):
     two_runs(project, "damaged")
     state = checkpoint(project, "damaged") / "window_views"
     spark_dir = checkpoint(project, "damaged") / "spark"
@@ -160,6 +168,7 @@ def test_damaged_files_are_repaired_when_provably_safe_else_named(project):
     assert_clean(message)
     offsets.write_text(saved)
     assert project.rows("damaged") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+    went_through(fs)
 
 
 def test_an_unwritable_checkpoint_is_named(project):

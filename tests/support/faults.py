@@ -4,7 +4,9 @@ kill -9 would, leaving whatever the batch had written so far.
 
 - staged: the batch staged its output, its READY record is not written;
 - ready: READY is written, nothing is published;
-- published: the table's files are published, the late table's are not, nothing is committed.
+- published: the table's files are published, the late table's are not, nothing is committed;
+- copied (only with the object-store filesystem, objectstore.py): the first table file of the
+  publish is copied to its final name, its staged source not yet deleted.
 
 The plugin has no fault hook of its own: this wraps its commit steps from outside.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import os
 
 FAULT_ENV = "DBT_WINDOW_VIEWS_FAULT"
-POINTS = ("staged", "ready", "published")
+POINTS = ("staged", "ready", "published", "copied")
 
 
 def _crash_at(point: str) -> None:
@@ -35,11 +37,11 @@ def install() -> None:
         _crash_at("staged")
         mark_ready(self, batch_id, ready)
 
-    def faulty_publish(table, batch, replaced_buckets=()):
-        late = table.name.endswith("__late")
+    def faulty_publish(fs, table, batch, replaced_buckets=(), planned=None):
+        late = str(table).endswith("__late")
         if not late:
             _crash_at("ready")
-        publish(table, batch, replaced_buckets)
+        publish(fs, table, batch, replaced_buckets, planned)
         if not late:
             _crash_at("published")
 

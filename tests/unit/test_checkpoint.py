@@ -13,8 +13,18 @@ OFFSETS = 'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n{"logOffse
 COMMIT = 'v1\n{"nextBatchWatermarkMs":0}\n'
 
 
-def where(tmp_path: Path, offsets: int, commits: int) -> Locations:
-    loc = Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp")
+class Where:
+    """Locations, with the checkpoint's folders as paths to damage files in."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.locations = Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp")
+        self.table = Path(self.locations.table)
+        self.spark_checkpoint = Path(self.locations.spark_checkpoint)
+        self.state = Path(self.locations.state)
+
+
+def where(tmp_path: Path, offsets: int, commits: int) -> Where:
+    loc = Where(tmp_path)
     for folder, n, text in (("offsets", offsets, OFFSETS), ("commits", commits, COMMIT)):
         (loc.spark_checkpoint / folder).mkdir(parents=True, exist_ok=True)
         for i in range(n):
@@ -22,46 +32,46 @@ def where(tmp_path: Path, offsets: int, commits: int) -> Locations:
     return loc
 
 
-def test_an_intact_checkpoint_needs_nothing(tmp_path):
-    assert checkpoint.check("m", where(tmp_path, 3, 3)) == []
+def test_an_intact_checkpoint_needs_nothing(tmp_path, fs):
+    assert checkpoint.check("m", where(tmp_path, 3, 3).locations, fs) == []
 
 
-def test_a_torn_last_spark_commit_is_removed(tmp_path):
+def test_a_torn_last_spark_commit_is_removed(tmp_path, fs):
     loc = where(tmp_path, 3, 3)
     (loc.spark_checkpoint / "commits" / "2").write_text("v1\n{")
-    assert checkpoint.check("m", loc) == [f"removed the damaged {loc.spark_checkpoint / 'commits' / '2'} (batch 2 is replayed)"]
+    assert checkpoint.check("m", loc.locations, fs) == [f"removed the damaged {loc.spark_checkpoint / 'commits' / '2'} (batch 2 is replayed)"]
     assert not (loc.spark_checkpoint / "commits" / "2").exists()
 
 
-def test_torn_offsets_of_an_unpublished_batch_are_planned_again(tmp_path):
+def test_torn_offsets_of_an_unpublished_batch_are_planned_again(tmp_path, fs):
     loc = where(tmp_path, 3, 2)
     (loc.spark_checkpoint / "offsets" / "2").write_text("v1\n{\"batchWat")
     staged = loc.table / "_wv_staging" / "2"
     staged.mkdir(parents=True)
-    assert len(checkpoint.check("m", loc)) == 1
+    assert len(checkpoint.check("m", loc.locations, fs)) == 1
     assert not (loc.spark_checkpoint / "offsets" / "2").exists() and not staged.exists()
 
 
 @pytest.mark.parametrize("record", ["commits", "ready"])
-def test_torn_offsets_of_a_batch_that_may_be_published_are_named(tmp_path, record):
+def test_torn_offsets_of_a_batch_that_may_be_published_are_named(tmp_path, record, fs):
     loc = where(tmp_path, 3, 2)
     (loc.spark_checkpoint / "offsets" / "2").write_text("v1\n{")
     (loc.state / record).mkdir(parents=True)
     (loc.state / record / "2.json").write_text("{}")
     with pytest.raises(StreamFailure, match=r"\(micro-batch 2\) at .*offsets/2: a file of Spark's streaming checkpoint is damaged"):
-        checkpoint.check("m", loc)
+        checkpoint.check("m", loc.locations, fs)
     assert (loc.spark_checkpoint / "offsets" / "2").exists()
 
 
-def test_torn_offsets_of_a_committed_batch_are_named(tmp_path):
+def test_torn_offsets_of_a_committed_batch_are_named(tmp_path, fs):
     loc = where(tmp_path, 3, 3)
     (loc.spark_checkpoint / "offsets" / "2").write_text("")
     with pytest.raises(StreamFailure, match="cannot be repaired safely"):
-        checkpoint.check("m", loc)
+        checkpoint.check("m", loc.locations, fs)
 
 
-def test_an_earlier_torn_entry_is_named(tmp_path):
+def test_an_earlier_torn_entry_is_named(tmp_path, fs):
     loc = where(tmp_path, 3, 3)
     (loc.spark_checkpoint / "commits" / "1").write_text("v1\n{")
     with pytest.raises(StreamFailure, match=r"commits/1"):
-        checkpoint.check("m", loc)
+        checkpoint.check("m", loc.locations, fs)

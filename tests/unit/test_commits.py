@@ -12,12 +12,12 @@ from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 READY = {"watermark": 5, "state": "1", "rows_in": 3, "late": 0, "rows_out": 2, "replaced_buckets": []}
 
 
-def log(tmp_path: Path, run_id: str = "run-a") -> CommitLog:
-    return CommitLog("m", Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp"), run_id)
+def log(tmp_path: Path, fs, run_id: str = "run-a") -> CommitLog:
+    return CommitLog("m", Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp"), run_id, fs)
 
 
-def test_commit_then_clean_keeps_the_last_ready_record(tmp_path):
-    commits = log(tmp_path)
+def test_commit_then_clean_keeps_the_last_ready_record(tmp_path, fs):
+    commits = log(tmp_path, fs)
     for batch in (0, 1):
         commits.mark_ready(batch, READY)
         commits.commit(batch, commits.ready(batch))
@@ -26,27 +26,27 @@ def test_commit_then_clean_keeps_the_last_ready_record(tmp_path):
     assert commits.last()["batch"] == 1 and commits.run_totals() == {"batches": 2, "rows_in": 6, "rows_out": 4, "late": 0}
 
 
-def test_a_damaged_ready_record_is_dropped(tmp_path):
-    commits = log(tmp_path)
+def test_a_damaged_ready_record_is_dropped(tmp_path, fs):
+    commits = log(tmp_path, fs)
     commits.mark_ready(3, READY)
     path = tmp_path / "cp" / "window_views" / "ready" / "3.json"
     path.write_text('{"state": ')
     assert commits.ready(3) is None and not path.exists()
 
 
-def test_a_damaged_last_commit_is_rebuilt_from_its_ready_record(tmp_path):
-    commits = log(tmp_path)
+def test_a_damaged_last_commit_is_rebuilt_from_its_ready_record(tmp_path, fs):
+    commits = log(tmp_path, fs)
     commits.mark_ready(0, READY)
     commits.commit(0, commits.ready(0))
     path = tmp_path / "cp" / "window_views" / "commits" / "0.json"
     path.write_text(path.read_text()[:10])
-    later = log(tmp_path, "run-b")
+    later = log(tmp_path, fs, "run-b")
     assert later.last() == {**READY, "batch": 0, "run_id": "run-a"}
-    assert storage.read_json(path) == {**READY, "batch": 0, "run_id": "run-a"}
+    assert storage.read_json(fs, str(path)) == {**READY, "batch": 0, "run_id": "run-a"}
 
 
-def test_a_damaged_commit_without_its_record_is_named(tmp_path):
-    commits = log(tmp_path)
+def test_a_damaged_commit_without_its_record_is_named(tmp_path, fs):
+    commits = log(tmp_path, fs)
     for batch in (0, 1):
         commits.mark_ready(batch, READY)
         commits.commit(batch, READY)
@@ -59,9 +59,45 @@ def test_a_damaged_commit_without_its_record_is_named(tmp_path):
     assert "--full-refresh -s m" in info.value.msg
 
 
-def test_damaged_run_totals_restart(tmp_path):
-    commits = log(tmp_path)
+def test_damaged_run_totals_restart(tmp_path, fs):
+    commits = log(tmp_path, fs)
     (tmp_path / "cp" / "window_views" / "runs").mkdir(parents=True)
     (tmp_path / "cp" / "window_views" / "runs" / "run-a.json").write_text("[")
     commits.commit(0, READY)
     assert commits.run_totals()["batches"] == 1
+
+
+def test_the_previous_commit_is_found_by_name_when_a_listing_lags(tmp_path, fs, monkeypatch):
+    commits = log(tmp_path, fs)
+    for batch in (0, 1):
+        commits.mark_ready(batch, READY)
+        commits.commit(batch, READY)
+    monkeypatch.setattr(CommitLog, "ids", lambda self: [0])  # batch 1's commit not listed yet
+    assert commits.last(before=2)["batch"] == 1
+
+
+def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
+    """A crash between a copy and the delete of its source (an object store's move) and a crash
+    after some deletes: the replay skips what is done and finishes the rest, whatever a listing
+    shows by then."""
+    table = tmp_path / "t"
+    table.mkdir()
+    for name in ("b1-n0-a.parquet", "b1-n0-b.parquet", "b2-n0-c.parquet"):
+        (table / name).write_text(name)
+    staged = table / "_wv_staging" / "1" / "_wv_bucket=b1"
+    staged.mkdir(parents=True)
+    for name in ("p0.parquet", "p1.parquet"):
+        (staged / name).write_text(f"new {name}")
+    planned = storage.plan_publish(fs, str(table), 1, ["b1"])
+    assert planned == {
+        "move": [["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet"], ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet"]],
+        "delete": ["b1-n0-a.parquet", "b1-n0-b.parquet"],
+    }
+    # the first move was a copy whose source was not deleted yet; one replaced file is gone
+    (table / "b1-n1-p0.parquet").write_text("new p0.parquet")
+    (table / "b1-n0-a.parquet").unlink()
+    storage.publish(fs, str(table), 1, ["b1"], planned)
+    assert sorted(p.name for p in table.iterdir()) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    assert (table / "b1-n1-p1.parquet").read_text() == "new p1.parquet"
+    storage.publish(fs, str(table), 1, ["b1"], planned)  # once more: nothing changes
+    assert sorted(p.name for p in table.iterdir()) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]

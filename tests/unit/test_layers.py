@@ -12,7 +12,7 @@ LAYERS = {
     0: {"errors", "intervals", "paths", "upstream", "__version__"},
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
     2: {"streaming.plan", "plan"},
-    3: {"session", "watermark", "batch", "storage", "streaming", "streaming.commits", "streaming.model_query",
+    3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
         "streaming.checkpoint"},
     4: {"impl", "compile_checks", "connections", "__init__"},

@@ -13,19 +13,19 @@ from dbt.adapters.window_views.streaming import lock as run_lock
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 
 
-def test_one_holder_at_a_time(tmp_path):
+def test_one_holder_at_a_time(tmp_path, fs):
     path = tmp_path / "checkpoint" / "run.lock"
-    first = RunLock(path, "first")
+    first = RunLock(fs, str(path), "first")
     first.acquire()
     with pytest.raises(LockHeld, match=r"run first \(host .*, pid %d, since " % os.getpid()):
-        RunLock(path, "second").acquire()
+        RunLock(fs, str(path), "second").acquire()
     first.release()
     assert not path.exists()
-    with RunLock(path, "second"):
+    with RunLock(fs, str(path), "second"):
         assert json.loads(path.read_text())["run_id"] == "second"
 
 
-def test_racing_runs_get_it_once(tmp_path):
+def test_racing_runs_get_it_once(tmp_path, fs):
     path = tmp_path / "run.lock"
     won, lost = [], []
     barrier = threading.Barrier(8)
@@ -33,7 +33,7 @@ def test_racing_runs_get_it_once(tmp_path):
     def race(i):
         barrier.wait()
         try:
-            RunLock(path, f"r{i}").acquire()
+            RunLock(fs, str(path), f"r{i}").acquire()
             won.append(i)
         except LockHeld:
             lost.append(i)
@@ -46,39 +46,95 @@ def test_racing_runs_get_it_once(tmp_path):
     assert len(won) == 1 and len(lost) == 7
 
 
-def test_a_dead_holder_on_this_host_is_taken_over(tmp_path):
+def test_a_dead_holder_on_this_host_is_taken_over(tmp_path, fs):
     path = tmp_path / "run.lock"
     gone = subprocess.Popen(["true"])
     gone.wait()
     path.write_text(json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}))
-    with RunLock(path, "next"):
+    with RunLock(fs, str(path), "next"):
         assert json.loads(path.read_text())["run_id"] == "next"
-    assert not list(tmp_path.glob(".run.lock.stale.*"))
+    assert not list(tmp_path.glob(".run.lock.takeover.*"))
 
 
-def test_another_hosts_lock_is_stale_only_without_heartbeat(tmp_path):
+def test_another_hosts_lock_is_stale_only_without_heartbeat(tmp_path, fs):
     path = tmp_path / "run.lock"
     now = time.time()
     path.write_text(json.dumps({"run_id": "far", "host": "elsewhere", "pid": 1, "started": now, "heartbeat": now}))
     with pytest.raises(LockHeld, match="host elsewhere"):
-        RunLock(path, "here").acquire()
+        RunLock(fs, str(path), "here").acquire()
     old = now - run_lock.STALE_AFTER - 1
     path.write_text(json.dumps({"run_id": "far", "host": "elsewhere", "pid": 1, "started": old, "heartbeat": old}))
-    with RunLock(path, "here"):
+    with RunLock(fs, str(path), "here"):
         pass
 
 
-def test_a_torn_lock_is_stale(tmp_path):
+def test_a_torn_lock_is_stale(tmp_path, fs):
     path = tmp_path / "run.lock"
     path.write_text('{"run_id": "to')
-    with RunLock(path, "next"):
+    with RunLock(fs, str(path), "next"):
         assert json.loads(path.read_text())["run_id"] == "next"
 
 
-def test_the_heartbeat_keeps_a_long_run_alive(tmp_path, monkeypatch):
+def test_the_heartbeat_keeps_a_long_run_alive(tmp_path, monkeypatch, fs):
     monkeypatch.setattr(run_lock, "HEARTBEAT_SECONDS", 0.05)
     path = tmp_path / "run.lock"
-    with RunLock(path, "long"):
+    with RunLock(fs, str(path), "long"):
         first = json.loads(path.read_text())["heartbeat"]
         time.sleep(0.3)
         assert json.loads(path.read_text())["heartbeat"] > first
+
+
+def test_a_stale_lock_is_taken_over_once_by_racing_runs(tmp_path, fs):
+    """No rename: the takeover marker named after the dead holder is created once."""
+    path = tmp_path / "run.lock"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    path.write_text(json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}))
+    won, lost = [], []
+    barrier = threading.Barrier(6)
+
+    def race(i):
+        barrier.wait()
+        try:
+            RunLock(fs, str(path), f"r{i}").acquire()
+            won.append(i)
+        except LockHeld:
+            lost.append(i)
+
+    threads = [threading.Thread(target=race, args=(i,)) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(won) == 1 and len(lost) == 5
+    assert json.loads(path.read_text())["run_id"] == f"r{won[0]}"
+
+
+def test_a_takeover_marker_left_by_a_dead_run_does_not_block(tmp_path, fs):
+    path = tmp_path / "run.lock"
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    dead = {"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}
+    path.write_text(json.dumps(dead))
+    (tmp_path / ".run.lock.takeover.dead-0").write_text(json.dumps({**dead, "run_id": "dead-taker"}))
+    with RunLock(fs, str(path), "next"):
+        assert json.loads(path.read_text())["run_id"] == "next"
+    assert not list(tmp_path.glob(".run.lock.takeover.*"))
+
+
+def test_a_lock_overwritten_by_a_racing_put_is_not_taken(tmp_path, fs, monkeypatch):
+    """A store whose conditional create is check-then-put: both runs' PUTs succeed, the later
+    one's stays; the run whose lock was overwritten reads it back and gives way."""
+    path = tmp_path / "run.lock"
+    other = json.dumps({"run_id": "other", "host": "elsewhere", "pid": 1, "started": time.time(), "heartbeat": time.time()})
+    create_new = type(fs).create_new
+
+    def check_then_put(self, location, data):
+        ok = create_new(self, location, data)
+        if ok and location == str(path):
+            path.write_text(other)  # the racing run's PUT lands after ours
+        return ok
+
+    monkeypatch.setattr(type(fs), "create_new", check_then_put)
+    with pytest.raises(LockHeld, match="run other"):
+        RunLock(fs, str(path), "mine").acquire()

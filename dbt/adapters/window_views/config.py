@@ -11,7 +11,7 @@ from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.spark.impl import SparkConfig
 
 from dbt.adapters.window_views import paths
-from dbt.adapters.window_views.errors import IntervalError, ModelConfigError, StorageError
+from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
 from dbt.adapters.window_views.intervals import Interval
 
 EXECUTIONS = ("batch", "streaming")
@@ -172,11 +172,6 @@ class WindowViewConfig:
             why = paths.problem(value) if value is not None else None
             if why:
                 raise fail(key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'")
-            if value is not None and execution == "streaming":
-                try:
-                    paths.local_path(value)
-                except StorageError as exc:
-                    raise fail(key, f"= {value!r}: {exc}", "use a file: path (object stores are not supported yet)") from exc
         checkpoint = config.get("checkpoint_location")
 
         if execution == "streaming":

@@ -16,7 +16,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, panes
+from dbt.adapters.window_views import batch, filesystems, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
@@ -119,15 +119,14 @@ class WindowViewsAdapter(SparkAdapter):
 
     @available
     def remove_location(self, location: Optional[str]) -> None:
-        """Delete an old external table's files, which DROP TABLE leaves behind."""
+        """Delete an old external table's files, which DROP TABLE leaves behind (on the cluster's
+        storage, through Spark Connect too: filesystems.for_client)."""
         creds = self.config.credentials
-        if not location or creds.method != SparkConnectionMethod.SESSION or remote_url(creds.server_side_parameters):
-            logger.debug(f"leaving {location} in place: only an in-process session can remove files")
+        if not location or creds.method != SparkConnectionMethod.SESSION:
+            logger.debug(f"leaving {location} in place: only a SparkSession can remove files")
             return
         spark = spark_session(creds.server_side_parameters)
-        jvm = spark.sparkContext._jvm
-        path = jvm.org.apache.hadoop.fs.Path(location)
-        path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
+        filesystems.for_client(spark).delete(paths.normalize(location))
 
     @available
     def check_stream_columns(self, plan: WindowViewPlan) -> None:

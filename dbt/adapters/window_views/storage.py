@@ -1,96 +1,118 @@
 """Files of a streaming window view: the commit protocol that makes each micro-batch's writes
-idempotent for its batch id, so a batch replayed after a crash leaves the same files as one run.
+idempotent for its batch id, so a batch replayed after a crash leaves the same files as one run,
+on a local disk as on an object store (no atomic rename, listings that may lag).
 
-A batch stages its files under `_wv_staging/<batch>/` (readers skip `_` paths), records what it
-will publish in a READY file, then moves the staged files into place, named `<bucket>-n<batch>-...`,
-and removes the files of the buckets it replaced. Every step can be repeated: a replay of a batch
-with a READY file only finishes the moves; one without starts over, the tables untouched.
-Paths are local (or mounted) directories: file: URIs or plain paths.
+A batch stages its files under `_wv_staging/<batch>/` (readers skip `_` paths). Then, before
+anything is published, its READY record (one whole-file write: a single PUT on an object store)
+records the exact publish: which staged file becomes which table file, named
+`<bucket>-n<batch>-<part>`, and which table files the batch replaces (`plan_publish`). Publishing
+moves the named files, skipping those already in place, then deletes the replaced ones; the
+commit record, written last, marks the batch done. So nothing is published without a READY
+record, a replay of a batch with one does exactly what it records, whatever a listing shows by
+then, and one without starts over with the tables untouched. No step needs an atomic rename: a
+file move that is a copy then a delete (an object store) shows its target whole or not at all,
+and a crash between the two leaves a source that the replay skips and removes with the staging.
+
+Locations are strings (paths.py); every file operation goes through a `FileSystem`
+(filesystems.py) chosen by the location's scheme.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import shutil
-import uuid
-from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional
 
+from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import StorageError
-from dbt.adapters.window_views.paths import local_path  # noqa: F401  (storage speaks local paths)
+from dbt.adapters.window_views.filesystems import FileSystem
 
 STAGING = "_wv_staging"
 BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
 
 
-def write_json(path: Path, data: Dict[str, Any]) -> None:
+def write_json(fs: FileSystem, location: str, data: Dict[str, Any]) -> None:
     """Write all or nothing: a crash leaves the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-    tmp.write_text(json.dumps(data, sort_keys=True))
-    os.replace(tmp, path)
+    fs.write_bytes(location, json.dumps(data, sort_keys=True).encode())
 
 
 class CorruptFile(StorageError):
     """A state file that exists but does not parse (truncated or overwritten from outside)."""
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: str, reason: str) -> None:
         super().__init__(f"{path} is not valid JSON ({reason})")
         self.path = path
 
+    def __reduce__(self) -> Any:  # crosses from a Spark task to a Spark Connect client
+        return _corrupt_file, (self.path, str(self))
 
-def read_json(path: Path) -> Optional[Dict[str, Any]]:
+
+def _corrupt_file(path: str, text: str) -> "CorruptFile":
+    exc = CorruptFile(path, "")
+    exc.args = (text,)
+    return exc
+
+
+def read_json(fs: FileSystem, location: str) -> Optional[Dict[str, Any]]:
     """The file's JSON object; None when there is no file; CorruptFile when it does not parse."""
     try:
-        text = path.read_text()
+        raw = fs.read_bytes(location)
     except FileNotFoundError:
         return None
     try:
-        data = json.loads(text)
+        data = json.loads(raw.decode())
     except ValueError as exc:
-        raise CorruptFile(path, f"{len(text)} bytes, {exc}") from None
+        raise CorruptFile(location, f"{len(raw)} bytes, {exc}") from None
     if not isinstance(data, dict):
-        raise CorruptFile(path, f"expected an object, found {type(data).__name__}")
+        raise CorruptFile(location, f"expected an object, found {type(data).__name__}")
     return data
 
 
-def remove_children(path: Path, keep: Iterable[str] = ()) -> None:
+def remove_children(fs: FileSystem, location: str, keep: Iterable[str] = ()) -> None:
     """Empty a folder, keeping the named entries (the run lock of a checkpoint)."""
-    if path.is_dir():
-        for child in path.iterdir():
-            if child.name not in keep:
-                remove(child)
+    keep = set(keep)
+    for child in fs.list(location):
+        if child.name not in keep:
+            fs.delete(paths.join(location, child.name))
 
 
-def remove(path: Path) -> None:
-    if path.is_dir():
-        shutil.rmtree(path)
-    elif path.exists():
-        path.unlink()
+def remove(fs: FileSystem, location: str) -> None:
+    fs.delete(location)
 
 
-def data_files(table: Path, bucket: Optional[str] = None) -> List[Path]:
-    """The parquet files readers see, optionally only one bucket's."""
-    if not table.is_dir():
-        return []
+def _visible(name: str) -> bool:
+    return name.endswith(".parquet") and not name.startswith(("_", "."))
+
+
+def data_file_names(fs: FileSystem, table: str, bucket: Optional[str] = None) -> List[str]:
+    """The names of the parquet files readers see, optionally only one bucket's."""
     prefix = f"{bucket}-n" if bucket is not None else ""
-    return sorted(
-        p for p in table.iterdir()
-        if p.is_file() and p.name.endswith(".parquet") and p.name.startswith(prefix) and not p.name.startswith(("_", "."))
-    )
+    return [e.name for e in fs.list(table) if not e.is_dir and _visible(e.name) and e.name.startswith(prefix)]
 
 
-def staging_dir(table: Path, batch: int) -> Path:
-    return table / STAGING / str(batch)
+def data_files(fs: FileSystem, table: str, bucket: Optional[str] = None) -> List[str]:
+    """The parquet files readers see (locations), optionally only one bucket's."""
+    return [paths.join(table, name) for name in data_file_names(fs, table, bucket)]
 
 
-def staged_files(staging: Path) -> List[Path]:
-    return sorted(staging.glob(f"{BUCKET}=*/*.parquet"))
+def staging_dir(table: str, batch: int) -> str:
+    return paths.join(table, STAGING, str(batch))
 
 
-def staged_buckets(staging: Path) -> List[str]:
-    return sorted(p.name.split("=", 1)[1] for p in staging.glob(f"{BUCKET}=*"))
+def _bucket_folders(fs: FileSystem, staging: str) -> List[str]:
+    return [e.name for e in fs.list(staging) if e.is_dir and e.name.startswith(f"{BUCKET}=")]
+
+
+def staged_files(fs: FileSystem, staging: str) -> List[str]:
+    return [
+        paths.join(staging, folder, e.name)
+        for folder in _bucket_folders(fs, staging)
+        for e in fs.list(paths.join(staging, folder))
+        if not e.is_dir and _visible(e.name)
+    ]
+
+
+def staged_buckets(fs: FileSystem, staging: str) -> List[str]:
+    return sorted(folder.split("=", 1)[1] for folder in _bucket_folders(fs, staging))
 
 
 def _batch_of(name: str) -> Optional[int]:
@@ -100,19 +122,41 @@ def _batch_of(name: str) -> Optional[int]:
         return None
 
 
-def publish(table: Path, batch: int, replaced_buckets: Iterable[str] = ()) -> None:
-    """Move a batch's staged files into the table, then drop the older files of the buckets the
-    batch rewrote. Staged files sit in `<bucket>=<name>/` folders (Spark's partitionBy layout)."""
-    staged = staging_dir(table, batch)
-    if staged.is_dir():
-        for folder in sorted(p for p in staged.iterdir() if p.is_dir() and "=" in p.name):
-            bucket = folder.name.split("=", 1)[1]
-            for f in sorted(folder.glob("*.parquet")):
-                os.replace(f, table / f"{bucket}-n{batch}-{f.name}")
-    for bucket in replaced_buckets:
-        for f in data_files(table, bucket):
-            if _batch_of(f.name[len(bucket):]) != batch:
-                f.unlink()
-    remove(staged)
-    if staged.parent.is_dir() and not any(staged.parent.iterdir()):
-        staged.parent.rmdir()
+def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = ()) -> Dict[str, list]:
+    """What publishing batch `batch` into `table` will do, decided from the staged files and
+    the table's files before anything is published (the READY record keeps it): `move`, pairs of
+    a staged file (relative to the staging folder) and its table file name; `delete`, the table
+    files of the buckets the batch rewrote (not its own)."""
+    staging = staging_dir(table, batch)
+    moves = []
+    for folder in _bucket_folders(fs, staging):
+        bucket = folder.split("=", 1)[1]
+        for entry in fs.list(paths.join(staging, folder)):
+            if not entry.is_dir and _visible(entry.name):
+                moves.append([f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}"])
+    delete = [
+        name for bucket in sorted(set(replaced_buckets)) for name in data_file_names(fs, table, bucket)
+        if _batch_of(name[len(bucket):]) != batch
+    ]
+    return {"move": moves, "delete": delete}
+
+
+def publish(
+    fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = (), planned: Optional[Dict[str, list]] = None
+) -> None:
+    """Carry out `planned` (plan_publish's, from the READY record; planned now for a READY record
+    of an earlier release): move the staged files into the table unless already there, delete the
+    files the batch replaced, drop the staging folder. Repeatable after a crash at any step."""
+    if planned is None:
+        planned = plan_publish(fs, table, batch, replaced_buckets)
+    staging = staging_dir(table, batch)
+    for source, target in planned["move"]:
+        final = paths.join(table, target)
+        if not fs.exists(final):  # a move that was a copy may have left its source: skipped
+            fs.move(paths.join(staging, source), final)
+    for name in planned["delete"]:
+        fs.delete(paths.join(table, name))
+    fs.delete(staging)
+    root = paths.join(table, STAGING)
+    if not fs.list(root):
+        fs.delete(root)

@@ -25,7 +25,7 @@ from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr, storage
+from dbt.adapters.window_views import filesystems, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
@@ -53,16 +53,20 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expression:
 
 
 class BatchWriter:
-    def __init__(self, plan: StreamPlan, where: Locations, log: CommitLog, schema: Any) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, run_id: str, schema: Any) -> None:
         self.plan = plan
         self.where = where
-        self.log = log
+        self.run_id = run_id
         self.schema = schema  # the model's output columns
         self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
         self.batches = 0  # committed by this run
 
     def __call__(self, df: Any, batch_id: int) -> None:
         started = time.monotonic()
+        # the files, from where Spark runs this (a Spark Connect server's worker sees them, the
+        # client may not): made here, as the writer is shipped there
+        self.fs = filesystems.beside_spark(df.sparkSession)
+        self.log = CommitLog(self.plan.model, self.where, self.run_id, self.fs)
         try:
             ready = self._write(df, batch_id)
         except StreamFailure as exc:
@@ -94,9 +98,15 @@ class BatchWriter:
         ready = self.log.ready(batch_id)
         if ready is None:
             ready = self._stage(df, batch_id, previous)
+            # what publishing will do, fixed before it starts: a replay does exactly this
+            ready["publish"] = {
+                "table": storage.plan_publish(self.fs, self.where.table, batch_id, ready["replaced_buckets"]),
+                "late": storage.plan_publish(self.fs, self.where.late, batch_id),
+            }
             self.log.mark_ready(batch_id, ready)
-        storage.publish(self.where.table, batch_id, ready["replaced_buckets"])
-        storage.publish(self.where.late, batch_id)
+        planned = ready.get("publish") or {}  # none in a READY record of an earlier release
+        storage.publish(self.fs, self.where.table, batch_id, ready["replaced_buckets"], planned.get("table"))
+        storage.publish(self.fs, self.where.late, batch_id, (), planned.get("late"))
         self.log.commit(batch_id, ready)
         self.log.clean(batch_id, previous.get("state"), ready["state"])
         return ready
@@ -128,7 +138,7 @@ class BatchWriter:
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            out, replaced = Output(plan, self.where, query).stage(
+            out, replaced = Output(plan, self.where, query, self.fs).stage(
                 spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states
             )
             kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)

@@ -13,18 +13,18 @@ Any other damaged file fails the run, naming it.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import List, Optional
 
-from dbt.adapters.window_views import storage
+from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 
 
-def _readable(path: Path) -> bool:
+def _readable(fs: FileSystem, path: str) -> bool:
     """Spark's log files: a version line ("v1"), then one JSON value per line."""
     try:
-        lines = path.read_text().splitlines()
+        lines = fs.read_bytes(path).decode().splitlines()
     except (OSError, UnicodeDecodeError):
         return False
     if len(lines) < 2 or not lines[0].startswith("v"):
@@ -37,50 +37,55 @@ def _readable(path: Path) -> bool:
     return True
 
 
-def _remove(entry: Path) -> None:
+def _remove(fs: FileSystem, entry: str) -> None:
     """An entry and its checksum file (Hadoop's local filesystem keeps `.N.crc` beside `N`, and
     refuses to write N again while it is there)."""
-    storage.remove(entry)
-    storage.remove(entry.with_name(f".{entry.name}.crc"))
+    fs.delete(entry)
+    fs.delete(paths.join(paths.parent(entry), f".{paths.name(entry)}.crc"))
 
 
-def _entries(folder: Path) -> List[int]:
-    return sorted(int(p.name) for p in folder.glob("*") if p.name.isdigit())
+def _entries(fs: FileSystem, folder: str) -> List[int]:
+    return sorted(int(e.name) for e in fs.list(folder) if e.name.isdigit())
 
 
-def check(model: str, where: Locations) -> List[str]:
-    """Repair what is provably safe to repair; returns what was repaired, raises for the rest."""
+def check(model: str, where: Locations, fs: FileSystem) -> List[str]:
+    """Repair what is provably safe to repair; returns what was repaired, raises for the rest.
+    Runs where the files are (`FileSystem.run`: one Spark task for a Spark Connect client)."""
+    return fs.run(_check, model, where)
+
+
+def _check(fs: FileSystem, model: str, where: Locations) -> List[str]:
     spark = where.spark_checkpoint
     repaired: List[str] = []
-    offsets, commits = _entries(spark / "offsets"), _entries(spark / "commits")
+    offsets, commits = _entries(fs, paths.join(spark, "offsets")), _entries(fs, paths.join(spark, "commits"))
     last_commit: Optional[int] = commits[-1] if commits else None
-    if last_commit is not None and not _readable(spark / "commits" / str(last_commit)):
-        _remove(spark / "commits" / str(last_commit))
-        repaired.append(f"removed the damaged {spark / 'commits' / str(last_commit)} (batch {last_commit} is replayed)")
+    if last_commit is not None and not _readable(fs, paths.join(spark, "commits", str(last_commit))):
+        _remove(fs, paths.join(spark, "commits", str(last_commit)))
+        repaired.append(f"removed the damaged {paths.join(spark, 'commits', str(last_commit))} (batch {last_commit} is replayed)")
         commits.pop()
     last_offset: Optional[int] = offsets[-1] if offsets else None
-    if last_offset is not None and not _readable(spark / "offsets" / str(last_offset)):
+    if last_offset is not None and not _readable(fs, paths.join(spark, "offsets", str(last_offset))):
         # safe only while nothing of the batch may have been published: no commit (Spark's or the
         # plugin's) and no READY record (publishing starts after it); a re-planned batch may read
         # more rows than the first attempt
         state = where.state
         if (commits and commits[-1] >= last_offset) or any(
-            (state / folder / f"{last_offset}.json").exists() for folder in ("commits", "ready")
+            fs.exists(paths.join(state, folder, f"{last_offset}.json")) for folder in ("commits", "ready")
         ):
-            raise _damaged(model, spark / "offsets" / str(last_offset), last_offset)
-        _remove(spark / "offsets" / str(last_offset))
-        storage.remove(storage.staging_dir(where.table, last_offset))
-        storage.remove(storage.staging_dir(where.late, last_offset))
-        repaired.append(f"removed the damaged {spark / 'offsets' / str(last_offset)} (batch {last_offset} is planned again)")
+            raise _damaged(model, paths.join(spark, "offsets", str(last_offset)), last_offset)
+        _remove(fs, paths.join(spark, "offsets", str(last_offset)))
+        fs.delete(storage.staging_dir(where.table, last_offset))
+        fs.delete(storage.staging_dir(where.late, last_offset))
+        repaired.append(f"removed the damaged {paths.join(spark, 'offsets', str(last_offset))} (batch {last_offset} is planned again)")
         offsets.pop()
     for folder, ids in (("offsets", offsets), ("commits", commits)):
         for batch in ids[-2:-1]:  # the entry Spark reads besides the last
-            if not _readable(spark / folder / str(batch)):
-                raise _damaged(model, spark / folder / str(batch), batch)
+            if not _readable(fs, paths.join(spark, folder, str(batch))):
+                raise _damaged(model, paths.join(spark, folder, str(batch)), batch)
     return repaired
 
 
-def _damaged(model: str, path: Path, batch: int) -> StreamFailure:
+def _damaged(model: str, path: str, batch: int) -> StreamFailure:
     return StreamFailure(
         model,
         "a file of Spark's streaming checkpoint is damaged and cannot be repaired safely",

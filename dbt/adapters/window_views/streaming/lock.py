@@ -1,10 +1,15 @@
 """One run at a time per checkpoint: a lock file in the checkpoint names its holder.
 
-The lock is published whole and exclusively (a hard link fails when the name exists), so of two runs starting together one gets it and the
-other fails at once, naming the holder. A lock left by a run that died is taken over without
-manual steps: on the holder's own host when its process is gone, elsewhere when its heartbeat
-(refreshed while the run lives) is older than STALE_AFTER. Taking over renames the stale lock
-away first: a rename succeeds once, so two runs cannot both take over the same stale lock.
+The lock is published whole and only where there is none (`FileSystem.create_new`: a hard link
+on local disk, a create without overwrite on HDFS, ABFS and GCS), then read back: on a store
+whose conditional create is check-then-put (S3 without conditional writes) two runs starting in
+the same instant can both write it, and the one whose lock was overwritten sees so and fails.
+Of two runs starting together one gets it and the other fails at once, naming the holder. A lock
+left by a run that died is taken over without manual steps: on the holder's own host when its
+process is gone, elsewhere when its heartbeat (refreshed while the run lives) is older than
+STALE_AFTER. No rename is needed (object stores have no atomic one): a run takes a stale lock
+over only after it created the takeover marker named after that holder, which succeeds once,
+so two runs cannot both take over the same stale lock.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ import os
 import socket
 import threading
 import time
-import uuid
-from pathlib import Path
 from typing import Any, Dict, Optional
+
+from dbt.adapters.window_views import paths
+from dbt.adapters.window_views.filesystems import FileSystem
 
 HEARTBEAT_SECONDS = 30.0
 STALE_AFTER = 300.0  # seconds without heartbeat before another host may take a lock over
@@ -56,37 +62,36 @@ def stale(holder: Optional[Dict[str, Any]], now: Optional[float] = None) -> bool
 
 
 class RunLock:
-    def __init__(self, path: Path, run_id: str) -> None:
-        self.path = path
+    def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
+        self.fs = fs
+        self.path = paths.normalize(path)
         self.me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid()}
         self._stop = threading.Event()
         self._beat: Optional[threading.Thread] = None
 
     def _read(self) -> Optional[Dict[str, Any]]:
         try:
-            return json.loads(self.path.read_text())
+            return json.loads(self.fs.read_bytes(self.path).decode())
         except FileNotFoundError:
             return None
         except ValueError:
             return {}
 
     def _create(self) -> bool:
-        """Publish a complete lock file, only if there is none: written aside, then hard-linked
-        into place (link fails when the name exists), so no reader sees a half-written lock."""
+        """Publish a complete lock file, only if there is none, and check it is ours."""
         now = time.time()
-        tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
-        tmp.write_text(json.dumps({**self.me, "started": now, "heartbeat": now}))
-        try:
-            os.link(tmp, self.path)
-        except FileExistsError:
+        data = json.dumps({**self.me, "started": now, "heartbeat": now}).encode()
+        if not self.fs.create_new(self.path, data):
             return False
-        finally:
-            tmp.unlink()
-        return True
+        return (self._read() or {}).get("run_id") == self.me["run_id"]
+
+    def _marker(self, holder: Dict[str, Any]) -> str:
+        token = f"{holder.get('run_id', 'torn')}-{holder.get('started', 0)}"
+        return paths.join(paths.parent(self.path), f".{paths.name(self.path)}.takeover.{token}")
 
     def acquire(self) -> None:
         """Take the lock or raise LockHeld (PermissionError etc. pass through)."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.fs.mkdirs(paths.parent(self.path))
         for _ in range(3):
             if self._create():
                 self._beat = threading.Thread(target=self._heartbeat, daemon=True, name=f"lock {self.path}")
@@ -95,12 +100,21 @@ class RunLock:
             holder = self._read()
             if holder is None:
                 continue  # released meanwhile
-            if not stale(holder):
+            if holder.get("run_id") == self.me["run_id"] or not stale(holder):
                 raise LockHeld(holder)
-            try:
-                os.rename(self.path, self.path.with_name(f".{self.path.name}.stale.{uuid.uuid4().hex}"))
-            except FileNotFoundError:
-                pass  # another run took it over first; try again
+            # the takeover marker of this holder is created once: only its creator removes the lock
+            # (a marker whose creator died too is itself stale, and removed)
+            marker, now = self._marker(holder), time.time()
+            if self.fs.create_new(marker, json.dumps({**self.me, "started": now, "heartbeat": now}).encode()):
+                if self._read() == holder:
+                    self.fs.delete(self.path)
+            else:
+                try:
+                    taker = json.loads(self.fs.read_bytes(marker).decode())
+                except (FileNotFoundError, ValueError):
+                    taker = None
+                if stale(taker):
+                    self.fs.delete(marker)
         holder = self._read()
         raise LockHeld(holder or {})
 
@@ -109,9 +123,7 @@ class RunLock:
             holder = self._read()
             if not holder or holder.get("run_id") != self.me["run_id"]:
                 return
-            tmp = self.path.with_name(f".{self.path.name}.{uuid.uuid4().hex}.tmp")
-            tmp.write_text(json.dumps({**holder, "heartbeat": time.time()}))
-            os.replace(tmp, self.path)
+            self.fs.write_bytes(self.path, json.dumps({**holder, "heartbeat": time.time()}).encode())
 
     def release(self) -> None:
         self._stop.set()
@@ -119,9 +131,11 @@ class RunLock:
             self._beat.join()
         holder = self._read()
         if holder and holder.get("run_id") == self.me["run_id"]:
-            self.path.unlink(missing_ok=True)
-        for old in self.path.parent.glob(f".{self.path.name}.stale.*"):
-            old.unlink(missing_ok=True)
+            self.fs.delete(self.path)
+        folder, prefix = paths.parent(self.path), f".{paths.name(self.path)}.takeover."
+        for old in self.fs.list(folder):
+            if old.name.startswith(prefix):
+                self.fs.delete(paths.join(folder, old.name))
 
     def __enter__(self) -> "RunLock":
         self.acquire()

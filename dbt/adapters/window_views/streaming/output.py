@@ -7,12 +7,12 @@ only the buckets (days of window_end or event time) that hold such rows.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, List, Optional, Tuple
 
 from sqlglot import exp
 
 from dbt.adapters.window_views import emit, overwindows, sqlexpr, storage
+from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -25,10 +25,11 @@ BUCKET_OF = sqlexpr.parse("concat('b', cast(div(:key - pmod(:key, :size), :size)
 
 
 class Output:
-    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem) -> None:
         self.plan = plan
         self.where = where
         self.query = query
+        self.fs = fs
 
     def stage(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
@@ -72,7 +73,7 @@ class Output:
         return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], staging: Path, states: List[Any]
+        self, spark: Any, retained: Any, tmin: Optional[int], staging: str, states: List[Any]
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row changes."""
         if tmin is None:
@@ -90,7 +91,7 @@ class Output:
 
     def _upsert(
         self, spark: Any, result: Any, region: exp.Expression, key: exp.Expression, low: Optional[int],
-        high: Optional[int], staging: Path,
+        high: Optional[int], staging: str,
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in `region` (a condition over output columns, with `key` in
         (low, high]) by `result`, rewriting only the buckets (days of `key`) that hold such rows:
@@ -100,13 +101,13 @@ class Output:
             exp.alias_(sqlexpr.fill(BUCKET_OF, key=key, size=exp.Literal.number(size)), storage.BUCKET)
         )
         touched = set()
-        for name in {f.name.split("-n", 1)[0] for f in storage.data_files(self.where.table)}:
+        for name in {f.split("-n", 1)[0] for f in storage.data_file_names(self.fs, self.where.table)}:
             k = int(name[1:])
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
         result, rows_out = counted(result)
         staged = result.selectExpr("*", bucket)
-        existing = [str(f) for b in touched for f in storage.data_files(self.where.table, b)]
+        existing = [f for b in touched for f in storage.data_files(self.fs, self.where.table, b)]
         if existing:
             # the rows of those buckets outside the region, staged with the result in one write
             kept = spark.read.schema(result.schema).parquet(*existing).where(
@@ -114,11 +115,11 @@ class Output:
             )
             staged = staged.unionByName(kept.selectExpr("*", bucket))
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
-        touched.update(storage.staged_buckets(staging))
+        touched.update(storage.staged_buckets(self.fs, staging))
         return rows_out(), sorted(touched)
 
     @staticmethod
-    def _append(spark: Any, result: Any, staging: Path) -> int:
+    def _append(spark: Any, result: Any, staging: str) -> int:
         """Stage rows that are final: emitted once, appended, never rewritten."""
         result, rows_out = counted(result)
         result.selectExpr("*", f"'e' as {storage.BUCKET}").write.partitionBy(storage.BUCKET).mode("overwrite").parquet(

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Dict, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.window_views import storage
+from dbt.adapters.window_views import filesystems, paths, storage
+from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
-from dbt.adapters.window_views.errors import ModelConfigError, ModelSqlError, StorageError, StreamFailure
+from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
 from dbt.adapters.window_views.streaming import checkpoint
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
@@ -49,36 +49,29 @@ class StreamResult:
 
 
 def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Locations:
-    """Where the files go: the table at location_root/<alias>, else in the schema's directory;
-    the late table and the checkpoint (unless checkpoint_location) beside it, so readers of the
-    table's folder see only its data. A checkpoint inside the table's folder, where earlier
-    releases kept it, stays in use."""
+    """Where the files go: the table at location_root/<alias>, else in the schema's directory
+    (any store Spark speaks: a local path, hdfs://, s3a://, ...); the late table and the
+    checkpoint (unless checkpoint_location) beside it, so readers of the table's folder see only
+    its data. A checkpoint inside the table's folder, where earlier releases kept it, stays in use."""
     root = plan.config.location_root
-    base = root.rstrip("/") if root else spark.catalog.getDatabase(schema).locationUri
-    try:
-        table = storage.local_path(base) / identifier
-    except StorageError as exc:
-        # location_root was checked with the config: this is the schema's location
-        raise ModelConfigError(
-            plan.model, "location_root", f"is not set, and schema {schema} is at {base}: {exc}",
-            "fix: set location_root to a local or mounted directory (a file: path)",
-        ) from None
+    base = paths.normalize(root if root else spark.catalog.getDatabase(schema).locationUri)
+    table = paths.join(base, identifier)
     configured = plan.config.checkpoint_location
     if configured:
-        where = storage.local_path(configured)
-    elif (table / LEGACY_CHECKPOINT / "window_views").is_dir():
-        where = table / LEGACY_CHECKPOINT
+        where = paths.normalize(configured)
+    elif filesystems.for_client(spark).is_dir(paths.join(table, LEGACY_CHECKPOINT, "window_views")):
+        where = paths.join(table, LEGACY_CHECKPOINT)
     else:
-        where = table.with_name(table.name + CHECKPOINT_SUFFIX)
-    return Locations(table=table, late=table.with_name(table.name + "__late"), checkpoint=where)
+        where = paths.sibling(table, CHECKPOINT_SUFFIX)
+    return Locations(table=table, late=paths.sibling(table, "__late"), checkpoint=where)
 
 
-def _drop(spark: Any, table: str, location: Path) -> None:
+def _drop(spark: Any, fs: FileSystem, table: str, location: str) -> None:
     spark.sql(f"drop table if exists {table}")
-    storage.remove(location)
+    fs.delete(location)
 
 
-def _ensure_table(spark: Any, model: str, table: str, location: Path, schema: Any) -> None:
+def _ensure_table(spark: Any, fs: FileSystem, model: str, table: str, location: str, schema: Any) -> None:
     """Create the table over its location, or check the existing one still fits the SQL."""
     if spark.catalog.tableExists(table):
         have = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table).schema.fields]
@@ -91,8 +84,8 @@ def _ensure_table(spark: Any, model: str, table: str, location: Path, schema: An
                 f"run `dbt run --full-refresh -s {model}` to rebuild it from all input",
             )
         return
-    location.mkdir(parents=True, exist_ok=True)
-    spark.catalog.createTable(table, path=location.as_uri(), source="parquet", schema=schema)
+    fs.mkdirs(location)
+    spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
 
 
 def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
@@ -136,9 +129,9 @@ def _properties(spark: Any, table: str) -> Dict[str, str]:
     return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
 
 
-def _recorded_location(spark: Any, table: str) -> Optional[Path]:
+def _recorded_location(spark: Any, table: str) -> Optional[str]:
     rows = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").collect()
-    return storage.local_path(rows[0][1]) if rows else None
+    return paths.normalize(rows[0][1]) if rows else None
 
 
 def _check_moved(
@@ -152,7 +145,7 @@ def _check_moved(
     for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
         recorded = properties.get(LOCATION_PROPERTY[what])  # what the last run wrote (earlier releases: none)
         if recorded is not None:
-            old = storage.local_path(recorded)
+            old = paths.normalize(recorded)
         elif spark.catalog.tableExists(table):
             old = _recorded_location(spark, table)
         else:
@@ -160,7 +153,7 @@ def _check_moved(
         if old is not None and old != new:
             moved.append((what, str(old), str(new)))
     old_checkpoint = properties.get("window_views.checkpoint")
-    if old_checkpoint and storage.local_path(old_checkpoint) != where.checkpoint:
+    if old_checkpoint and paths.normalize(old_checkpoint) != where.checkpoint:
         moved.append(("checkpoint", old_checkpoint, str(where.checkpoint)))
     if moved:
         what = "; ".join(f"its {w} is at {old} but the config now puts it at {new}" for w, old, new in moved)
@@ -173,21 +166,23 @@ def _check_moved(
         )
 
 
-def _saved_model(plan: StreamPlan, where: Locations) -> Optional[Dict[str, Any]]:
+def _saved_model(plan: StreamPlan, fs: FileSystem, where: Locations) -> Optional[Dict[str, Any]]:
     try:
-        return storage.read_json(where.model_file)
+        return storage.read_json(fs, where.model_file)
     except storage.CorruptFile as exc:
         raise unreadable(plan.model, exc) from None
 
 
-def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool) -> Any:
+def _prepare(
+    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool
+) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
     model = plan.model
     if full_refresh:
-        _drop(spark, target, where.table)
-        _drop(spark, late_target, where.late)
-        storage.remove_children(where.checkpoint, keep=(LOCK,))
-    saved = _saved_model(plan, where)
+        _drop(spark, fs, target, where.table)
+        _drop(spark, fs, late_target, where.late)
+        storage.remove_children(fs, where.checkpoint, keep=(LOCK,))
+    saved = _saved_model(plan, fs, where)
     if saved is not None and not plan.fits(saved):
         raise StreamFailure(
             model,
@@ -195,23 +190,23 @@ def _prepare(spark: Any, plan: StreamPlan, target: str, late_target: str, where:
             "there no longer fits it",
             f"run `dbt run --full-refresh -s {model}` to rebuild it from all input",
         )
-    for repair in checkpoint.check(model, where):
+    for repair in checkpoint.check(model, where, fs):
         logger.warning(f"window_view model '{model}': {repair}")
     source = spark.table(plan.source)
     out_schema = _output_schema(spark, plan)
     _check_output(plan, source, out_schema)
-    _ensure_table(spark, model, target, where.table, out_schema)
+    _ensure_table(spark, fs, model, target, where.table, out_schema)
     if plan.config.late_data == "table":
         late_schema = source.selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
-        _ensure_table(spark, model, late_target, where.late, late_schema)
+        _ensure_table(spark, fs, model, late_target, where.late, late_schema)
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
         for location in (where.table, where.late):
-            for stale in storage.data_files(location):
-                stale.unlink()
+            for stale in storage.data_files(fs, location):
+                fs.delete(stale)
     if saved != plan.record():
-        storage.write_json(where.model_file, plan.record())
+        storage.write_json(fs, where.model_file, plan.record())
     return out_schema
 
 
@@ -239,7 +234,8 @@ def run(
             _check_moved(spark, plan, target, late_target, where, properties)
         else:
             full_refresh = True  # a batch window view or another table in the way: replace it, as dbt does
-    lock = RunLock(where.checkpoint / LOCK, run_id)
+    fs = filesystems.for_client(spark)
+    lock = RunLock(fs, paths.join(where.checkpoint, LOCK), run_id)
     try:
         lock.acquire()
     except LockHeld as held:
@@ -254,25 +250,46 @@ def run(
         raise StreamFailure(
             plan.model,
             f"cannot write its checkpoint ({exc.strerror or exc})",
-            "make the checkpoint directory writable for the user running dbt, or set checkpoint_location",
-            path=str(where.checkpoint),
+            _storage_fix(exc, "make the checkpoint directory writable for the user running dbt, or set checkpoint_location"),
+            path=where.checkpoint,
         ) from None
     try:
-        return _run(spark, plan, target, late_target, where, run_id, full_refresh)
+        return _run(spark, fs, plan, target, late_target, where, run_id, full_refresh)
+    except OSError as exc:
+        raise StreamFailure(
+            plan.model,
+            f"cannot read or write its files ({exc.strerror or exc})",
+            _storage_fix(exc, "make the table, late table and checkpoint locations readable and writable by Spark"),
+            path=exc.filename or where.table,
+        ) from None
     finally:
         lock.release()
 
 
+def _storage_fix(exc: OSError, otherwise: str) -> str:
+    """The fix for a store Spark cannot reach: its Hadoop jars (or, without a JVM, pyarrow's)."""
+    text = str(exc)
+    if "UnsupportedFileSystemException" in text or "No FileSystem for scheme" in text:
+        return (
+            "give the Spark session the store's Hadoop jars (s3a: hadoop-aws, abfss: hadoop-azure, gs: "
+            "gcs-connector; spark.jars or spark.jars.packages) and its credentials; see docs/cluster.md"
+        )
+    if "pyarrow" in text:
+        return "use a store pyarrow.fs reaches from the Spark Connect server (s3a, gs, abfss, hdfs, a local path)"
+    return otherwise
+
+
 def _run(
-    spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
+    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str,
+    full_refresh: bool,
 ) -> StreamResult:
-    out_schema = _prepare(spark, plan, target, late_target, where, full_refresh)
-    log = CommitLog(plan.model, where, run_id)
-    writer = BatchWriter(plan, where, log, out_schema)
+    out_schema = _prepare(spark, fs, plan, target, late_target, where, full_refresh)
+    log = CommitLog(plan.model, where, run_id, fs)
+    writer = BatchWriter(plan, where, run_id, out_schema)
     stream = (
         spark.readStream.table(plan.source)
         .writeStream.foreachBatch(writer)
-        .option("checkpointLocation", where.spark_checkpoint.as_uri())
+        .option("checkpointLocation", paths.spark_uri(where.spark_checkpoint))
         .queryName(f"window_view_{plan.model}_{run_id[:8]}")
     )
     trigger = plan.config.trigger
@@ -289,7 +306,7 @@ def _run(
             plan.model,
             f"the streaming query failed: {_first_line(failure)}",
             "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
-            path=str(where.checkpoint),
+            path=where.checkpoint,
         )
     spark.catalog.refreshTable(target)
     if plan.config.late_data == "table":
@@ -300,17 +317,17 @@ def _run(
     result = StreamResult(
         batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
         late=totals.get("late", 0), watermark=last.get("watermark"),
-        state_rows=State.kept_rows(spark, where, last),
+        state_rows=State.kept_rows(spark, fs, where, last),
     )
     result.properties = {
         "window_views.watermark_reached": describe_epoch_micros(result.watermark),
         "window_views.state_rows": str(result.state_rows),
-        "window_views.checkpoint": str(where.checkpoint),
-        LOCATION_PROPERTY["table"]: str(where.table),
+        "window_views.checkpoint": where.checkpoint,
+        LOCATION_PROPERTY["table"]: where.table,
         "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
     }
     if plan.config.late_data == "table":
-        result.properties[LOCATION_PROPERTY["late table"]] = str(where.late)
+        result.properties[LOCATION_PROPERTY["late table"]] = where.late
     return result
 
 

@@ -8,7 +8,8 @@ from typing import Any, Dict, List, Optional
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import overwindows, prefix, sqlexpr
+from dbt.adapters.window_views import overwindows, paths, prefix, sqlexpr
+from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -24,19 +25,19 @@ class State:
         self.query = query
 
     def _rows_dir(self, state: str) -> str:
-        return str(self.where.state / "state" / state)
+        return paths.join(self.where.state, "state", state)
 
     def _prefix_dir(self, state: str, group: int) -> str:
-        return str(self.where.state / "prefix" / state / f"g{group}")
+        return paths.join(self.where.state, "prefix", state, f"g{group}")
 
     @staticmethod
-    def kept_rows(spark: Any, where: Locations, commit: Dict[str, Any]) -> int:
+    def kept_rows(spark: Any, fs: FileSystem, where: Locations, commit: Dict[str, Any]) -> int:
         """How many input rows the state of `commit` keeps: recorded with it (commits of earlier
         releases lack it: counted from the state's files)."""
         if "state_rows" in commit:
             return commit["state_rows"] or 0
-        folder = where.state / "state" / commit["state"] if commit.get("state") else None
-        return spark.read.parquet(str(folder)).count() if folder is not None and folder.is_dir() else 0
+        folder = paths.join(where.state, "state", commit["state"]) if commit.get("state") else None
+        return spark.read.parquet(folder).count() if folder is not None and fs.is_dir(folder) else 0
 
     def rows(self, spark: Any, state: str, schema: Any) -> Any:
         return spark.read.schema(schema).parquet(self._rows_dir(state))
