@@ -1,17 +1,25 @@
 """A real Spark Connect server on loopback (started from PySpark's own sbin scripts): a batch and
 a streaming window view built through `spark.remote`, by `dbt run` in a separate process (this
-process already holds a classic session)."""
+process already holds a classic session).
+
+The dbt process is a remote client: it reads and writes no table or checkpoint file itself.
+It runs in its own mount namespace, where the server's directory (its warehouse, so every
+table, late table and checkpoint, and its working directory) is an empty tmpfs: a file the
+client opened there would be missing, and one it wrote would be left in that tmpfs, which
+must still be empty when dbt returns. The profile names only `spark.remote`."""
 
 from __future__ import annotations
 
 import json
 import os
+import shlex
 import socket
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
+from typing import List
 
 import pytest
 import yaml
@@ -69,6 +77,18 @@ def connect_server(tmp_path_factory):
     subprocess.run(["bash", str(SPARK_HOME / "sbin" / "stop-connect-server.sh")], env=env, cwd=home, capture_output=True)
 
 
+def hiding(folder: Path) -> List[str]:
+    """A command prefix that runs the command where `folder` is an empty tmpfs (a private mount
+    namespace), then prints what the command left in it after the line LEFT BEHIND."""
+    quoted = shlex.quote(str(folder))
+    script = f'mount -t tmpfs none {quoted} || exit 97; "$@"; rc=$?; echo LEFT BEHIND; find {quoted} -mindepth 1 | head -20; exit $rc'
+    return ["unshare", "--mount", "--propagation", "private", "bash", "-c", script, "hiding"]
+
+
+def left_behind(out: str) -> List[str]:
+    return out.split("LEFT BEHIND\n", 1)[1].split()
+
+
 def connect_sql(url: str, *statements: str) -> list:
     """Run SQL through a Spark Connect client in a separate process; every statement's rows."""
     script = textwrap.dedent(
@@ -114,12 +134,21 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
                 "create table remote.bid (bidtime timestamp, price int, item string) using parquet",
                 "insert into remote.bid values (timestamp'2020-04-15 08:07:00', 2, 'A'), "
                 "(timestamp'2020-04-15 08:05:00', 4, 'C'), (timestamp'2020-04-15 08:11:00', 3, 'B')")
-    dbt = [str(DBT), "run", "--project-dir", str(root), "--profiles-dir", str(root)]
+    home = connect_server["home"]
+    probe = subprocess.run([*hiding(home), "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot hide the server's directory from the dbt process (unshare needs root): {probe.stderr[-300:]}")
+    dbt = [*hiding(home), str(DBT), "run", "--project-dir", str(root), "--profiles-dir", str(root)]
     out = run_command(dbt, cwd=root).stdout
     assert "STREAM 1 batch, 3 in, 1 out, 0 late, watermark 2020-04-15 08:10:00" in out
+    assert left_behind(out) == []
     deliver("08:08 9 L", "08:21 1 G")
     out = run_command(dbt, cwd=root).stdout
     assert "STREAM 1 batch, 2 in, 1 out, 1 late, watermark 2020-04-15 08:20:00" in out
+    assert left_behind(out) == []
+    # the stream's files are where the server keeps them, and nowhere the dbt process wrote
+    checkpoint = next((home / "warehouse").glob("remote.db/stream_tumble__checkpoint"))
+    assert (checkpoint / "window_views" / "model.json").is_file() and not (root / "spark-warehouse").exists()
     order = "order by window_start"
     stream, batch, late = connect_sql(
         url,

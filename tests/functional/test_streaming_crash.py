@@ -1,7 +1,9 @@
 """Crash and restart of execution='streaming' window views, in real separate dbt processes.
 
 A micro-batch is killed (os._exit(137), as kill -9 would) at each point of its commit protocol
-(DBT_WINDOW_VIEWS_FAULT = staged | ready | published, tests/support/faults.py), for a TUMBLE model of each emit mode; the
+(DBT_WINDOW_VIEWS_FAULT = staged | ready | published, tests/support/faults.py), for a TUMBLE model of each emit mode,
+on the local disk and on a filesystem with an object store's semantics (tests/support/objectstore.py: no rename, a
+move is a copy then a delete, and one more crash point between the two: copied); the
 next `dbt run` must finish the batch so that the table and the late table equal those of twin
 models that ran the same deliveries uninterrupted (nothing lost, nothing twice), and equal a
 Python replay of the streaming semantics. Then: a run with no new data changes no file; a model
@@ -37,10 +39,10 @@ duckdb = pytest.importorskip("duckdb")
 
 SCHEMA = "crash"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
-FAULTS = ("staged", "ready", "published")
+# the object store's move is a copy then a delete: one more point, between the two
+POINTS = {"local": ("staged", "ready", "published"), "objectstore": ("staged", "ready", "copied", "published")}
 EMITS = {"eowc": "on_window_close", "upd": "on_update"}
 SIZE, DELAY = 10 * o.MINUTE, 5 * o.MINUTE
-CRASHED = [f"{emit}_{fault}" for fault in FAULTS for emit in EMITS]
 REFS = [f"{emit}_ref" for emit in EMITS]
 
 MODEL = """
@@ -62,6 +64,9 @@ project = Path(plan["project"])
 sys.path.insert(0, plan["support"])
 import faults
 faults.install()
+if plan["store"] == "objectstore":
+    import objectstore
+    objectstore.install()
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
 # the settings the adapter itself would use: the embedded defaults under target/ + the profile's
@@ -190,7 +195,8 @@ def late_rows(schema_dir: Path, model: str) -> List[tuple]:
 
 
 class Processes:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, store: str) -> None:
+        self.store = store
         self.home = root / "spark"
         self.project = root / "project"
         self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
@@ -214,7 +220,7 @@ class Processes:
         log = self.project.parent / f"log{self.count}.json"
         plan.write_text(json.dumps({
             "project": str(self.project), "spark_params": spark_params(self.home), "support": str(SUPPORT),
-            "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps,
+            "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps, "store": self.store,
         }))
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
         proc = subprocess.run([sys.executable, str(self.driver), str(plan)], cwd=self.project,
@@ -239,14 +245,17 @@ def state_dir(schema_dir: Path, model: str) -> Path:
     return schema_dir / f"{model}__checkpoint" / "window_views"
 
 
-def test_crash_at_each_fault_point_then_restart(tmp_path):
+@pytest.mark.parametrize("store", ["local", "objectstore"])
+def test_crash_at_each_fault_point_then_restart(tmp_path, store):
+    FAULTS = POINTS[store]
+    CRASHED = [f"{emit}_{fault}" for fault in FAULTS for emit in EMITS]
     rng = random.Random(7)
     batches = deliveries(rng)
     late, w, late_counts = replay(batches)
     assert late_counts[1] > 0 and late_counts[2] > 0, "the deliveries must make rows late"
     everything = [r for rows in batches for r in rows]
 
-    p = Processes(tmp_path)
+    p = Processes(tmp_path, store)
     p.project.joinpath("models", "sources.yml").write_text(sources_yml("ev"))
     for emit in EMITS:
         for name in [f"{emit}_{fault}" for fault in FAULTS] + [f"{emit}_ref"]:
@@ -287,7 +296,11 @@ def test_crash_at_each_fault_point_then_restart(tmp_path):
         assert not any("-n1-" in Path(f).name for f in data_files(late_table)), name
         # the batch's output files (it has some in both modes) are in staging until published
         assert (table / "_wv_staging" / "1").is_dir() == (point != "published"), name
-        assert any("-n1-" in Path(f).name for f in data_files(table)) == (point == "published"), name
+        published = [Path(f).name for f in data_files(table) if "-n1-" in Path(f).name]
+        assert bool(published) == (point in ("copied", "published")), name
+        if point == "copied":  # a move caught between its copy and its delete: both visible
+            bucket, part = published[0].split("-n1-", 1)
+            assert len(published) == 1 and (table / "_wv_staging" / "1" / f"_wv_bucket={bucket}" / part).is_file(), name
 
     # a normal run finishes every crashed batch; delivery 3; a run with nothing new; then a changed
     # model SQL (another aggregate, same columns); then --full-refresh: one process

@@ -232,3 +232,43 @@ def test_every_row_reaches_a_window_or_the_late_table(project, emit):
         assert in_windows == rows_in - late
     else:  # the last window is still open
         assert in_windows == rows_in - late - 1
+
+
+def test_readers_never_see_a_half_published_batch(project, monkeypatch):
+    """On an object store a publish is copies, then deletes: a run that dies between them leaves
+    a batch's new files beside the ones they replace. Spark's readers of the table read the file
+    log the commit protocol writes (storage.log_files), so they see the last committed batch
+    until the next run finishes this one."""
+    import objectstore
+    from dbt.adapters.window_views import filesystems
+
+    store = objectstore.ObjectStoreFileSystem()
+    monkeypatch.setattr(filesystems, "LOCAL", store)
+    make_source(project)
+    window_view(project, "halfway", "on_update", TUMBLE_SUM)
+    deliver(project, DAY1)
+    run(project, "halfway")
+    committed = project.rows("halfway")
+    deliver(project, DAY2)  # revises the window 08:10-08:20, whose file the batch replaces
+    move = store.move
+
+    def dies_after_the_first_copy(source, target):
+        store.write_bytes(target, Path(source).read_bytes())
+        raise OSError(5, "connection reset (injected)", target)
+
+    monkeypatch.setattr(store, "move", dies_after_the_first_copy)
+    message = errors(project.dbt("run", "-s", "halfway", ok=False))
+    assert "window_view model 'halfway' (micro-batch 1) at " in message
+    assert "cannot read or write its files (connection reset (injected))" in message and "run again" in message
+    assert_clean(message)
+    table = schema_dir(project) / "halfway"
+    files = sorted(p.name for p in table.glob("*.parquet"))
+    assert any("-n1-" in f for f in files) and any("-n0-" in f for f in files), files  # both versions there
+    assert project.rows("halfway") == committed
+    monkeypatch.setattr(store, "move", move)
+    run(project, "halfway")
+    assert project.rows("halfway") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+    # the replaced file is gone: the folder holds exactly what the log lists
+    from dbt.adapters.window_views import storage
+
+    assert sorted(p.name for p in table.glob("*.parquet")) == sorted(storage.logged_files(store, str(table)))

@@ -87,7 +87,7 @@ class ObjectStoreFileSystem(FileSystem):
         found = []
         for child in path.iterdir():
             if child.is_file() and not child.name.startswith(PENDING):
-                found.append(Entry(child.name, False, child.stat().st_mtime))
+                found.append(Entry(child.name, False, child.stat().st_mtime, child.stat().st_size))
             elif self._has_keys(child):
                 found.append(Entry(child.name, True, child.stat().st_mtime))
         return sorted(found, key=lambda e: e.name)

@@ -97,7 +97,29 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
     (table / "b1-n1-p0.parquet").write_text("new p0.parquet")
     (table / "b1-n0-a.parquet").unlink()
     storage.publish(fs, str(table), 1, ["b1"], planned)
-    assert sorted(p.name for p in table.iterdir()) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    assert sorted(p.name for p in table.iterdir()) == ["_spark_metadata", "b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
     assert (table / "b1-n1-p1.parquet").read_text() == "new p1.parquet"
     storage.publish(fs, str(table), 1, ["b1"], planned)  # once more: nothing changes
-    assert sorted(p.name for p in table.iterdir()) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    assert sorted(p.name for p in table.iterdir()) == ["_spark_metadata", "b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    # Spark's readers read the file log: the table's files after the batch, whole
+    assert storage.logged_files(fs, str(table)) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+
+
+def test_the_file_log_switches_readers_at_once_and_replays_the_same(tmp_path, fs):
+    """Batch 2 replaces bucket b1 again; its log entry is built from batch 1's entry (not from a
+    listing, which shows the half-published folder), before anything is deleted."""
+    table = tmp_path / "t"
+    table.mkdir()
+    for batch, names in ((1, ["p0.parquet"]), (2, ["q0.parquet"])):
+        staged = table / "_wv_staging" / str(batch) / "_wv_bucket=b1"
+        staged.mkdir(parents=True)
+        for name in names:
+            (staged / name).write_text(f"{batch} {name}")
+        planned = storage.plan_publish(fs, str(table), batch, ["b1"])
+        if batch == 2:
+            # crash after the copy, before the log: readers still see batch 1's file only
+            (table / "b1-n2-q0.parquet").write_text("2 q0.parquet")
+            assert storage.logged_files(fs, str(table)) == ["b1-n1-p0.parquet"]
+        storage.publish(fs, str(table), batch, ["b1"], planned)
+    assert storage.logged_files(fs, str(table)) == ["b1-n2-q0.parquet"]
+    assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith(".")) == ["19.compact", "29.compact"]

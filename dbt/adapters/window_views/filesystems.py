@@ -40,11 +40,13 @@ from dbt.adapters.window_views.errors import StorageError
 
 @dataclass(frozen=True)
 class Entry:
-    """A directory's child: its name, whether it is a directory, its modification time (s)."""
+    """A directory's child: its name, whether it is a directory, its modification time (s) and
+    size (bytes; 0 for a directory)."""
 
     name: str
     is_dir: bool
     mtime: float
+    size: int = 0
 
 
 class FileSystem:
@@ -126,7 +128,7 @@ class LocalFileSystem(FileSystem):
     def list(self, location: str) -> List[Entry]:
         try:
             with os.scandir(location) as entries:
-                found = [Entry(e.name, e.is_dir(), e.stat().st_mtime) for e in entries]
+                found = [Entry(e.name, e.is_dir(), e.stat().st_mtime, 0 if e.is_dir() else e.stat().st_size) for e in entries]
         except (FileNotFoundError, NotADirectoryError):
             return []
         return sorted(found, key=lambda e: e.name)
@@ -176,7 +178,15 @@ class HadoopFileSystem(FileSystem):
 
     def _fs(self, location: str) -> Tuple[Any, Any]:
         path = self._jvm.org.apache.hadoop.fs.Path(paths.spark_uri(location))
-        return path.getFileSystem(self._conf), path
+        try:
+            return path.getFileSystem(self._conf), path
+        except Exception as exc:  # no jars for the scheme: UnsupportedFileSystemException, ClassNotFound
+            raise OSError(
+                errno.EPROTONOSUPPORT,
+                f"no Hadoop filesystem for scheme '{paths.scheme(location)}' in this Spark session "
+                f"({_os_error(exc, location).strerror})",
+                location,
+            ) from None
 
     def _renames_atomically(self, location: str) -> bool:
         return paths.scheme(location) not in paths.OBJECT_STORES
@@ -252,7 +262,10 @@ class HadoopFileSystem(FileSystem):
             if _java_class(exc).endswith("FileNotFoundException"):
                 return []
             raise _os_error(exc, location) from None
-        found = [Entry(s.getPath().getName(), bool(s.isDirectory()), s.getModificationTime() / 1000) for s in statuses]
+        found = [
+            Entry(s.getPath().getName(), bool(s.isDirectory()), s.getModificationTime() / 1000, int(s.getLen()))
+            for s in statuses
+        ]
         return sorted(found, key=lambda e: e.name)
 
     def delete(self, location: str) -> None:
@@ -315,8 +328,17 @@ class ArrowFileSystem(FileSystem):
 
     def write_bytes(self, location: str, data: bytes) -> None:
         fs, path = self._fs(location)
-        with fs.open_output_stream(path) as out:  # an object store shows it at close
+        if fs.type_name not in ("local", "hdfs"):
+            with fs.open_output_stream(path) as out:  # an object store shows it at close
+                out.write(data)
+            return
+        # a file system shows a file as it grows: write it aside, then rename it into place
+        parent = path.rsplit("/", 1)[0]
+        fs.create_dir(parent, recursive=True)
+        tmp = f"{parent}/.{path.rsplit('/', 1)[1]}.{uuid.uuid4().hex}.tmp"
+        with fs.open_output_stream(tmp) as out:
             out.write(data)
+        fs.move(tmp, path)
 
     def create_new(self, location: str, data: bytes) -> bool:
         if self.exists(location):
@@ -340,7 +362,11 @@ class ArrowFileSystem(FileSystem):
         fs, path = self._fs(location)
         infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         found = [
-            Entry(i.base_name, i.type == pafs.FileType.Directory, i.mtime.timestamp() if i.mtime else 0.0) for i in infos
+            Entry(
+                i.base_name, i.type == pafs.FileType.Directory, i.mtime.timestamp() if i.mtime else 0.0,
+                i.size if i.type == pafs.FileType.File else 0,
+            )
+            for i in infos
         ]
         return sorted(found, key=lambda e: e.name)
 

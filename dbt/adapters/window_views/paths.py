@@ -72,7 +72,7 @@ def sibling(location: str, suffix: str) -> str:
 def spark_uri(location: str) -> str:
     """The location as a URI, for what needs one (a table's path, the checkpointLocation):
     `file:` URIs for local paths (percent-encoded; reads and writes take the plain path)."""
-    return Path(location).as_uri() if is_local(location) else location
+    return Path(normalize(location)).as_uri() if is_local(location) else location
 
 
 def local_path(location: str) -> Path:

@@ -28,6 +28,10 @@ from dbt.adapters.window_views.filesystems import FileSystem
 
 STAGING = "_wv_staging"
 BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
+# Spark's file-sink log: Spark's readers of a folder that has one (a table over it,
+# spark.read.parquet, a stream reading it) read the files its latest entry lists, not a listing
+FILE_LOG = "_spark_metadata"
+LOG_INTERVAL = 10  # Spark's default compact interval: ids 10n+9 are compactions, each a whole list
 
 
 def write_json(fs: FileSystem, location: str, data: Dict[str, Any]) -> None:
@@ -154,9 +158,53 @@ def publish(
         final = paths.join(table, target)
         if not fs.exists(final):  # a move that was a copy may have left its source: skipped
             fs.move(paths.join(staging, source), final)
+    log_files(fs, table, batch, planned)  # Spark's readers switch to the new files here, at once
     for name in planned["delete"]:
         fs.delete(paths.join(table, name))
     fs.delete(staging)
     root = paths.join(table, STAGING)
     if not fs.list(root):
         fs.delete(root)
+
+
+def _log_id(batch: int) -> int:
+    return LOG_INTERVAL * batch + LOG_INTERVAL - 1
+
+
+def _log_ids(fs: FileSystem, table: str) -> List[int]:
+    names = (e.name.removesuffix(".compact") for e in fs.list(paths.join(table, FILE_LOG)) if e.name.endswith(".compact"))
+    return sorted(int(n) for n in names if n.isdigit())
+
+
+def logged_files(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[List[str]]:
+    """The file names the latest entry of the table's file log lists (before log id `before`);
+    None when there is no entry."""
+    ids = [i for i in _log_ids(fs, table) if before is None or i < before]
+    if not ids:
+        return None
+    lines = fs.read_bytes(paths.join(table, FILE_LOG, f"{ids[-1]}.compact")).decode().splitlines()[1:]
+    return [paths.name(json.loads(line)["path"]) for line in lines if line.strip()]
+
+
+def log_files(fs: FileSystem, table: str, batch: int, planned: Dict[str, list]) -> None:
+    """Record the table's files after batch `batch` in Spark's file-sink log, one whole-file
+    write: a reader through Spark switches from the previous batch's files to these at once, so
+    it never sees a batch half published. The list is the previous entry's (for a table without
+    one, the listing's) minus the files the batch replaces, plus those it published; a replay
+    writes the same entry. The previous entry is kept for that replay, older ones go."""
+    previous = logged_files(fs, table, before=_log_id(batch))
+    if previous is None:
+        previous = data_file_names(fs, table)
+    live = (set(previous) - set(planned["delete"])) | {target for _, target in planned["move"]}
+    found = {e.name: e for e in fs.list(table) if not e.is_dir}
+    lines = ["v1"] + [
+        json.dumps({
+            "path": paths.spark_uri(paths.join(table, name)), "size": found[name].size, "isDir": False,
+            "modificationTime": int(found[name].mtime * 1000), "blockReplication": 1, "blockSize": 134217728,
+            "action": "add",
+        })
+        for name in sorted(live) if name in found  # a file gone from outside is not listed to readers
+    ]
+    fs.write_bytes(paths.join(table, FILE_LOG, f"{_log_id(batch)}.compact"), ("\n".join(lines) + "\n").encode())
+    for old in _log_ids(fs, table)[:-2]:
+        fs.delete(paths.join(table, FILE_LOG, f"{old}.compact"))

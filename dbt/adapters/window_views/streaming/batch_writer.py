@@ -72,6 +72,16 @@ class BatchWriter:
         except StreamFailure as exc:
             self.failure = exc
             raise
+        except OSError as exc:  # the store: unreachable, refused, gone mid-publish
+            self.failure = StreamFailure(
+                self.plan.model,
+                f"cannot read or write its files ({exc.strerror or exc})",
+                "make the table, late table and checkpoint locations reachable and writable, and run again: "
+                "committed micro-batches are kept, this one is finished or redone",
+                batch=batch_id,
+                path=exc.filename or self.where.table,
+            )
+            raise self.failure from None
         if ready is not None:
             self.batches += 1
             self._progress(batch_id, ready, time.monotonic() - started)

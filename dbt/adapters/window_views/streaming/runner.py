@@ -203,6 +203,7 @@ def _prepare(
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
         for location in (where.table, where.late):
+            fs.delete(paths.join(location, storage.FILE_LOG))  # first: readers then list the folder
             for stale in storage.data_files(fs, location):
                 fs.delete(stale)
     if saved != plan.record():
@@ -269,7 +270,7 @@ def run(
 def _storage_fix(exc: OSError, otherwise: str) -> str:
     """The fix for a store Spark cannot reach: its Hadoop jars (or, without a JVM, pyarrow's)."""
     text = str(exc)
-    if "UnsupportedFileSystemException" in text or "No FileSystem for scheme" in text:
+    if "no Hadoop filesystem for scheme" in text:
         return (
             "give the Spark session the store's Hadoop jars (s3a: hadoop-aws, abfss: hadoop-azure, gs: "
             "gcs-connector; spark.jars or spark.jars.packages) and its credentials; see docs/cluster.md"
@@ -297,7 +298,17 @@ def _run(
         query = stream.trigger(availableNow=True).start()
     else:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
-    _await(query, plan)
+    try:
+        _await(query, plan)
+    except Exception as exc:  # awaitTermination raises the query's failure
+        if writer.failure is not None:
+            raise writer.failure from None
+        raise StreamFailure(
+            plan.model,
+            f"the streaming query failed: {_first_line(exc)}",
+            "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
+            path=where.checkpoint,
+        ) from None
     if writer.failure is not None:
         raise writer.failure
     failure = query.exception()

@@ -1,0 +1,67 @@
+"""Every FileSystem implementation keeps the contract the commit protocol relies on
+(filesystems.py): whole-file writes, create only when absent, listing of direct children, a
+missing file as FileNotFoundError, deletes of trees, moves whose target appears whole. Run on
+the local disk through each of them: os (LocalFileSystem), Hadoop's FileSystem through the
+shared session's JVM (`file:` URIs), pyarrow.fs, and the object-store test filesystem."""
+
+from pathlib import Path
+
+import pytest
+
+import objectstore
+from dbt.adapters.window_views import paths
+from dbt.adapters.window_views.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
+
+
+@pytest.fixture(params=["local", "hadoop", "arrow", "objectstore"])
+def store(request, tmp_path):
+    """(the filesystem, how it spells a location under tmp_path)"""
+    if request.param == "hadoop":
+        spark = request.getfixturevalue("spark")
+        return HadoopFileSystem(spark), lambda *names: paths.join(Path(tmp_path).as_uri(), *names)
+    made = {"local": LocalFileSystem, "arrow": ArrowFileSystem, "objectstore": objectstore.ObjectStoreFileSystem}
+    return made[request.param](), lambda *names: paths.join(str(tmp_path), *names)
+
+
+def visible(entries):
+    return [(e.name, e.is_dir) for e in entries if not e.name.startswith(".")]  # Hadoop's .crc files
+
+
+def test_the_contract(store, tmp_path):
+    fs, at = store
+    with pytest.raises(FileNotFoundError):
+        fs.read_bytes(at("cp", "model.json"))
+    assert fs.list(at("cp")) == [] and not fs.exists(at("cp", "model.json")) and not fs.is_dir(at("cp"))
+
+    fs.write_bytes(at("cp", "state", "model.json"), b'{"a": 1}')
+    fs.write_bytes(at("cp", "state", "model.json"), b'{"a": 2}')  # replaced whole
+    assert fs.read_bytes(at("cp", "state", "model.json")) == b'{"a": 2}'
+    assert fs.exists(at("cp", "state", "model.json")) and fs.is_dir(at("cp", "state"))
+    assert not fs.is_dir(at("cp", "state", "model.json"))
+
+    assert fs.create_new(at("cp", "run.lock"), b"first")
+    assert not fs.create_new(at("cp", "run.lock"), b"second")
+    assert fs.read_bytes(at("cp", "run.lock")) == b"first"
+    assert visible(fs.list(at("cp"))) == [("run.lock", False), ("state", True)]
+
+    fs.mkdirs(at("t"))
+    fs.write_bytes(at("t", "_wv_staging", "1", "_wv_bucket=b1", "p0.parquet"), b"rows")
+    fs.move(at("t", "_wv_staging", "1", "_wv_bucket=b1", "p0.parquet"), at("t", "b1-n1-p0.parquet"))
+    assert fs.read_bytes(at("t", "b1-n1-p0.parquet")) == b"rows"
+    assert not fs.exists(at("t", "_wv_staging", "1", "_wv_bucket=b1", "p0.parquet"))
+
+    fs.delete(at("cp"))
+    fs.delete(at("cp"))  # nothing there: no error
+    fs.delete(at("t", "_wv_staging"))
+    assert not fs.exists(at("cp", "state", "model.json")) and fs.list(at("cp")) == []
+    assert visible(fs.list(at("t"))) == [("b1-n1-p0.parquet", False)]
+    # no temporary file is left beside what was written
+    assert sorted(p.name for p in (tmp_path / "t").iterdir() if not p.name.endswith(".crc")) == ["b1-n1-p0.parquet"]
+
+
+def test_hadoop_errors_are_os_errors(spark, tmp_path):
+    """A Java error reaches the runner as the OSError it reports (no py4j traceback): a store
+    Spark has no jars for names the scheme."""
+    fs = HadoopFileSystem(spark)
+    with pytest.raises(OSError, match="no Hadoop filesystem for scheme 's3a' in this Spark session .*S3AFileSystem not found"):
+        fs.write_bytes("s3a://bucket/cp/model.json", b"{}")
