@@ -65,3 +65,15 @@ def test_hadoop_errors_are_os_errors(spark, tmp_path):
     fs = HadoopFileSystem(spark)
     with pytest.raises(OSError, match="no Hadoop filesystem for scheme 's3a' in this Spark session .*S3AFileSystem not found"):
         fs.write_bytes("s3a://bucket/cp/model.json", b"{}")
+
+
+def test_the_file_log_spells_files_as_spark_lists_them(spark, tmp_path):
+    """Spark's streaming file source remembers the files it read by their URI: the file log
+    (storage.log_files) must spell a file as Hadoop's listing does, or a stream reading the table
+    would read it again once the table has a log."""
+    folder = tmp_path / "it's here=1,2;x@y+z"
+    folder.mkdir()
+    (folder / "b1-n0-part.parquet").write_text("x")
+    path = spark._jvm.org.apache.hadoop.fs.Path(str(folder))
+    listed = [s.getPath().toUri().toString() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)]
+    assert listed == [paths.listed_uri(str(folder / "b1-n0-part.parquet"))]

@@ -75,3 +75,21 @@ def test_an_earlier_torn_entry_is_named(tmp_path, fs):
     (loc.spark_checkpoint / "commits" / "1").write_text("v1\n{")
     with pytest.raises(StreamFailure, match=r"commits/1"):
         checkpoint.check("m", loc.locations, fs)
+
+
+def test_a_check_shipped_to_a_spark_task_comes_back_as_the_same_failure(tmp_path):
+    """A Spark Connect client runs the check in a task on the cluster (TaskFileSystem.run): its
+    result and its failure, named as here, come back pickled."""
+    import pickle
+
+    from dbt.adapters.window_views import filesystems
+
+    loc = where(tmp_path, 3, 3)
+    ok = pickle.loads(filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations)))))
+    assert ok == ("ok", [])
+    (loc.spark_checkpoint / "commits" / "1").write_text("v1\n{")
+    status, error = pickle.loads(filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations)))))
+    assert status == "error" and isinstance(error, StreamFailure)
+    assert error.msg.startswith(f"window_view model 'm' (micro-batch 1) at {loc.spark_checkpoint / 'commits' / '1'}: a file")
+    status, error = pickle.loads(filesystems._run_in_task(pickle.dumps(("read_bytes", (str(tmp_path / "none"),)))))
+    assert status == "error" and isinstance(error, FileNotFoundError)

@@ -123,3 +123,10 @@ def test_the_file_log_switches_readers_at_once_and_replays_the_same(tmp_path, fs
         storage.publish(fs, str(table), batch, ["b1"], planned)
     assert storage.logged_files(fs, str(table)) == ["b1-n2-q0.parquet"]
     assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith(".")) == ["19.compact", "29.compact"]
+
+
+def test_a_damaged_file_named_in_a_spark_task_keeps_its_name_on_the_client():
+    import pickle
+
+    exc = pickle.loads(pickle.dumps(storage.CorruptFile("s3a://b/cp/window_views/model.json", "3 bytes")))
+    assert exc.path == "s3a://b/cp/window_views/model.json" and str(exc) == "s3a://b/cp/window_views/model.json is not valid JSON (3 bytes)"

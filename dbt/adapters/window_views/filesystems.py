@@ -382,7 +382,8 @@ class ArrowFileSystem(FileSystem):
 
     def mkdirs(self, location: str) -> None:
         fs, path = self._fs(location)
-        fs.create_dir(path, recursive=True)
+        if fs.type_name in ("local", "hdfs"):  # an object store has no directories (no marker objects)
+            fs.create_dir(path, recursive=True)
 
     def move(self, source: str, target: str) -> None:
         fs, path = self._fs(source)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
-from urllib.parse import urlparse
+from urllib.parse import quote, urlparse
 
 from dbt.adapters.window_views.errors import StorageError
 
@@ -73,6 +73,15 @@ def spark_uri(location: str) -> str:
     """The location as a URI, for what needs one (a table's path, the checkpointLocation):
     `file:` URIs for local paths (percent-encoded; reads and writes take the plain path)."""
     return Path(normalize(location)).as_uri() if is_local(location) else location
+
+
+def listed_uri(location: str) -> str:
+    """The location spelled as Hadoop's listing spells it (`FileStatus.getPath().toUri()`):
+    `file:///a/b%20c` for a local path. Spark's streaming file source remembers the files it read
+    by this string, so a file list read instead of a listing must spell them the same way."""
+    if not is_local(location):
+        return location
+    return "file://" + quote(normalize(location), safe="/_-!.~'()*,;:$&+=@")
 
 
 def local_path(location: str) -> Path:

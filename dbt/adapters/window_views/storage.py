@@ -199,7 +199,7 @@ def log_files(fs: FileSystem, table: str, batch: int, planned: Dict[str, list]) 
     found = {e.name: e for e in fs.list(table) if not e.is_dir}
     lines = ["v1"] + [
         json.dumps({
-            "path": paths.spark_uri(paths.join(table, name)), "size": found[name].size, "isDir": False,
+            "path": paths.listed_uri(paths.join(table, name)), "size": found[name].size, "isDir": False,
             "modificationTime": int(found[name].mtime * 1000), "blockReplication": 1, "blockSize": 134217728,
             "action": "add",
         })
