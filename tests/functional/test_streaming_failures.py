@@ -272,3 +272,20 @@ def test_readers_never_see_a_half_published_batch(project, monkeypatch):
     from dbt.adapters.window_views import storage
 
     assert sorted(p.name for p in table.glob("*.parquet")) == sorted(storage.logged_files(store, str(table)))
+
+
+@pytest.mark.parametrize("setting", ["location_root='s3a://bucket/wv'", "checkpoint_location='s3a://bucket/cp'"])
+def test_a_store_the_session_has_no_jars_for_is_named_before_anything_is_written(project, setting):
+    """Object-store locations are accepted (no refusal at compile time); a session without the
+    store's Hadoop jars (pip's pyspark has none) fails the run naming the model, the location and
+    the jars to add, and writes nothing."""
+    make_source(project)
+    deliver(project, DAY1)
+    window_view(project, "remote", "on_window_close", TUMBLE_SUM.replace("select", f"{{{{ config({setting}) }}}} select", 1))
+    project.dbt("compile", "-s", "remote")
+    message = errors(project.dbt("run", "-s", "remote", ok=False))
+    assert "window_view model 'remote' at s3a://bucket/" in message, message
+    assert "no Hadoop filesystem for scheme 's3a' in this Spark session" in message and "S3AFileSystem not found" in message
+    assert "give the Spark session the store's Hadoop jars (s3a: hadoop-aws" in message
+    assert_clean(message)
+    assert not project.spark.catalog.tableExists(f"{project.schema}.remote")

@@ -57,12 +57,20 @@ def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Loc
     base = paths.normalize(root if root else spark.catalog.getDatabase(schema).locationUri)
     table = paths.join(base, identifier)
     configured = plan.config.checkpoint_location
+    legacy = paths.join(table, LEGACY_CHECKPOINT)
+    try:
+        in_table = not configured and filesystems.for_client(spark).is_dir(paths.join(legacy, "window_views"))
+    except OSError as exc:
+        raise StreamFailure(
+            plan.model,
+            f"cannot reach its table's location ({exc.strerror or exc})",
+            _storage_fix(exc, "make the location readable by Spark, or set location_root"),
+            path=table,
+        ) from None
     if configured:
         where = paths.normalize(configured)
-    elif filesystems.for_client(spark).is_dir(paths.join(table, LEGACY_CHECKPOINT, "window_views")):
-        where = paths.join(table, LEGACY_CHECKPOINT)
     else:
-        where = paths.sibling(table, CHECKPOINT_SUFFIX)
+        where = legacy if in_table else paths.sibling(table, CHECKPOINT_SUFFIX)
     return Locations(table=table, late=paths.sibling(table, "__late"), checkpoint=where)
 
 
