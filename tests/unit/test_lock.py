@@ -25,12 +25,12 @@ def test_one_holder_at_a_time(tmp_path, fs):
         assert json.loads(path.read_text())["run_id"] == "second"
 
 
-def test_racing_runs_get_it_once(tmp_path, fs):
-    path = tmp_path / "run.lock"
+def race(fs, path, runs: int):
+    """`runs` threads acquiring the lock at once: the run ids that got it, and those refused."""
     won, lost = [], []
-    barrier = threading.Barrier(8)
+    barrier = threading.Barrier(runs)
 
-    def race(i):
+    def attempt(i):
         barrier.wait()
         try:
             RunLock(fs, str(path), f"r{i}").acquire()
@@ -38,11 +38,16 @@ def test_racing_runs_get_it_once(tmp_path, fs):
         except LockHeld:
             lost.append(i)
 
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(target=attempt, args=(i,)) for i in range(runs)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    return won, lost
+
+
+def test_racing_runs_get_it_once(tmp_path, fs):
+    won, lost = race(fs, tmp_path / "run.lock", 8)
     assert len(won) == 1 and len(lost) == 7
 
 
@@ -90,22 +95,7 @@ def test_a_stale_lock_is_taken_over_once_by_racing_runs(tmp_path, fs):
     gone = subprocess.Popen(["true"])
     gone.wait()
     path.write_text(json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}))
-    won, lost = [], []
-    barrier = threading.Barrier(6)
-
-    def race(i):
-        barrier.wait()
-        try:
-            RunLock(fs, str(path), f"r{i}").acquire()
-            won.append(i)
-        except LockHeld:
-            lost.append(i)
-
-    threads = [threading.Thread(target=race, args=(i,)) for i in range(6)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    won, lost = race(fs, path, 6)
     assert len(won) == 1 and len(lost) == 5
     assert json.loads(path.read_text())["run_id"] == f"r{won[0]}"
 
