@@ -15,7 +15,9 @@
   {%- set plan = adapter.plan_window_aggregate(rel, spec, measures, group_by) -%}
   {%- if plan['sql'] is not none -%}
     {#- the marker records the window as a TVF's does, noting that panes compute it -#}
-    {%- set marked = {'via': 'window_aggregate'} -%}
+    {#- with the measures and keys, so a stream can keep per-pane partial aggregates -#}
+    {%- set marked = {'via': 'window_aggregate', 'group_by': [group_by] if group_by is string else group_by,
+        'measures': measures} -%}
     {%- do marked.update(spec) -%}
 (
   {{ window_views._tvf_marker(marked) }}

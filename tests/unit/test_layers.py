@@ -11,10 +11,10 @@ PREFIX = "dbt.adapters.window_views"
 LAYERS = {
     0: {"errors", "intervals", "paths", "upstream", "__version__"},
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
-    2: {"streaming.plan", "plan"},
+    2: {"streaming.slicing", "streaming.plan", "plan"},
     3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
-        "streaming.checkpoint"},
+        "streaming.checkpoint", "streaming.pane_state"},
     4: {"impl", "compile_checks", "connections", "__init__"},
 }
 LAYER = {name: layer for layer, names in LAYERS.items() for name in names}

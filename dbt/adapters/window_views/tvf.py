@@ -15,7 +15,8 @@ intervals in microseconds (tumble: size_us, offset_us; hop: slide_us, size_us, o
 cumulate: step_us, size_us, offset_us; session: gap_us), session's `partition_by` (a list of
 column names) and `text`, the interval arguments as the model wrote them (offset only if given);
 window_aggregate's pane plans render the marker of their window too, with `"via":
-"window_aggregate"`.
+"window_aggregate"`, `group_by` (a list of column names) and `measures` (output name -> the
+aggregate as written, `*/` escaped as `*\\/`): a stream re-plans them as per-pane partials.
 The JSON never holds `*/`: column names are validated identifiers, intervals '<n> <unit>'.
 Changing the keys or their meaning makes a new version; a version this module does not know is
 an error, never a guess.
@@ -88,6 +89,8 @@ class WindowTvf:
     partition_by: Tuple[str, ...] = ()
     texts: Tuple[Tuple[str, str], ...] = ()  # (argument, interval as written), in macro order
     via: Optional[str] = None  # "window_aggregate": computed from panes, not by the TVF's rows
+    group_by: Tuple[str, ...] = ()  # window_aggregate's keys and measures (alias, aggregate)
+    measures: Tuple[Tuple[str, str], ...] = ()
 
     @property
     def span(self) -> int:
@@ -138,7 +141,8 @@ class WindowTvf:
 def _window(spec: Mapping[str, Any]) -> WindowTvf:
     kind = spec["kind"]
     texts = tuple((name, spec["text"][name]) for name in ARGUMENTS[kind] if name in spec["text"])
-    common = {"kind": kind, "time_col": spec["time_col"], "texts": texts, "via": spec.get("via")}
+    common = {"kind": kind, "time_col": spec["time_col"], "texts": texts, "via": spec.get("via"),
+              "group_by": tuple(spec.get("group_by", ())), "measures": tuple(spec.get("measures", {}).items())}
     if kind == "session":
         return WindowTvf(gap=spec["gap_us"], partition_by=tuple(spec["partition_by"]), **common)
     slide = {"hop": "slide_us", "cumulate": "step_us"}.get(kind)

@@ -30,6 +30,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
+from dbt.adapters.window_views.streaming import pane_state
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import State
@@ -129,8 +130,9 @@ class BatchWriter:
         rows = df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t"))).selectExpr(
             "*", sqlexpr.to_sql(exp.alias_(late_condition(plan, w_prev), "_wv_late"))
         )
-        query = ModelQuery(plan, self.schema, df.columns)
-        stats = self._count_and_stage_late(rows, query.columns, batch_id, w_prev)
+        # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
+        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
+        stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
         if not stats["n"]:
             return {key: previous.get(key) for key in ("watermark", "state", "state_rows")} | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
@@ -141,7 +143,9 @@ class BatchWriter:
             w_new = reached if w_prev is None else max(w_prev, reached)
         state = State(plan, self.where, query)
         retained = fresh.selectExpr("*", "true as _wv_new")
-        if previous.get("state"):
+        if plan.slicing is not None:  # a window_aggregate keeps pane partials, not rows
+            retained = pane_state.retained(spark, plan.slicing, fresh, state, previous.get("state"))
+        elif previous.get("state"):
             old = state.rows(spark, previous["state"], fresh.schema)
             # the output and the state both read it: cached while the output is computed (on a
             # first batch there is no state, and the new rows are read twice instead)

@@ -13,6 +13,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.streaming import slicing
 from dbt.adapters.window_views.upstream import Upstream
 
 DAY = 86_400_000_000
@@ -35,6 +36,7 @@ class StreamPlan:
     view: str
     window: Optional[tvf.WindowTvf]  # a window TVF model, or
     over: Optional[overwindows.OverPlan]  # an over-window model
+    slicing: Optional[slicing.Slicing]  # a window_aggregate kept as pane partials: `view` holds them
     fingerprint: str
 
     @property
@@ -164,16 +166,10 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     except AnalysisError as exc:
         raise _fail(model, str(exc), "write SQL that sqlglot's spark dialect reads") from exc
     windows = tvf.find(compiled_sql)
-    if any(w.via == "window_aggregate" for w in windows):
-        raise _fail(
-            model,
-            "window_aggregate's pane plans run in batch only",
-            "select from a window TVF with GROUP BY (e.g. window_views.hop(...)) for execution='streaming'",
-        )
     try:
-        own_calls = [c for c in analysis.over_calls(tree) if not c.generated]
+        own_calls = [c for c in analysis.over_calls(slicing.model_only(tree)) if not c.generated]
     except AnalysisError as exc:
-        raise _fail(model, str(exc), "use a window TVF with GROUP BY (window_aggregate's pane plans run in batch only)") from exc
+        raise _fail(model, str(exc), "use a window TVF with GROUP BY, or window_views.window_aggregate") from exc
     if len(windows) > 1 or (not windows and not own_calls):
         raise _fail(
             model,
@@ -184,6 +180,17 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     window = _window(model, config, windows, own_calls) if windows else None
     over = None if windows else _over(model, config, tree)
     source, view = _read_from_view(model, tree)
+    slices = _slicing(model, tree, window, view) if window is not None and window.via == "window_aggregate" else None
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
-    return StreamPlan(model, config, sql, output_sql, source, view, window, over, fingerprint(sql, output_sql, config))
+    return StreamPlan(
+        model, config, sql, output_sql, source, view, window, over, slices, fingerprint(sql, output_sql, config)
+    )
+
+
+def _slicing(model: str, tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[slicing.Slicing]:
+    """A window_aggregate's pane state (`tree` then reads it from `view`), or None: input rows."""
+    try:
+        return slicing.plan(tree, window, view)
+    except slicing.SlicingError as exc:
+        raise _fail(model, exc.problem, exc.fix) from exc

@@ -13,7 +13,7 @@ from dbt.adapters.window_views import filesystems, paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint
+from dbt.adapters.window_views.streaming import checkpoint, pane_state
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
@@ -126,7 +126,8 @@ def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
 def _output_schema(spark: Any, plan: StreamPlan) -> Any:
     """The model's output columns, from Spark describing its SQL over an empty input (the temp
     view the micro-batches fill lives in the query's own session; this one is dropped)."""
-    spark.table(plan.source).limit(0).createOrReplaceTempView(plan.view)
+    rows = spark.table(plan.source).limit(0)
+    (pane_state.partials(spark, plan.slicing, rows) if plan.slicing else rows).createOrReplaceTempView(plan.view)
     try:
         return spark.sql(plan.sql).schema
     finally:

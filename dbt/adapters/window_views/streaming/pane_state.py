@@ -1,0 +1,36 @@
+"""A streaming window_aggregate's state between micro-batches (streaming/slicing.py): one row of
+partial aggregates per (group keys, pane), the new rows' partials merged into it."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+from pyspark.sql import functions as F
+
+from dbt.adapters.window_views.streaming.slicing import Slicing
+from dbt.adapters.window_views.streaming.state import State
+
+# the state's event time: a pane's start, so that the window arithmetic on rows (which windows
+# hold t, when the last one closes) picks and evicts panes as it would their rows
+PANE_TIME = "_wv_p AS _wv_t"
+
+
+def partials(spark: Any, slicing: Slicing, rows: Any) -> Any:
+    """The pane partials of input `rows` (panes.py's own per-pane step)."""
+    rows.drop("_wv_t").createOrReplaceTempView(slicing.rows_view)
+    return spark.sql(slicing.partial_sql).selectExpr("*", PANE_TIME)
+
+
+def retained(spark: Any, slicing: Slicing, fresh: Any, state: State, previous: Optional[str]) -> Any:
+    """The panes after this batch: the partials of its `fresh` rows merged into the state of
+    the `previous` batch. Cached: the output and the next state both read it, and it is small
+    (panes, not rows)."""
+    new = partials(spark, slicing, fresh)
+    if previous is None:
+        return new.persist()
+    old = state.rows(spark, previous, new.schema)
+    old.unionByName(new).createOrReplaceTempView(slicing.merge_view)
+    merge = spark.sql(slicing.merge_sql)
+    # a sum of sums widens its type (decimal precision): the state keeps the partials' own types
+    columns = [F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in new.schema.fields if f.name != "_wv_t"]
+    return merge.select(*columns).selectExpr("*", PANE_TIME).persist()
