@@ -89,3 +89,65 @@ def test_flip145_bids_stream_as_batch(project, kind, emit):
         late += node.adapter_response["late_rows"]
         assert_equals_batch(project, emit, node.adapter_response["watermark"])
     assert late == 1
+
+
+RANDOM_WINDOWS = {
+    "hop": "{'kind': 'hop', 'time_col': 'bidtime', 'size': '10 minutes', 'slide': '4 minutes', 'offset': '-1 minute'}",
+    "cumulate": "{'kind': 'cumulate', 'time_col': 'bidtime', 'size': '12 minutes', 'step': '3 minutes', 'offset': '5 minutes'}",
+    "tumble": "{'kind': 'tumble', 'time_col': 'bidtime', 'size': '7 minutes', 'offset': '2 minutes'}",
+}
+
+
+def random_deliveries(seed: int, batches: int = 4, per_batch: int = 40) -> List[List[tuple]]:
+    """Rows around 1970-01-01 (before and after the epoch), three items, some NULL prices, each
+    up to 15 minutes behind the stream: with a 3-minute delay, some arrive late."""
+    rng = random.Random(seed)
+    base = datetime(1969, 12, 31, 23, 30)
+    deliveries, clock = [], 0.0
+    for _ in range(batches):
+        rows = []
+        for _ in range(per_batch):
+            clock += rng.uniform(0, 1.5)
+            ts = base + timedelta(minutes=clock - rng.uniform(0, 15), seconds=rng.randrange(60))
+            price = "NULL" if rng.random() < 0.1 else rng.randrange(1, 50)
+            rows.append((ts.strftime("%Y-%m-%d %H:%M:%S"), price, rng.choice("ABC")))
+        deliveries.append(rows)
+    return deliveries
+
+
+@pytest.mark.parametrize("kind, emit", [("hop", "on_update"), ("hop", "on_window_close"),
+                                        ("cumulate", "on_window_close"), ("tumble", "on_update")])
+def test_random_rows_with_late_ones_stream_as_batch(project, kind, emit):
+    make_project(project, RANDOM_WINDOWS[kind], emit, delay="3 minutes")
+    late, delivered = 0, 0
+    for i, rows in enumerate(random_deliveries(seed=len(kind) * 10 + len(emit))):
+        deliver(project, rows)
+        delivered += len(rows)
+        node = run(project)
+        if i == 0:
+            ontime(project)
+            project.dbt("run", "-s", "batch")
+        late += node.adapter_response["late_rows"]
+        assert_equals_batch(project, emit, node.adapter_response["watermark"])
+    assert late > 0
+    # the state is panes of open windows (at most three items x a few panes), not the rows
+    assert 0 < node.adapter_response["state_rows"] <= 3 * 10
+
+
+def test_window_aggregate_over_a_cte_is_refused_at_compile_time(project):
+    project.spark.sql(f"create database if not exists {project.schema}")
+    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet")
+    project.write("models/sources.yml", sources_yml("bid"))
+    project.model(
+        "over_cte",
+        """
+        {{ config(materialized='window_view', execution='streaming',
+                  watermark={'column': 'bidtime', 'delay': '1 minute'}) }}
+        with priced as (select * from {{ source('raw', 'bid') }} where price > 0)
+        select * from {{ window_views.window_aggregate('priced',
+            {'kind': 'hop', 'time_col': 'bidtime', 'size': '10 minutes', 'slide': '5 minutes'}, {'n': 'count(*)'}) }}
+        """,
+    )
+    message = errors(project.dbt("compile", "-s", "over_cte", ok=False))
+    assert "window_view model 'over_cte': window_aggregate reads priced (a CTE)" in message
+    assert "fix: pass ref() or source() to window_aggregate" in message
