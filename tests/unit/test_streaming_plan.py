@@ -1,8 +1,11 @@
 """The streaming plan, before any Spark: the relation rewrite, the window read back from the
 compiled SQL, and the refusals (their messages name the model and the fix)."""
 
+import json
+
 import pytest
 
+from dbt.adapters.window_views import panes
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
 from dbt.adapters.window_views.streaming.plan import build, check_upstream
@@ -96,3 +99,34 @@ def test_a_version_1_record_fits_while_only_formatting_differs():
     # written for another emit mode: does not fit
     assert not now.fits({**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))})
     assert not now.fits({**now.record(), "fingerprint": "0" * 64})
+
+
+def window_aggregate(window: dict, measures: dict, group_by=("item",)) -> str:
+    """A model's compiled SQL as macros/windows/window_aggregate.sql renders it."""
+    spec = {"via": "window_aggregate", "group_by": list(group_by), "measures": measures, "time_col": "bidtime",
+            "offset_us": 0, "text": {}, **window}
+    kind, slide = window["kind"], window.get("slide_us", window.get("step_us", window["size_us"]))
+    planned = panes.plan("s.bid", panes.WindowSpec(kind, "bidtime", window["size_us"], slide, 0),
+                         panes.parse_measures(measures), list(group_by))
+    return f"select * from (\n/* window_views:tvf:v1 {json.dumps(spec)} */\nselect * from {planned.sql} _wv_panes\n)"
+
+
+HOP = {"kind": "hop", "size_us": 3_600_000_000, "slide_us": 60_000_000}
+
+
+def test_a_window_aggregate_keeps_pane_partials_and_reads_them_from_the_view():
+    p = plan("m", window_aggregate(HOP, {"price": "sum(price)", "top": "max(price)"}), config())
+    s = p.slicing
+    assert s.columns == ("item", "_wv_p", "_wv_m0", "_wv_m1", "_wv_m2")  # sum, its count, max
+    assert "s.bid" not in p.sql and f"FROM {p.view}" in p.sql
+    # the new rows' partials: aggregated where they are (no shuffle hint), from the rows' view
+    assert f"FROM {s.rows_view} " in s.partial_sql and "REPARTITION" not in s.partial_sql
+    assert "SUM(_wv_m0) AS _wv_m0" in s.merge_sql and "MAX(_wv_m2) AS _wv_m2" in s.merge_sql
+
+
+def test_a_tumble_window_aggregate_has_one_pane_per_window():
+    tumble = {"kind": "tumble", "size_us": 60_000_000}
+    assert plan("m", window_aggregate(tumble, {"n": "count(*)"}), config()).slicing.columns == ("item", "_wv_p", "_wv_m0")
+    # count(DISTINCT) does not decompose: the stream keeps input rows, as for a window TVF
+    distinct = plan("m", window_aggregate(tumble, {"n": "count(distinct price)"}), config())
+    assert distinct.slicing is None and f"FROM {distinct.view} AS bid" in distinct.sql
