@@ -29,7 +29,11 @@ def retained(spark: Any, slicing: Slicing, fresh: Any, state: State, previous: O
     if previous is None:
         return new.persist()
     old = state.rows(spark, previous, new.schema)
-    old.unionByName(new).createOrReplaceTempView(slicing.merge_view)
+    panes = old.unionByName(new)
+    if slicing.keys:
+        # by key: the merge (by key and pane) and the windows (by key) then need no other shuffle
+        panes = panes.repartition(*[F.col(f"`{k}`") for k in slicing.keys])
+    panes.createOrReplaceTempView(slicing.merge_view)
     merge = spark.sql(slicing.merge_sql)
     # a sum of sums widens its type (decimal precision): the state keeps the partials' own types
     columns = [F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in new.schema.fields if f.name != "_wv_t"]

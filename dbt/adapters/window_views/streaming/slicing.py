@@ -41,6 +41,7 @@ class Slicing:
     merge_sql: str  # one row per pane from the union of old and new partials (reads merge_view)
     merge_view: str
     columns: Tuple[str, ...]  # the pane state's columns: keys, [_wv_s,] _wv_p, partials
+    keys: Tuple[str, ...]  # window_aggregate's group_by
 
 
 def _aggregate(tree: exp.Expression) -> Optional[exp.Subquery]:
@@ -114,5 +115,5 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     merge_view = f"{view}_merge"
     return Slicing(
         rows_view, sqlexpr.to_sql(partial), _merge_sql(partial, keys, merge_view), merge_view,
-        tuple(p.alias_or_name for p in partial.expressions),
+        tuple(p.alias_or_name for p in partial.expressions), tuple(window.group_by),
     )
