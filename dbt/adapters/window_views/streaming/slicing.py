@@ -70,11 +70,12 @@ def _replanned(window: tvf.WindowTvf, relation: str) -> Optional[exp.Select]:
     return sqlexpr.parse(planned.sql).unnest()
 
 
-def _merge_sql(partial: exp.Select, keys: Tuple[str, ...], view: str) -> str:
+def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str:
+    """One row per `pane_key` (group keys, [_wv_s,] _wv_p), each partial merged as it combines."""
     merged = []
     for projection in partial.expressions:
         name = projection.alias_or_name
-        if name in keys:
+        if name in pane_key:
             merged.append(exp.column(name, quoted=True))
             continue
         leaf = projection.unalias()
@@ -84,7 +85,7 @@ def _merge_sql(partial: exp.Select, keys: Tuple[str, ...], view: str) -> str:
         else:
             combined = exp.func(MERGE[type(leaf)], exp.column(name))
         merged.append(exp.alias_(combined, name))
-    group = [exp.column(k, quoted=True) for k in keys]
+    group = [exp.column(k, quoted=True) for k in pane_key]
     return sqlexpr.to_sql(exp.select(*merged).from_(view).group_by(*group))
 
 
@@ -109,11 +110,11 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     # a batch's new rows are few: aggregate them where they are (map-side), not after a shuffle
     for hint in list(partial.find_all(exp.Hint)):
         hint.pop()
-    keys = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith("_wv_m"))
+    pane_key = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith("_wv_m"))
     cte.set("this", exp.select("*").from_(view))
     subquery.set("this", query)
     merge_view = f"{view}_merge"
     return Slicing(
-        rows_view, sqlexpr.to_sql(partial), _merge_sql(partial, keys, merge_view), merge_view,
+        rows_view, sqlexpr.to_sql(partial), _merge_sql(partial, pane_key, merge_view), merge_view,
         tuple(p.alias_or_name for p in partial.expressions), tuple(window.group_by),
     )
