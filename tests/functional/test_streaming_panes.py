@@ -17,8 +17,15 @@ WINDOWS = {
     "hop": "{'kind': 'hop', 'time_col': 'bidtime', 'size': '10 minutes', 'slide': '4 minutes'}",
     "cumulate": "{'kind': 'cumulate', 'time_col': 'bidtime', 'size': '10 minutes', 'step': '2 minutes'}",
 }
-MEASURES = "{'price': 'sum(price)', 'bids': 'count(*)', 'top': 'max(price)', 'low': 'min(price) + 0', 'mean': 'avg(price)'}"
-COLUMNS = "item, window_start, window_end, window_time, price, bids, top, low, mean"
+MEASURES = ("{'price': 'sum(price)', 'bids': 'count(*)', 'top': 'max(price)', 'low': 'min(price) + 0', "
+            "'mean': 'avg(price)', 'prices': '%s'}")
+
+
+def measures(window: str) -> str:
+    """HLL sketches merged across panes for HOP and CUMULATE; not for TUMBLE, whose stream would
+    keep rows for approx_count_distinct (its batch estimates with HLL++)."""
+    return MEASURES % ("count(price)" if "'tumble'" in window else "approx_count_distinct(price)")
+COLUMNS = "item, window_start, window_end, window_time, price, bids, top, low, mean, prices"
 # FLIP-145's Bid table, delivered in three appends, out of order; (08:03, 9, 'L') arrives after
 # the watermark (08:10) closed its first window
 DELIVERIES = [
@@ -33,7 +40,7 @@ def make_project(project, window: str, emit: str, delay: str = "1 minute") -> No
     project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet")
     project.write("models/sources.yml", sources_yml("bid", "ontime"))
     def aggregate(source: str) -> str:
-        return f"window_views.window_aggregate(source('raw', '{source}'), {window}, {MEASURES}, ['item'])"
+        return f"window_views.window_aggregate(source('raw', '{source}'), {window}, {measures(window)}, ['item'])"
 
     project.model(
         "panes",

@@ -130,3 +130,10 @@ def test_a_tumble_window_aggregate_has_one_pane_per_window():
     # count(DISTINCT) does not decompose: the stream keeps input rows, as for a window TVF
     distinct = plan("m", window_aggregate(tumble, {"n": "count(distinct price)"}), config())
     assert distinct.slicing is None and f"FROM {distinct.view} AS bid" in distinct.sql
+
+
+def test_a_tumble_window_aggregate_with_approx_count_distinct_keeps_rows():
+    # batch TUMBLE estimates with Spark's HLL++, HOP/CUMULATE with mergeable sketches
+    tumble = {"kind": "tumble", "size_us": 60_000_000}
+    assert plan("m", window_aggregate(tumble, {"d": "approx_count_distinct(price)"}), config()).slicing is None
+    assert plan("m", window_aggregate(HOP, {"d": "approx_count_distinct(price)"}), config()).slicing is not None

@@ -5,7 +5,8 @@ panes.py's own plan (its `_wv_panes` step reads the pane state instead of input 
 and stream combine panes with the same SQL.
 
 TUMBLE is planned as a HOP whose slide is its size: one pane per window. Measures that do not
-decompose (e.g. count(DISTINCT x)) keep input rows as the state, as a window TVF does.
+decompose (e.g. count(DISTINCT x)) keep input rows as the state, as a window TVF does, and so
+does a TUMBLE with approx_count_distinct (see `plan`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,10 @@ def _replanned(window: tvf.WindowTvf, relation: str) -> Optional[exp.Select]:
     return sqlexpr.parse(planned.sql).unnest()
 
 
+def _is_sketch(leaf: exp.Expression) -> bool:
+    return isinstance(leaf, exp.Anonymous) and leaf.name.lower() == "hll_sketch_agg"
+
+
 def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str:
     """One row per `pane_key` (group keys, [_wv_s,] _wv_p), each partial merged as it combines."""
     merged = []
@@ -79,7 +84,7 @@ def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str
             merged.append(exp.column(name, quoted=True))
             continue
         leaf = projection.unalias()
-        if isinstance(leaf, exp.Anonymous) and leaf.name.lower() == "hll_sketch_agg":
+        if _is_sketch(leaf):
             # sketches union; `true`: panes of one window may differ in lgConfigK
             combined: exp.Expression = exp.Anonymous(this="hll_union_agg", expressions=[exp.column(name), exp.true()])
         else:
@@ -107,6 +112,10 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
         return None
     cte = next(c for c in query.args["with_"].expressions if c.alias == PANES_CTE)
     partial = cte.this.copy()
+    if window.kind == "tumble" and any(_is_sketch(p.unalias()) for p in partial.expressions):
+        # batch TUMBLE runs approx_count_distinct itself (HLL++), whose estimate a merged sketch
+        # does not reproduce: kept as rows, the stream runs the batch's SQL and estimates alike
+        return None
     # a batch's new rows are few: aggregate them where they are (map-side), not after a shuffle
     for hint in list(partial.find_all(exp.Hint)):
         hint.pop()
