@@ -11,7 +11,9 @@
 5. forget the rows no later result needs (state.py), and the state the commit replaced.
 
 Nothing is cached: each job reads the new files and the state again, which costs less than
-caching them as a job of its own (adaptive execution materializes a cache as a stage).
+caching them as a job of its own (adaptive execution materializes a cache as a stage). A
+window_aggregate's merged panes are the exception (pane_state.py): an aggregation of every new
+row, few rows to keep.
 """
 
 from __future__ import annotations

@@ -94,6 +94,8 @@ class State:
         if w_new is None:
             return retained
         window = self.plan.window
+        if self.plan.slicing is not None:  # pane partials (pane_state.py): `_wv_t` is a pane's start
+            return retained.where(sqlexpr.to_sql(sqlexpr.parse(window.last_end("_wv_t")) > w_new))
         if window.kind != "session":
             # a row no later than w_new - span is in no open window; said of the time column
             # itself, parquet skips the files and row groups that hold only such rows
