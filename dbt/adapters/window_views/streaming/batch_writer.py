@@ -149,8 +149,6 @@ class BatchWriter:
             retained = pane_state.retained(spark, plan.slicing, fresh, state, previous.get("state"))
         elif previous.get("state"):
             old = state.rows(spark, previous["state"], fresh.schema)
-            # the output and the state both read it: cached while the output is computed (on a
-            # first batch there is no state, and the new rows are read twice instead)
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
