@@ -31,7 +31,7 @@ from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
-from jobs import Jobs, streaming
+from jobs import Jobs, met, streaming
 
 SCHEMA = "bench_over"
 SELECT = """
@@ -145,9 +145,9 @@ def main() -> int:
         goal = t1_tb <= 0.10 if at_10m else t1_tb < 1.0
         flat = max(state[name]) <= 1.2 * min(state[name]) + 100
         print(f"  {name:<18} T1/Tb {t1_tb:6.1%} (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}: "
-              f"{'met' if goal else 'NOT met'}); T0/Tb {t0_tb:.2f}x (target <= 1.3x: {'met' if t0_tb <= 1.3 else 'NOT met'}); "
-              f"jobs {job_counts[name]} (target <= 4: {'met' if max(job_counts[name]) <= 4 else 'NOT met'}); "
-              f"state {state[name]} (target flat: {'met' if flat else 'NOT met'})")
+              f"{met(goal)}); T0/Tb {t0_tb:.2f}x (target <= 1.3x: {met(t0_tb <= 1.3)}); "
+              f"jobs {job_counts[name]} (target <= 4: {met(max(job_counts[name]) <= 4)}); "
+              f"state {state[name]} (target flat: {met(flat)})")
     print(f"check: on_update stream vs batch: {only_stream} rows only in the stream, {only_batch} only in the batch")
     spark.stop()
     shutil.rmtree(home, ignore_errors=True)

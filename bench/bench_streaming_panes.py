@@ -26,12 +26,12 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import List, Tuple
+from typing import ClassVar, Dict, List, Tuple
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
-from bench_streaming import EMITS, SCHEMA, dbt_run, make_project, write_data
-from jobs import Jobs, streaming
+from bench_streaming import EMITS, SCHEMA, Named, dbt_run, make_project, write_data
+from jobs import Jobs, met, streaming
 
 WINDOWS = {
     "tumble": ("TUMBLE 1min", "{'kind': 'tumble', 'time_col': 'bidtime', 'size': '1 minute'}"),
@@ -42,9 +42,8 @@ COLUMNS = "item, window_start, window_end, window_time, price, bids, top"
 
 
 @dataclass
-class Scenario:
-    kind: str
-    emit: str
+class Scenario(Named):
+    windows: ClassVar[Dict[str, Tuple[str, str]]] = WINDOWS
     t0: List[float] = field(default_factory=list)
     t1: List[float] = field(default_factory=list)
     jobs1: List[int] = field(default_factory=list)
@@ -54,14 +53,6 @@ class Scenario:
     late: int = 0
     watermark: str = ""
     check: Tuple[int, int, int] = (0, 0, 0)  # stream rows, stream-only rows, batch-only rows
-
-    @property
-    def name(self) -> str:
-        return f"{self.kind}_{EMITS[self.emit]}"
-
-    @property
-    def label(self) -> str:
-        return f"{WINDOWS[self.kind][0]} {self.emit}"
 
 
 def write_model(root: Path, name: str, execution: str, emit: str, kind: str, source: str) -> None:
@@ -170,12 +161,12 @@ def main() -> None:
         for what, attr in (("initial load", "t0"), ("1% increment", "t1")):
             ratio = statistics.median(getattr(hop, attr)) / statistics.median(getattr(tumble, attr))
             print(f"  {emit:<16} {what}: HOP 1h/1min / TUMBLE 1min = {ratio:4.2f}x (target <= 1.5x: "
-                  f"{'met' if ratio <= 1.5 else 'NOT met'})")
+                  f"{met(ratio <= 1.5)})")
     for s in scenarios:
         flat = max(s.state1) <= 1.2 * min(s.state1) + 100
         ok = s.check[1] == 0 and s.check[2] == 0 and s.check[0] > 0 and s.late == sum(lates)
-        print(f"  {s.label:<28} state rows {s.state1} (target flat: {'met' if flat else 'NOT met'}); "
-              f"stream = batch - late: {'met' if ok else 'NOT met'}; Spark jobs per increment {s.jobs1}")
+        print(f"  {s.label:<28} state rows {s.state1} (target flat: {met(flat)}); "
+              f"stream = batch - late: {met(ok)}; Spark jobs per increment {s.jobs1}")
     print(f"load average at the end {os.getloadavg()[0]:.1f}; bench took {time.perf_counter() - bench_start:.0f} s")
     spark.stop()
     shutil.rmtree(root, ignore_errors=True)

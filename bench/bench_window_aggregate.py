@@ -24,6 +24,7 @@ import yaml
 from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from jobs import met
 
 MEASURES = {"total": "sum(amount)", "events": "count(*)", "peak": "max(amount)", "mean": "avg(amount)"}
 MEASURE_SQL = ", ".join(f"{sql} as {name}" for name, sql in MEASURES.items())
@@ -192,8 +193,7 @@ def main() -> None:
         verdict = ""
         if target:
             op, bound = target
-            met = value <= bound if op == "<=" else value >= bound
-            verdict = f"  (target {op} {bound}x: {'met' if met else 'NOT met'})"
+            verdict = f"  (target {op} {bound}x: {met(value <= bound if op == '<=' else value >= bound)})"
         print(f"  {label:<52} {value:5.2f}x{verdict}   [JVM CPU {cpu_s[a] / cpu_s[b]:5.2f}x]")
 
 

@@ -51,3 +51,8 @@ def streaming(jobs: List[Job]) -> List[Job]:
 def _text(option: Any) -> str:
     """A Scala Option[String]'s value, or ''."""
     return option.get() if option.isDefined() else ""
+
+
+def met(ok: bool) -> str:
+    """A target's verdict, as every bench prints it."""
+    return "met" if ok else "NOT met"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import objectstore
-from dbt.adapters.window_views import paths
+from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
 
 
@@ -77,3 +77,22 @@ def test_the_file_log_spells_files_as_spark_lists_them(spark, tmp_path):
     path = spark._jvm.org.apache.hadoop.fs.Path(str(folder))
     listed = [s.getPath().toUri().toString() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)]
     assert listed == [paths.listed_uri(str(folder / "b1-n0-part.parquet"))]
+
+
+def test_spark_reads_the_file_log_across_deltas_and_compactions(spark, tmp_path):
+    """Spark's readers of a table read its file log as storage.log_files writes it: deltas of
+    appending batches on top of the last compaction, and a compaction after a batch that
+    replaced files (a delta's deletes would not be applied)."""
+    fs = LocalFileSystem()
+    table = tmp_path / "t"
+    for batch in range(12):
+        spark.range(batch * 10, batch * 10 + 3).repartition(1).write.parquet(
+            str(table / "_wv_staging" / str(batch) / "_wv_bucket=e")
+        )
+        storage.publish(fs, str(table), batch, ())
+    read = lambda: sorted(r[0] for r in spark.read.parquet(str(table)).collect())  # noqa: E731
+    assert read() == [b * 10 + i for b in range(12) for i in range(3)]
+    assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith("."))[-3:] == ["19.compact", "20", "9.compact"]
+    spark.range(1000, 1002).repartition(1).write.parquet(str(table / "_wv_staging" / "12" / "_wv_bucket=e"))
+    storage.publish(fs, str(table), 12, ["e"])
+    assert read() == [1000, 1001]

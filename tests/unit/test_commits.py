@@ -89,10 +89,11 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
     for name in ("p0.parquet", "p1.parquet"):
         (staged / name).write_text(f"new {name}")
     planned = storage.plan_publish(fs, str(table), 1, ["b1"])
-    assert planned == {
-        "move": [["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet"], ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet"]],
-        "delete": ["b1-n0-a.parquet", "b1-n0-b.parquet"],
-    }
+    assert [move[:3] for move in planned["move"]] == [
+        ["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet", 14], ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet", 14]
+    ]
+    assert planned["delete"] == ["b1-n0-a.parquet", "b1-n0-b.parquet"]
+    assert planned["log"] == 9  # a table without a log starts with a whole list
     # the first move was a copy whose source was not deleted yet; one replaced file is gone
     (table / "b1-n1-p0.parquet").write_text("new p0.parquet")
     (table / "b1-n0-a.parquet").unlink()
@@ -122,7 +123,44 @@ def test_the_file_log_switches_readers_at_once_and_replays_the_same(tmp_path, fs
             assert storage.logged_files(fs, str(table)) == ["b1-n1-p0.parquet"]
         storage.publish(fs, str(table), batch, ["b1"], planned)
     assert storage.logged_files(fs, str(table)) == ["b1-n2-q0.parquet"]
-    assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith(".")) == ["19.compact", "29.compact"]
+    # each batch replaced files, which only a compaction (a whole list) can say to Spark's readers
+    assert log_entries(table) == ["19.compact", "9.compact"]
+
+
+def log_entries(table: Path) -> list:
+    return sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith("."))
+
+
+def stage(table: Path, batch: int, bucket: str, names: list) -> None:
+    staged = table / "_wv_staging" / str(batch) / f"_wv_bucket={bucket}"
+    staged.mkdir(parents=True)
+    for name in names:
+        (staged / name).write_text(f"{batch} {name}")
+
+
+def test_appending_batches_log_deltas_and_compact_every_tenth(tmp_path, fs):
+    """A batch that only adds files writes a delta naming them (its cost does not grow with the
+    table); every tenth entry, and every batch that replaces files, writes the whole list; a
+    replayed delta writes the same entry; entries before the previous compaction go."""
+    table = tmp_path / "t"
+    table.mkdir()
+    for batch in range(23):
+        stage(table, batch, "e", [f"p{batch}.parquet"])
+        planned = storage.plan_publish(fs, str(table), batch)
+        assert planned["log"] == (9 if batch == 0 else 9 + batch)
+        storage.publish(fs, str(table), batch, (), planned)
+        if batch == 12:
+            storage.publish(fs, str(table), batch, (), planned)  # a replay
+    assert log_entries(table) == ["19.compact", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29.compact", "30", "31"]
+    assert (table / "_spark_metadata" / "31").read_text().count("\n") == 2  # v1 and its one file
+    assert storage.logged_files(fs, str(table)) == sorted(f"e-n{b}-p{b}.parquet" for b in range(23))
+    # a batch that replaces files jumps to the next compaction id
+    stage(table, 23, "e", ["q.parquet"])
+    planned = storage.plan_publish(fs, str(table), 23, ["e"])
+    assert planned["log"] == 39 and len(planned["delete"]) == 23
+    storage.publish(fs, str(table), 23, ["e"], planned)
+    assert storage.logged_files(fs, str(table)) == ["e-n23-q.parquet"] == storage.live_file_names(fs, str(table))
+    assert log_entries(table) == ["29.compact", "30", "31", "39.compact"]
 
 
 def test_a_damaged_file_named_in_a_spark_task_keeps_its_name_on_the_client():

@@ -31,7 +31,7 @@ BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they p
 # Spark's file-sink log: Spark's readers of a folder that has one (a table over it,
 # spark.read.parquet, a stream reading it) read the files its latest entry lists, not a listing
 FILE_LOG = "_spark_metadata"
-LOG_INTERVAL = 10  # Spark's default compact interval: ids 10n+9 are compactions, each a whole list
+LOG_INTERVAL = 10  # Spark's default compact interval: ids 10n+9 are compactions (a whole list), others deltas
 
 
 def write_json(fs: FileSystem, location: str, data: Dict[str, Any]) -> None:
@@ -126,39 +126,56 @@ def _batch_of(name: str) -> Optional[int]:
         return None
 
 
-def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = ()) -> Dict[str, list]:
+def live_file_names(fs: FileSystem, table: str) -> List[str]:
+    """The table's files after its last committed batch: its file log's list (one small read,
+    however many files the folder holds), or a listing for a table without a log yet."""
+    logged = _logged(fs, table)
+    return sorted(logged) if logged is not None else data_file_names(fs, table)
+
+
+def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = ()) -> Dict[str, Any]:
     """What publishing batch `batch` into `table` will do, decided from the staged files and
-    the table's files before anything is published (the READY record keeps it): `move`, pairs of
-    a staged file (relative to the staging folder) and its table file name; `delete`, the table
-    files of the buckets the batch rewrote (not its own)."""
+    the table's files before anything is published (the READY record keeps it): `move`, a
+    staged file (relative to the staging folder), its table file name, size and mtime; `delete`,
+    the table files of the buckets the batch rewrote (not its own); `log`, the id of the file-log
+    entry it writes: the next delta (its new files only) when it deletes nothing, else the next
+    compaction (the whole list), since Spark's readers do not apply deletes of a delta."""
     staging = staging_dir(table, batch)
     moves = []
     for folder in _bucket_folders(fs, staging):
         bucket = folder.split("=", 1)[1]
         for entry in fs.list(paths.join(staging, folder)):
             if not entry.is_dir and _visible(entry.name):
-                moves.append([f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}"])
+                moves.append([f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}", entry.size, entry.mtime])
+    replaced = sorted(set(replaced_buckets))
     delete = [
-        name for bucket in sorted(set(replaced_buckets)) for name in data_file_names(fs, table, bucket)
-        if _batch_of(name[len(bucket):]) != batch
+        name for name in (live_file_names(fs, table) if replaced else [])
+        for bucket in replaced if name.startswith(f"{bucket}-n") and _batch_of(name[len(bucket):]) != batch
     ]
-    return {"move": moves, "delete": delete}
+    ids = _log_ids(fs, table)
+    following = ids[-1] + 1 if ids else 0
+    if delete or not ids or _is_compaction(following):
+        following += (LOG_INTERVAL - 1 - following) % LOG_INTERVAL
+    return {"move": moves, "delete": delete, "log": following}
 
 
 def publish(
-    fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = (), planned: Optional[Dict[str, list]] = None
+    fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = (), planned: Optional[Dict[str, Any]] = None
 ) -> None:
     """Carry out `planned` (plan_publish's, from the READY record; planned now for a READY record
-    of an earlier release): move the staged files into the table unless already there, delete the
-    files the batch replaced, drop the staging folder. Repeatable after a crash at any step."""
+    of an earlier release): move the staged files into the table unless already there, record
+    them in the file log, delete the files the batch replaced, drop the staging folder.
+    Repeatable after a crash at any step."""
     if planned is None:
         planned = plan_publish(fs, table, batch, replaced_buckets)
     staging = staging_dir(table, batch)
-    for source, target in planned["move"]:
+    for source, target, *_ in planned["move"]:
         final = paths.join(table, target)
         if not fs.exists(final):  # a move that was a copy may have left its source: skipped
             fs.move(paths.join(staging, source), final)
-    log_files(fs, table, batch, planned)  # Spark's readers switch to the new files here, at once
+    # Spark's readers switch to the new files here, at once (a READY record of an earlier
+    # release has no log id: it wrote a whole list per batch, at 10 * batch + 9)
+    log_files(fs, table, planned.get("log", LOG_INTERVAL * batch + LOG_INTERVAL - 1), planned)
     for name in planned["delete"]:
         fs.delete(paths.join(table, name))
     fs.delete(staging)
@@ -167,44 +184,78 @@ def publish(
         fs.delete(root)
 
 
-def _log_id(batch: int) -> int:
-    return LOG_INTERVAL * batch + LOG_INTERVAL - 1
+def _is_compaction(log_id: int) -> bool:
+    return log_id % LOG_INTERVAL == LOG_INTERVAL - 1
+
+
+def _entry_name(log_id: int) -> str:
+    return f"{log_id}.compact" if _is_compaction(log_id) else str(log_id)
 
 
 def _log_ids(fs: FileSystem, table: str) -> List[int]:
-    names = (e.name.removesuffix(".compact") for e in fs.list(paths.join(table, FILE_LOG)) if e.name.endswith(".compact"))
+    names = (e.name.removesuffix(".compact") for e in fs.list(paths.join(table, FILE_LOG)))
     return sorted(int(n) for n in names if n.isdigit())
 
 
-def logged_files(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[List[str]]:
-    """The file names the latest entry of the table's file log lists (before log id `before`);
-    None when there is no entry."""
+def _read_entry(fs: FileSystem, table: str, log_id: int) -> Dict[str, Dict[str, Any]]:
+    lines = fs.read_bytes(paths.join(table, FILE_LOG, _entry_name(log_id))).decode().splitlines()[1:]
+    files = (json.loads(line) for line in lines if line.strip())
+    return {paths.name(f["path"]): f for f in files}
+
+
+def _logged(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[Dict[str, Dict[str, Any]]]:
+    """The files Spark's readers see (name -> its log line) from the entries before log id
+    `before`: the latest compaction and the deltas after it, as Spark reads them; None when
+    there is no entry."""
     ids = [i for i in _log_ids(fs, table) if before is None or i < before]
     if not ids:
         return None
-    lines = fs.read_bytes(paths.join(table, FILE_LOG, f"{ids[-1]}.compact")).decode().splitlines()[1:]
-    return [paths.name(json.loads(line)["path"]) for line in lines if line.strip()]
+    compactions = [i for i in ids if _is_compaction(i)]
+    first = compactions[-1] if compactions else ids[0]
+    files: Dict[str, Dict[str, Any]] = {}
+    for log_id in (i for i in ids if i >= first):
+        files.update(_read_entry(fs, table, log_id))
+    return files
 
 
-def log_files(fs: FileSystem, table: str, batch: int, planned: Dict[str, list]) -> None:
-    """Record the table's files after batch `batch` in Spark's file-sink log, one whole-file
-    write: a reader through Spark switches from the previous batch's files to these at once, so
-    it never sees a batch half published. The list is the previous entry's (for a table without
-    one, the listing's) minus the files the batch replaces, plus those it published; a replay
-    writes the same entry. The previous entry is kept for that replay, older ones go."""
-    previous = logged_files(fs, table, before=_log_id(batch))
-    if previous is None:
-        previous = data_file_names(fs, table)
-    live = (set(previous) - set(planned["delete"])) | {target for _, target in planned["move"]}
-    found = {e.name: e for e in fs.list(table) if not e.is_dir}
-    lines = ["v1"] + [
-        json.dumps({
-            "path": paths.listed_uri(paths.join(table, name)), "size": found[name].size, "isDir": False,
-            "modificationTime": int(found[name].mtime * 1000), "blockReplication": 1, "blockSize": 134217728,
-            "action": "add",
-        })
-        for name in sorted(live) if name in found  # a file gone from outside is not listed to readers
-    ]
-    fs.write_bytes(paths.join(table, FILE_LOG, f"{_log_id(batch)}.compact"), ("\n".join(lines) + "\n").encode())
-    for old in _log_ids(fs, table)[:-2]:
-        fs.delete(paths.join(table, FILE_LOG, f"{old}.compact"))
+def logged_files(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[List[str]]:
+    """The file names Spark's readers see (from the entries before log id `before`); None when
+    the table has no file log."""
+    logged = _logged(fs, table, before)
+    return None if logged is None else sorted(logged)
+
+
+def _line(table: str, name: str, size: int, mtime: float) -> Dict[str, Any]:
+    return {
+        "path": paths.listed_uri(paths.join(table, name)), "size": size, "isDir": False,
+        "modificationTime": int(mtime * 1000), "blockReplication": 1, "blockSize": 134217728, "action": "add",
+    }
+
+
+def log_files(fs: FileSystem, table: str, log_id: int, planned: Dict[str, Any]) -> None:
+    """Record the batch's files in Spark's file-sink log, one whole-file write, so a reader
+    through Spark switches from the previous batch's files to these at once and never sees a
+    batch half published. A delta lists the files the batch published; a compaction the whole
+    list: the previous entries' (for a table without a log, the listing's) minus the files the
+    batch replaces, plus those it published. A replay writes the same entry. Entries older than
+    the previous compaction go (the replay of a compaction reads from it)."""
+    sized = planned["move"]
+    if any(len(move) < 4 for move in sized):  # a READY record of an earlier release has no sizes
+        found = {e.name: e for e in fs.list(table)}
+        sized = [[source, target, found[target].size, found[target].mtime] for source, target, *_ in sized]
+    added = {target: _line(table, target, size, mtime) for _, target, size, mtime in sized}
+    live = added
+    if _is_compaction(log_id):
+        previous = _logged(fs, table, before=log_id)
+        if previous is None:
+            found = (e for e in fs.list(table) if not e.is_dir and _visible(e.name))
+            previous = {e.name: _line(table, e.name, e.size, e.mtime) for e in found}
+        replaced = set(planned["delete"])
+        live = {name: line for name, line in previous.items() if name not in replaced} | added
+    lines = ["v1"] + [json.dumps(live[name]) for name in sorted(live)]
+    fs.write_bytes(paths.join(table, FILE_LOG, _entry_name(log_id)), ("\n".join(lines) + "\n").encode())
+    ids = _log_ids(fs, table)
+    compactions = [i for i in ids if _is_compaction(i)]
+    if len(compactions) >= 2:
+        for old in (i for i in ids if i < compactions[-2]):
+            fs.delete(paths.join(table, FILE_LOG, _entry_name(old)))

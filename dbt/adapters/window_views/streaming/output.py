@@ -11,7 +11,7 @@ from typing import Any, List, Optional, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import emit, overwindows, sqlexpr, storage
+from dbt.adapters.window_views import emit, overwindows, paths, sqlexpr, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
@@ -100,14 +100,15 @@ class Output:
         bucket = sqlexpr.to_sql(
             exp.alias_(sqlexpr.fill(BUCKET_OF, key=key, size=exp.Literal.number(size)), storage.BUCKET)
         )
+        files = storage.live_file_names(self.fs, self.where.table)
         touched = set()
-        for name in {f.split("-n", 1)[0] for f in storage.data_file_names(self.fs, self.where.table)}:
+        for name in {f.split("-n", 1)[0] for f in files}:
             k = int(name[1:])
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
         result, rows_out = counted(result)
         staged = result.selectExpr("*", bucket)
-        existing = [f for b in touched for f in storage.data_files(self.fs, self.where.table, b)]
+        existing = [paths.join(self.where.table, f) for f in files if f.split("-n", 1)[0] in touched]
         if existing:
             # the rows of those buckets outside the region, staged with the result in one write
             kept = spark.read.schema(result.schema).parquet(*existing).where(

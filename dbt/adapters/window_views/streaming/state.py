@@ -102,7 +102,7 @@ class State:
             since = exp.cast(sqlexpr.column(self.plan.config.watermark.column), "timestamp") > exp.func(
                 "timestamp_micros", exp.Literal.number(w_new - window.span)
             )
-            return retained.where(sqlexpr.to_sql(since)).where(sqlexpr.to_sql(sqlexpr.parse(window.last_end("_wv_t")) > w_new))
+            return retained.where(sqlexpr.to_sql(exp.and_(since, sqlexpr.parse(window.last_end("_wv_t")) > w_new)))
         # sessions: a row is needed while the session it belongs to (as far as the state knows)
         # may still grow, i.e. its last row + gap is after W
         keys = [sqlexpr.column(k) for k in window.partition_by]
