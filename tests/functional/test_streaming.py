@@ -78,6 +78,21 @@ def test_tumble_on_window_close(project):
     assert project.rows("tumble_eowc") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
+def test_small_micro_batches_plan_their_shuffles_in_the_stream_s_own_session(project):
+    """A micro-batch of few rows runs without adaptive re-planning (shuffles.py); the setting is
+    the streaming query's session's, so the session dbt runs everything else in keeps its own."""
+    spark = project.spark
+    own = {key: spark.conf.get(key) for key in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")}
+    make_source(project)
+    window_view(project, "tumble_small", "on_update", TUMBLE_SUM)
+    deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
+    run(project, "tumble_small")
+    deliver(project, [("08:11", 3, "B")])
+    run(project, "tumble_small")
+    assert project.rows("tumble_small") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 3, 1)]
+    assert {key: spark.conf.get(key) for key in own} == own
+
+
 def test_tumble_on_update(project):
     make_source(project)
     window_view(project, "tumble_upd", "on_update", TUMBLE_SUM)

@@ -32,7 +32,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
-from dbt.adapters.window_views.streaming import pane_state
+from dbt.adapters.window_views.streaming import pane_state, shuffles
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import State
@@ -63,6 +63,7 @@ class BatchWriter:
         self.schema = schema  # the model's output columns
         self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
         self.batches = 0  # committed by this run
+        self.session_settings: Optional[Dict[str, Optional[str]]] = None  # the stream's own, before shuffles.plan_for
 
     def __call__(self, df: Any, batch_id: int) -> None:
         started = time.monotonic()
@@ -138,6 +139,9 @@ class BatchWriter:
         if not stats["n"]:
             return {key: previous.get(key) for key in ("watermark", "state", "state_rows")} | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
+        if self.session_settings is None:
+            self.session_settings = shuffles.session_settings(spark)
+        shuffles.plan_for(spark, stats["n"] + (previous.get("state_rows") or 0), self.session_settings)
         fresh = rows.where("not _wv_late").drop("_wv_late")
         w_new = w_prev
         if stats["tmax"] is not None:
