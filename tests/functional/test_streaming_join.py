@@ -1,0 +1,72 @@
+"""Streaming window views over several append-only inputs: FLIP-145's window join (both sides
+windowed by the same TVF, joined on window_start, window_end and keys) and a UNION ALL of streams.
+The example is the Flink documentation's window join (LeftTable, RightTable, TUMBLE 5 minutes,
+FULL JOIN on num); streaming is checked against batch and against its expected rows."""
+
+from datetime import datetime
+
+from conftest import errors, sources_yml
+
+
+def t(hhmm: str) -> datetime:
+    h, m = hhmm.split(":")
+    return datetime(2020, 4, 15, int(h), int(m))
+
+
+# Flink's window join example: (row_time, num, id)
+LEFT = [("12:02", 1, "L1"), ("12:06", 2, "L2"), ("12:03", 3, "L3")]
+RIGHT = [("12:01", 2, "R2"), ("12:04", 3, "R3"), ("12:05", 4, "R4")]
+# its FULL JOIN result: (L_Num, L_Id, R_Num, R_Id, window_start, window_end)
+EXPECTED = [
+    (1, "L1", None, None, t("12:00"), t("12:05")),
+    (None, None, 2, "R2", t("12:00"), t("12:05")),
+    (3, "L3", 3, "R3", t("12:00"), t("12:05")),
+    (2, "L2", None, None, t("12:05"), t("12:10")),
+    (None, None, 4, "R4", t("12:05"), t("12:10")),
+]
+
+JOIN = """
+select L.num as l_num, L.id as l_id, R.num as r_num, R.id as r_id,
+  coalesce(L.window_start, R.window_start) as window_start, coalesce(L.window_end, R.window_end) as window_end
+from {{ window_views.tumble(source('raw', 'lefttable'), 'row_time', '5 minutes') }} L
+full join {{ window_views.tumble(source('raw', 'righttable'), 'row_time', '5 minutes') }} R
+  on L.num = R.num and L.window_start = R.window_start and L.window_end = R.window_end
+"""
+
+
+def make_sources(project, *tables: str) -> None:
+    project.spark.sql(f"create database if not exists {project.schema}")
+    for table in tables:
+        project.spark.sql(f"create table {project.schema}.{table} (row_time timestamp, num int, id string) using parquet")
+    project.write("models/sources.yml", sources_yml(*tables))
+
+
+def deliver(project, table: str, rows) -> None:
+    """Append rows to one input as a new file, as an upstream loader would."""
+    values = ", ".join(f"(timestamp'2020-04-15 {hhmm}:00', {num}, '{id_}')" for hhmm, num, id_ in rows)
+    project.spark.sql(f"insert into {project.schema}.{table} values {values}")
+
+
+def model(project, name: str, sql: str, execution: str = "streaming", emit: str = "on_window_close", extra: str = "") -> None:
+    project.model(
+        name,
+        f"""
+        {{{{ config(materialized='window_view', execution='{execution}', emit='{emit}', {extra}
+                    watermark={{'column': 'row_time', 'delay': '1 second'}}) }}}}
+        {sql}
+        """,
+    )
+
+
+def run(project, name: str):
+    (node,) = project.dbt("run", "-s", name).result
+    return node
+
+
+def test_flip145_window_join_in_batch(project):
+    make_sources(project, "lefttable", "righttable")
+    deliver(project, "lefttable", LEFT)
+    deliver(project, "righttable", RIGHT)
+    model(project, "joined", JOIN, execution="batch", emit="on_update")
+    run(project, "joined")
+    assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
