@@ -70,3 +70,36 @@ def test_flip145_window_join_in_batch(project):
     model(project, "joined", JOIN, execution="batch", emit="on_update")
     run(project, "joined")
     assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
+
+
+def test_flip145_window_join_streams(project):
+    """Each side delivered on its own: a window is emitted once both sides' watermarks passed its
+    end, with the rows Flink's example expects; a late row of one side goes to the late table
+    named by its side; batch over the same inputs agrees."""
+    make_sources(project, "lefttable", "righttable")
+    model(project, "joined", JOIN)
+    model(project, "joined_batch", JOIN, execution="batch")
+    deliver(project, "lefttable", LEFT)
+    node = run(project, "joined")
+    # the right side has no rows yet: it holds the watermark back
+    assert node.message == "STREAM 1 batch, 3 in, 0 out, 0 late, watermark none"
+    deliver(project, "righttable", RIGHT)
+    node = run(project, "joined")
+    # min(12:06, 12:05) - 1 second: [12:00, 12:05) is not closed yet
+    assert node.message == "STREAM 1 batch, 3 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    deliver(project, "lefttable", [("12:11", 9, "L9")])
+    deliver(project, "righttable", [("12:12", 9, "R9")])
+    node = run(project, "joined")
+    assert node.message.endswith("5 out, 0 late, watermark 2020-04-15 12:10:59")
+    assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
+    run(project, "joined_batch")
+    assert sorted(project.rows("joined_batch"), key=repr) == sorted(EXPECTED, key=repr)
+    # 12:04 on the left arrives after [12:00, 12:05) closed: late, its side named
+    deliver(project, "lefttable", [("12:04", 1, "L4")])
+    node = run(project, "joined")
+    assert node.message.endswith("0 out, 1 late, watermark 2020-04-15 12:10:59")
+    late = project.spark.sql(f"select _side, _row, _batch_id from {project.schema}.joined__late").collect()
+    assert [(r._side, r._row) for r in late] == [
+        (f"{project.schema}.lefttable", '{"row_time":"2020-04-15T12:04:00.000Z","num":1,"id":"L4"}')
+    ]
+    assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)

@@ -32,7 +32,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
-from dbt.adapters.window_views.streaming import pane_state, shuffles
+from dbt.adapters.window_views.streaming import pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import State
@@ -137,14 +137,18 @@ class BatchWriter:
         query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
         stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
         if not stats["n"]:
-            return {key: previous.get(key) for key in ("watermark", "state", "state_rows")} | {
+            kept = ("watermark", "state", "state_rows") + (("input_watermarks",) if plan.shape != "single" else ())
+            return {key: previous.get(key) for key in kept} | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
         if self.session_settings is None:
             self.session_settings = shuffles.session_settings(spark)
         shuffles.plan_for(spark, stats["n"] + (previous.get("state_rows") or 0), self.session_settings)
         fresh = rows.where("not _wv_late").drop("_wv_late")
         w_new = w_prev
-        if stats["tmax"] is not None:
+        several = {}  # several inputs: each one's watermark, the model's is the least (sides.py)
+        if plan.shape != "single":
+            w_new, several["input_watermarks"] = sides.watermark(plan, stats, w_prev, previous.get("input_watermarks"))
+        elif stats["tmax"] is not None:
             reached = stats["tmax"] - plan.config.watermark.delay.micros
             w_new = reached if w_prev is None else max(w_prev, reached)
         state = State(plan, self.where, query)
@@ -170,7 +174,7 @@ class BatchWriter:
             "late": stats["late"],
             "rows_out": out,
             "replaced_buckets": replaced,
-        }
+        } | several
 
     def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
@@ -187,8 +191,11 @@ class BatchWriter:
             F.max(F.when(~late, t)).alias("tmax"),
         ]
         keep = self.plan.config.late_data == "table"
+        by_side = [sides.SIDE] if self.plan.shape != "single" else []
+        if by_side:
+            counts += sides.latest_times(self.plan, late, t)
         if w_prev is None:
-            stats = rows.select("_wv_t", "_wv_late").agg(*counts).first().asDict()
+            stats = rows.select("_wv_t", "_wv_late", *by_side).agg(*counts).first().asDict()
             if stats["late"] and keep:
                 self._stage_late(rows, columns, batch_id, w_prev)
             return stats
@@ -197,7 +204,7 @@ class BatchWriter:
         if keep:
             self._stage_late(observed, columns, batch_id, w_prev)
         else:
-            observed.select("_wv_t", "_wv_late").write.format("noop").mode("overwrite").save()
+            observed.select("_wv_t", "_wv_late", *by_side).write.format("noop").mode("overwrite").save()
         return observation.get
 
     def _stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
@@ -207,6 +214,8 @@ class BatchWriter:
             exp.alias_(judged_by, "_watermark"),
             exp.alias_(exp.Literal.string("late"), storage.BUCKET),
         ]
-        rows.where("_wv_late").selectExpr(*quoted(columns), *map(sqlexpr.to_sql, metadata)).write.partitionBy(
+        # several inputs: which one, and the row as JSON (sides.py); one input: its columns
+        kept = sides.late_columns(self.plan) if self.plan.shape != "single" else quoted(columns)
+        rows.where("_wv_late").selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(
             storage.BUCKET
         ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))

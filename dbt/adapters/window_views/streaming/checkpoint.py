@@ -22,7 +22,8 @@ from dbt.adapters.window_views.streaming.commits import Locations
 
 
 def _readable(fs: FileSystem, path: str) -> bool:
-    """Spark's log files: a version line ("v1"), then one JSON value per line."""
+    """Spark's log files: a version line ("v1"), then one JSON value per line ("-": a source of
+    several that had no offset yet)."""
     try:
         lines = fs.read_bytes(path).decode().splitlines()
     except (OSError, UnicodeDecodeError):
@@ -31,7 +32,8 @@ def _readable(fs: FileSystem, path: str) -> bool:
         return False
     try:
         for line in lines[1:]:
-            json.loads(line)
+            if line != "-":
+                json.loads(line)
     except ValueError:
         return False
     return True

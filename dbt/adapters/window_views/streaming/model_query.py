@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import prefix, sqlexpr
+from dbt.adapters.window_views.streaming import sides
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 
@@ -33,7 +34,11 @@ class ModelQuery:
         self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
 
     def as_input(self, rows: Any, *extra: str) -> None:
-        """Put `rows` where the model SQL reads its upstream table (the temp view)."""
+        """Put `rows` where the model SQL reads its upstream table (the temp view; several
+        inputs: each input's rows in its view, sides.py)."""
+        if self.plan.shape != "single":
+            sides.to_views(self.plan, rows)
+            return
         rows.select(*quoted(self.columns), *extra).createOrReplaceTempView(self.plan.view)
 
     def _sql_over(self, spark: Any, rows: Any, states: Sequence[Any]) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
@@ -25,19 +25,36 @@ APPEND_ONLY_HINT = (
 
 
 @dataclass(frozen=True)
+class StreamInput:
+    """An upstream table the stream reads, and the temp view the model SQL reads it from."""
+
+    source: str  # the upstream table, as the compiled SQL names it
+    view: str
+
+
+@dataclass(frozen=True)
 class StreamPlan:
     """The model SQL as a micro-batch runs it, and the window or over windows it maintains."""
 
     model: str
     config: WindowViewConfig
-    sql: str  # the model SQL reading `view` instead of the upstream table
+    sql: str  # the model SQL reading the inputs' views instead of the upstream tables
     output_sql: str  # `sql` with calls kept as prefix state reading it from `view` (prefix.py)
-    source: str  # the upstream table, as the compiled SQL names it
-    view: str
-    window: Optional[tvf.WindowTvf]  # a window TVF model, or
+    inputs: Tuple[StreamInput, ...]  # one, or several: a window join or a UNION ALL (`shape`)
+    shape: str  # "single" | "join" | "union"
+    window: Optional[tvf.WindowTvf]  # a window TVF model (a join: every side's, all equal), or
     over: Optional[overwindows.OverPlan]  # an over-window model
     slicing: Optional[slicing.Slicing]  # a window_aggregate kept as pane partials: `view` holds them
     fingerprint: str
+
+    @property
+    def source(self) -> str:
+        """The upstream table of a single-input model (the first input of several)."""
+        return self.inputs[0].source
+
+    @property
+    def view(self) -> str:
+        return self.inputs[0].view
 
     @property
     def bucket_micros(self) -> int:
@@ -112,28 +129,114 @@ def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwin
         raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
 
 
-def _read_from_view(model: str, tree: exp.Expression) -> tuple:
-    """Point the one upstream table at a temp view the micro-batch fills: (source, view)."""
-    inputs = analysis.input_tables(tree)
-    if len(inputs) != 1:
-        names = ", ".join(f"{s}.{n}" if s else n for s, n in inputs) or "none"
+def _read_from_views(model: str, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]]) -> Tuple[StreamInput, ...]:
+    """Point each upstream table at a temp view the micro-batch fills with its rows."""
+    base = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
+    inputs = []
+    for i, (schema, name) in enumerate(tables):
+        references = [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
+        if len(references) > 1:
+            raise _fail(
+                model,
+                f"the SQL reads {schema}.{name} {len(references)} times; a stream is consumed once",
+                "read it once (a self-join needs a batch window view), or use execution='batch'",
+            )
+        view = base if len(tables) == 1 else f"{base}_{i}"  # one input: the name of earlier releases
+        (table,) = references
+        table.replace(exp.alias_(exp.to_table(view), table.alias or name, table=True))
+        inputs.append(StreamInput(f"{schema}.{name}" if schema else name, view))
+    return tuple(inputs)
+
+
+MULTI_HINT = (
+    "window every input with the same window TVF and join them on window_start and window_end (a window join), "
+    "or UNION ALL the inputs into one window TVF"
+)
+
+
+def _shape(
+    model: str, config: WindowViewConfig, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]],
+    windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall],
+) -> str:
+    """A model over several upstream tables: "join" (a window join: each input windowed by the
+    same TVF, joined on window_start and window_end, emitted when the window closes) or "union"
+    (the inputs' rows UNION ALLed into one window TVF); anything else is refused."""
+    names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
+    if not windows:
         raise _fail(
             model,
-            f"a streaming window view reads exactly one upstream table, this one reads {names}",
-            "join or union the inputs in an upstream model, or use execution='batch'",
+            f"streaming over windows read one upstream table, this model reads {names}",
+            "union the inputs in an upstream model, or use execution='batch'",
         )
-    schema, name = inputs[0]
-    references = [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
-    if len(references) > 1:
+    for window in windows:
+        if window.kind == "session" or window.via == "window_aggregate":
+            what = "session windows" if window.kind == "session" else "window_views.window_aggregate"
+            raise _fail(
+                model,
+                f"a streaming window view over several inputs ({names}) cannot use {what}",
+                "use tumble, hop or cumulate with GROUP BY, or use execution='batch'",
+            )
+        if window.time_col.strip("`").lower() != config.watermark.column.lower():
+            raise _fail(
+                model,
+                f"`{window.label()}` windows by `{window.time_col}`, but the watermark column is "
+                f"`{config.watermark.column}`; over several inputs every window's time column is the watermark column",
+                "window every input by the same column (rename it in an upstream model) and name it in watermark",
+            )
+    joins = list(tree.find_all(exp.Join))
+    if len(windows) == 1 and not joins:
+        distinct = [u for u in tree.find_all(exp.Union) if u.args.get("distinct")]
+        if distinct:
+            raise _fail(model, "a streaming window view reads its inputs' rows with UNION ALL, not UNION (DISTINCT)",
+                        "write UNION ALL, or deduplicate in an upstream model")
+        if any(t.find_ancestor(exp.Union) is None for t in tree.find_all(exp.Table) if (t.db or None, t.name) in tables):
+            raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
+        return "union"
+    if len(windows) != len(tables):
         raise _fail(
             model,
-            f"the SQL reads {schema}.{name} {len(references)} times; a stream is consumed once",
-            "read it once (a self-join needs a batch window view), or use execution='batch'",
+            f"it reads {names} through {len(windows)} window TVF(s); a streaming window join windows each input by "
+            "its own TVF",
+            MULTI_HINT,
         )
-    view = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
-    (table,) = references
-    table.replace(exp.alias_(exp.to_table(view), table.alias or name, table=True))
-    return (f"{schema}.{name}" if schema else name), view
+    first = windows[0]
+    for window in windows[1:]:
+        if (window.kind, window.size, window.slide, window.offset) != (first.kind, first.size, first.slide, first.offset):
+            raise _fail(
+                model,
+                f"a window join needs the same window on every side, but `{first.label()}` and `{window.label()}` differ",
+                "window every side with the same TVF, size, slide and offset",
+            )
+    for join in joins:
+        if not _on_window(join):
+            raise _fail(
+                model,
+                f"`{join.sql('spark')}` does not join its sides on window_start and window_end, so it is not a window "
+                "join and a stream could not say when its result is final",
+                "add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
+            )
+    if config.emit != "on_window_close":
+        raise _fail(
+            model,
+            "a streaming window join emits a window once it is closed on every side; emit='on_update' would revise "
+            "joined rows as either side's rows arrive",
+            "set emit='on_window_close'",
+        )
+    return "join"
+
+
+def _on_window(join: exp.Join) -> bool:
+    """Whether the join's ON holds `a.window_start = b.window_start` and the same of window_end
+    (or USING both)."""
+    using = {analysis.unqualified(c).strip("`").lower() for c in join.args.get("using") or []}
+    found = set(using & {"window_start", "window_end"})
+    on = join.args.get("on")
+    for condition in (c.unnest() for c in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else [])):
+        if isinstance(condition, exp.EQ) and isinstance(condition.this, exp.Column) and isinstance(condition.expression, exp.Column):
+            left, right = condition.this.name.lower(), condition.expression.name.lower()
+            if left == right and left in ("window_start", "window_end") and condition.this.table != condition.expression.table:
+                found.add(left)
+    return found == {"window_start", "window_end"}
 
 
 def normalized(sql: str) -> str:
@@ -170,7 +273,9 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
         own_calls = [c for c in analysis.over_calls(slicing.model_only(tree)) if not c.generated]
     except AnalysisError as exc:
         raise _fail(model, str(exc), "use a window TVF with GROUP BY, or window_views.window_aggregate") from exc
-    if len(windows) > 1 or (not windows and not own_calls):
+    tables = analysis.input_tables(tree)
+    shape = _shape(model, config, tree, tables, windows, own_calls) if len(tables) > 1 else "single"
+    if (len(windows) > 1 and shape != "join") or (not windows and not own_calls):
         raise _fail(
             model,
             f"execution='streaming' needs exactly one window TVF or over windows, found {len(windows)} window TVFs",
@@ -179,12 +284,12 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
         )
     window = _window(model, config, windows, own_calls) if windows else None
     over = None if windows else _over(model, config, tree)
-    source, view = _read_from_view(model, tree)
-    slices = _slicing(model, tree, window, view) if window is not None and window.via == "window_aggregate" else None
+    inputs = _read_from_views(model, tree, tables)
+    slices = _slicing(model, tree, window, inputs[0].view) if window is not None and window.via == "window_aggregate" else None
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
     return StreamPlan(
-        model, config, sql, output_sql, source, view, window, over, slices, fingerprint(sql, output_sql, config)
+        model, config, sql, output_sql, inputs, shape, window, over, slices, fingerprint(sql, output_sql, config)
     )
 
 

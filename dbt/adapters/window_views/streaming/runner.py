@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -13,7 +13,7 @@ from dbt.adapters.window_views import filesystems, paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint, pane_state
+from dbt.adapters.window_views.streaming import checkpoint, pane_state, sides
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
@@ -96,7 +96,7 @@ def _ensure_table(spark: Any, fs: FileSystem, model: str, table: str, location: 
     spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
 
 
-def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
+def _check_output(plan: StreamPlan, out_schema: Any) -> None:
     """What only Spark can tell: the columns the model selects (the plan checked the columns
     the macros and the watermark name against the upstream table's)."""
     model, watermark = plan.model, plan.config.watermark
@@ -118,14 +118,34 @@ def _check_output(plan: StreamPlan, source: Any, out_schema: Any) -> None:
                 "from its window TVF",
                 "add it to the select list and GROUP BY",
             )
-    for column in source.columns:
-        if column.lower().startswith("_wv_"):
-            raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
+
+
+def _check_inputs(plan: StreamPlan, sources: List[Any]) -> None:
+    """The inputs' columns: none with the reserved prefix; over several inputs, each has the
+    watermark column (their rows are one stream's)."""
+    model, watermark = plan.model, plan.config.watermark
+    for source in sources:
+        for column in source.columns:
+            if column.lower().startswith("_wv_"):
+                raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
+        if len(sources) > 1 and watermark.column.lower() not in {c.lower() for c in source.columns}:
+            raise ModelSqlError(
+                model,
+                f"an input of a streaming window view over several inputs has no watermark column `{watermark.column}` "
+                f"(it has {', '.join(source.columns)})",
+                "give every input the event-time column the watermark names (in an upstream model)",
+            )
 
 
 def _output_schema(spark: Any, plan: StreamPlan) -> Any:
     """The model's output columns, from Spark describing its SQL over an empty input (the temp
     view the micro-batches fill lives in the query's own session; this one is dropped)."""
+    if plan.shape != "single":
+        sides.to_views(plan, sides.combined(plan, lambda table: spark.table(table).limit(0)))
+        try:
+            return spark.sql(plan.sql).schema
+        finally:
+            sides.drop_views(spark, plan)
     rows = spark.table(plan.source).limit(0)
     (pane_state.partials(spark, plan.slicing, rows) if plan.slicing else rows).createOrReplaceTempView(plan.view)
     try:
@@ -201,12 +221,15 @@ def _prepare(
         )
     for repair in checkpoint.check(model, where, fs):
         logger.warning(f"window_view model '{model}': {repair}")
-    source = spark.table(plan.source)
+    sources = [spark.table(i.source) for i in plan.inputs]
+    _check_inputs(plan, sources)
     out_schema = _output_schema(spark, plan)
-    _check_output(plan, source, out_schema)
+    _check_output(plan, out_schema)
     _ensure_table(spark, fs, model, target, where.table, out_schema)
     if plan.config.late_data == "table":
-        late_schema = source.selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
+        late_schema = sources[0].selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
+        if plan.shape != "single":  # the input a late row came from, and the row as JSON (sides.py)
+            late_schema = spark.createDataFrame([], sides.LATE_SCHEMA).schema
         _ensure_table(spark, fs, model, late_target, where.late, late_schema)
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
@@ -296,8 +319,10 @@ def _run(
     out_schema = _prepare(spark, fs, plan, target, late_target, where, full_refresh)
     log = CommitLog(plan.model, where, run_id, fs)
     writer = BatchWriter(plan, where, run_id, out_schema)
+    # several inputs: one query over their union, so its checkpoint keeps every source's offsets
+    read = spark.readStream.table(plan.source) if plan.shape == "single" else sides.combined(plan, spark.readStream.table)
     stream = (
-        spark.readStream.table(plan.source)
+        read
         .writeStream.foreachBatch(writer)
         .option("checkpointLocation", paths.spark_uri(where.spark_checkpoint))
         .queryName(f"window_view_{plan.model}_{run_id[:8]}")
