@@ -103,3 +103,38 @@ def test_flip145_window_join_streams(project):
         (f"{project.schema}.lefttable", '{"row_time":"2020-04-15T12:04:00.000Z","num":1,"id":"L4"}')
     ]
     assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
+
+
+UNION = """
+with both as (
+  select * from {{ source('raw', 'lefttable') }}
+  union all
+  select * from {{ source('raw', 'righttable') }}
+)
+select window_start, window_end, count(*) as n, sum(num) as total
+from {{ window_views.tumble('both', 'row_time', '5 minutes') }}
+group by window_start, window_end
+"""
+
+
+def test_a_union_of_two_streams(project):
+    """Rows of either input are rows of one stream: counted in the same windows, emitted once the
+    slower input's watermark passed their end."""
+    make_sources(project, "lefttable", "righttable")
+    model(project, "unioned", UNION)
+    deliver(project, "lefttable", LEFT + [("12:11", 9, "L9")])
+    node = run(project, "unioned")
+    assert node.message == "STREAM 1 batch, 4 in, 0 out, 0 late, watermark none"
+    deliver(project, "righttable", RIGHT)
+    node = run(project, "unioned")
+    # the right input's 12:05 holds the watermark at 12:04:59
+    assert node.message == "STREAM 1 batch, 3 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    deliver(project, "righttable", [("12:11", 8, "R8"), ("12:02", 7, "R7")])
+    node = run(project, "unioned")
+    assert node.message == "STREAM 1 batch, 2 in, 2 out, 0 late, watermark 2020-04-15 12:10:59"
+    assert project.rows("unioned") == [(t("12:00"), t("12:05"), 5, 16), (t("12:05"), t("12:10"), 2, 6)]
+    deliver(project, "righttable", [("12:01", 1, "R1")])
+    node = run(project, "unioned")
+    assert node.message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:10:59"
+    late = project.spark.sql(f"select _side from {project.schema}.unioned__late").collect()
+    assert [r._side for r in late] == [f"{project.schema}.righttable"]
