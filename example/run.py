@@ -17,7 +17,7 @@ SHOW = {
     "price_changes": "stock_id, event_time",
     "order_avg_previous_10": "user_id, order_time",
 }
-STREAMING = ["revenue_stream_closed", "revenue_stream_live"]
+STREAMING = ["revenue_stream_closed", "revenue_stream_live", "bids_vs_asks_closed"]
 COMMON = ["--project-dir", str(HERE), "--profiles-dir", str(HERE)]
 
 
@@ -35,7 +35,7 @@ def stream_messages(result) -> None:
 
 def show_streams(dbt: dbtRunner, late: bool) -> bool:
     for model in STREAMING:
-        if not show(dbt, model, f"select * from {{{{ ref('{model}') }}}} order by window_start"):
+        if not show(dbt, model, f"select * from {{{{ ref('{model}') }}}} order by all", limit=20):
             return False
     if late:
         # late rows keep their columns, plus the micro-batch that saw them and the watermark then
@@ -65,9 +65,10 @@ def main() -> int:
 
     print(
         "\n==== Delivery 2: six more bids (bids_delivery_2.csv), one of them (08:38:20) for a window"
-        "\n     the watermark 08:54:47 has already closed; `dbt run -s bids_landing+ --vars '{delivery: 2}'`"
+        "\n     the watermark 08:54:47 has already closed, and two more asks (asks.csv);"
+        "\n     `dbt run -s bids_landing+ asks_landing+ --vars '{delivery: 2}'`"
     )
-    run = dbt.invoke(["run", "-s", "bids_landing+", "--vars", "{delivery: 2}", *COMMON])
+    run = dbt.invoke(["run", "-s", "bids_landing+", "asks_landing+", "--vars", "{delivery: 2}", *COMMON])
     if not run.success:
         return 1
     stream_messages(run)

@@ -3,7 +3,10 @@ windowed by the same TVF, joined on window_start, window_end and keys) and a UNI
 The example is the Flink documentation's window join (LeftTable, RightTable, TUMBLE 5 minutes,
 FULL JOIN on num); streaming is checked against batch and against its expected rows."""
 
+import random
 from datetime import datetime
+
+import pytest
 
 from conftest import errors, sources_yml
 
@@ -138,3 +141,132 @@ def test_a_union_of_two_streams(project):
     assert node.message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:10:59"
     late = project.spark.sql(f"select _side from {project.schema}.unioned__late").collect()
     assert [r._side for r in late] == [f"{project.schema}.righttable"]
+
+
+HOP_JOIN = JOIN.replace("'5 minutes') }}", "'5 minutes', '10 minutes') }}").replace("window_views.tumble", "window_views.hop")
+ROW = "row_time timestamp, num int, id string"
+
+
+def random_deliveries(rng, runs: int = 4):
+    """Per run, rows for each side (or none): each side's clock moves on at its own pace, rows
+    scatter minutes around it, so one side holds the watermark back and the other's stragglers
+    arrive after their windows closed."""
+    clock = {"lefttable": 0, "righttable": 0}
+    serial = 0
+    for _ in range(runs):
+        batch = {}
+        for side in clock:
+            if rng.random() < 0.25:
+                continue
+            clock[side] += rng.randrange(0, 9 * 60)
+            rows = []
+            for _ in range(rng.randrange(1, 7)):
+                serial += 1
+                at = max(0, clock[side] + rng.randrange(-10 * 60, 4 * 60))
+                rows.append((f"{12 + at // 3600}:{at // 60 % 60:02d}:{at % 60:02d}", rng.randrange(4), f"{side[0].upper()}{serial}"))
+            batch[side] = rows
+        yield batch
+    yield {side: [(f"{13 + clock[side] // 3600}:00:00", 0, f"{side[0].upper()}end")] for side in clock}
+
+
+def deliver_seconds(project, table: str, rows) -> None:
+    values = ", ".join(f"(timestamp'2020-04-15 {hms}', {num}, '{id_}')" for hms, num, id_ in rows)
+    project.spark.sql(f"insert into {project.schema}.{table} values {values}")
+
+
+@pytest.mark.parametrize("seed", [5, 11])  # late rows on both sides; on the right side only
+def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
+    """A HOP window join (on_window_close) and a TUMBLE union (on_update) streamed over random
+    deliveries to each input on its own: after every run, each streaming table equals the batch
+    window view over the same inputs without the rows the stream found late, and the late
+    tables name each late row's side."""
+    rng = random.Random(seed)
+    make_sources(project, "lefttable", "righttable", "left_on_time", "right_on_time")
+    on_time = {"lefttable": "left_on_time", "righttable": "right_on_time"}
+    model(project, "join_stream", HOP_JOIN)
+    model(project, "union_stream", UNION, emit="on_update")
+    batch_sql = {
+        "join_batch": HOP_JOIN, "union_batch": UNION,
+    }
+    for name, sql in batch_sql.items():
+        for table, kept in on_time.items():
+            sql = sql.replace(f"'{table}'", f"'{kept}'")
+        model(project, name, sql, execution="batch", emit="on_window_close" if name == "join_batch" else "on_update")
+    predicted, latest = set(), {}  # a Python replay of the rule: late when its first window ended by W
+    for delivery in random_deliveries(rng):
+        w = min(latest.values()) - 1 if len(latest) == 2 else None  # seconds after 12:00, delay 1 second
+        for table, rows in delivery.items():
+            deliver_seconds(project, table, rows)
+            for hms, _, id_ in rows:
+                h, m, sec = map(int, hms.split(":"))
+                at = (h - 12) * 3600 + m * 60 + sec
+                if w is not None and at // 300 * 300 + 300 <= w:
+                    predicted.add(id_)
+                else:
+                    latest[table] = max(latest.get(table, at), at)
+        project.dbt("run", "-s", "join_stream", "union_stream")
+        for table, kept in on_time.items():
+            # the input without what the streams found late (both judge by the same watermark)
+            late = " union all ".join(
+                f"select r.* from (select from_json(_row, '{ROW}') as r from {project.schema}.{m}__late "
+                f"where _side = '{project.schema}.{table}')"
+                for m in ("join_stream", "union_stream")
+            )
+            project.spark.sql(
+                f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} "
+                f"except select * from ({late})"
+            )
+        project.dbt("run", "-s", "join_batch", "union_batch")
+        assert sorted(project.rows("join_stream"), key=repr) == sorted(project.rows("join_batch"), key=repr)
+        assert sorted(project.rows("union_stream"), key=repr) == sorted(project.rows("union_batch"), key=repr)
+        for m in ("join_stream", "union_stream"):
+            late = project.spark.sql(f"select from_json(_row, '{ROW}').id as id, _side from {project.schema}.{m}__late").collect()
+            assert sorted(r.id for r in late) == sorted(predicted)
+            assert all(r._side == f"{project.schema}.{'lefttable' if r.id[0] == 'L' else 'righttable'}" for r in late)
+    assert predicted and project.rows("join_stream")  # the seed reaches the late and the emitting paths
+
+
+REFUSED = {
+    "mismatched": (
+        JOIN.replace("'righttable'), 'row_time', '5 minutes'", "'righttable'), 'row_time', '10 minutes'"),
+        "on_window_close",
+        "a window join needs the same window on every side, but `tumble(time_col=row_time, size=5 minutes)` and "
+        "`tumble(time_col=row_time, size=10 minutes)` differ; fix: window every side with the same TVF, size, slide and offset",
+    ),
+    "not_on_windows": (
+        JOIN.replace(" and L.window_end = R.window_end", ""),
+        "on_window_close",
+        "does not join its sides on window_start and window_end, so it is not a window join and a stream could not "
+        "say when its result is final; fix: add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
+    ),
+    "joined_on_update": (
+        JOIN,
+        "on_update",
+        "a streaming window join emits a window once it is closed on every side; emit='on_update' would revise joined "
+        "rows as either side's rows arrive; fix: set emit='on_window_close'",
+    ),
+}
+
+
+def test_refused_window_joins_fail_dbt_compile(project):
+    make_sources(project, "lefttable", "righttable")
+    for name, (sql, emit, _) in REFUSED.items():
+        model(project, name, sql, emit=emit)
+    for name, (_, _, message) in REFUSED.items():
+        result = project.dbt("compile", "-s", name, ok=False)
+        assert f"window_view model '{name}': " in errors(result) and message in errors(result), errors(result)
+
+
+def test_an_input_without_the_watermark_column_is_refused_before_the_stream_starts(project):
+    make_sources(project, "lefttable")
+    project.spark.sql(f"create table {project.schema}.other (t timestamp, num int, id string) using parquet")
+    project.write("models/sources.yml", sources_yml("lefttable", "other"))
+    model(project, "unioned", UNION.replace(
+        "select * from {{ source('raw', 'righttable') }}", "select t as row_time, num, id from {{ source('raw', 'other') }}"
+    ))
+    result = project.dbt("run", "-s", "unioned", ok=False)
+    assert (
+        "an input of a streaming window view over several inputs has no watermark column `row_time` (it has t, num, id); "
+        "fix: give every input the event-time column the watermark names (in an upstream model)"
+    ) in errors(result), errors(result)
+    assert not project.spark.catalog.tableExists(f"{project.schema}.unioned")
