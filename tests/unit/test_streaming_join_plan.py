@@ -96,3 +96,13 @@ def test_other_shapes_over_several_inputs_are_refused(sql, cfg, problem, fix):
     message = str(caught.value)
     assert "window_view model 'm': " in message and problem in message, message
     assert "; fix: " in message and fix in message.split("; fix: ", 1)[1], message
+
+
+def test_a_model_reading_no_table_is_refused():
+    with pytest.raises(ModelSqlError, match="this one reads none; fix: select from a ref"):
+        build("m", f"select window_start, window_end from {tvf('(select current_timestamp() as ts)')} w", config(), ())
+
+
+def test_the_table_properties_say_how_the_inputs_are_combined():
+    assert build("m", join(), config(), ()).describe() == "tumble(time_col=ts, size=x) (window join of s.a, s.b)"
+    assert build("m", UNION, config(), ()).describe().endswith("(union of s.a, s.b)")

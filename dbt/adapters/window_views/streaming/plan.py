@@ -63,8 +63,12 @@ class StreamPlan:
         return max(DAY, -(-self.window.span // DAY) * DAY) if self.window else DAY
 
     def describe(self) -> str:
-        """The window as its call reads (kind, sizes), or the over-window calls."""
-        return self.window.label() if self.window else "; ".join(self.over.calls)
+        """The window as its call reads (kind, sizes), or the over-window calls; over several
+        inputs, how they are combined."""
+        described = self.window.label() if self.window else "; ".join(self.over.calls)
+        if self.shape == "single":
+            return described
+        return f"{described} ({'window join' if self.shape == 'join' else 'union'} of {', '.join(i.source for i in self.inputs)})"
 
     def fits(self, saved: Mapping[str, Any]) -> bool:
         """Whether a checkpoint's recorded model (model.json) is this one. A version 1 record
@@ -156,7 +160,7 @@ MULTI_HINT = (
 
 def _shape(
     model: str, config: WindowViewConfig, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]],
-    windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall],
+    windows: Sequence[tvf.WindowTvf],
 ) -> str:
     """A model over several upstream tables: "join" (a window join: each input windowed by the
     same TVF, joined on window_start and window_end, emitted when the window closes) or "union"
@@ -274,7 +278,13 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     except AnalysisError as exc:
         raise _fail(model, str(exc), "use a window TVF with GROUP BY, or window_views.window_aggregate") from exc
     tables = analysis.input_tables(tree)
-    shape = _shape(model, config, tree, tables, windows, own_calls) if len(tables) > 1 else "single"
+    if not tables:
+        raise _fail(
+            model,
+            "a streaming window view reads append-only upstream tables, this one reads none",
+            "select from a ref() or source() that grows by appends, or use execution='batch'",
+        )
+    shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else "single"
     if (len(windows) > 1 and shape != "join") or (not windows and not own_calls):
         raise _fail(
             model,
