@@ -93,3 +93,11 @@ def test_a_check_shipped_to_a_spark_task_comes_back_as_the_same_failure(tmp_path
     assert error.msg.startswith(f"window_view model 'm' (micro-batch 1) at {loc.spark_checkpoint / 'commits' / '1'}: a file")
     status, error = pickle.loads(filesystems._run_in_task(pickle.dumps(("read_bytes", (str(tmp_path / "none"),)))))
     assert status == "error" and isinstance(error, FileNotFoundError)
+
+
+def test_offsets_of_several_sources_one_without_an_offset_yet_are_intact(tmp_path, fs):
+    # a query over several inputs (a window join): Spark writes "-" for a source with no offset
+    loc = where(tmp_path, 2, 2)
+    for i in range(2):
+        (loc.spark_checkpoint / "offsets" / str(i)).write_text(OFFSETS % i + "-\n")
+    assert checkpoint.check("m", loc.locations, fs) == []
