@@ -176,15 +176,16 @@ def deliver_seconds(project, table: str, rows) -> None:
 
 @pytest.mark.parametrize("seed", [5, 11])  # late rows on both sides; on the right side only
 def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
-    """A HOP window join (on_window_close) and a TUMBLE union (on_update) streamed over random
-    deliveries to each input on its own: after every run, each streaming table equals the batch
-    window view over the same inputs without the rows the stream found late, and the late
-    tables name each late row's side."""
+    """A HOP window join (on_window_close) and a TUMBLE union (on_update, late_data='drop')
+    streamed over random deliveries to each input on its own: after every run, the late rows are
+    those a Python replay of the rule predicts (the join's late table names each one's side, the
+    union counts the ones it drops), and each streaming table equals the batch window view over
+    the same inputs without them."""
     rng = random.Random(seed)
     make_sources(project, "lefttable", "righttable", "left_on_time", "right_on_time")
     on_time = {"lefttable": "left_on_time", "righttable": "right_on_time"}
     model(project, "join_stream", HOP_JOIN)
-    model(project, "union_stream", UNION, emit="on_update")
+    model(project, "union_stream", UNION, emit="on_update", extra="late_data='drop',")
     batch_sql = {
         "join_batch": HOP_JOIN, "union_batch": UNION,
     }
@@ -192,6 +193,7 @@ def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
         for table, kept in on_time.items():
             sql = sql.replace(f"'{table}'", f"'{kept}'")
         model(project, name, sql, execution="batch", emit="on_window_close" if name == "join_batch" else "on_update")
+    dropped = 0
     predicted, latest = set(), {}  # a Python replay of the rule: late when its first window ended by W
     for delivery in random_deliveries(rng):
         w = min(latest.values()) - 1 if len(latest) == 2 else None  # seconds after 12:00, delay 1 second
@@ -204,25 +206,20 @@ def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
                     predicted.add(id_)
                 else:
                     latest[table] = max(latest.get(table, at), at)
-        project.dbt("run", "-s", "join_stream", "union_stream")
-        for table, kept in on_time.items():
-            # the input without what the streams found late (both judge by the same watermark)
-            late = " union all ".join(
-                f"select r.* from (select from_json(_row, '{ROW}') as r from {project.schema}.{m}__late "
-                f"where _side = '{project.schema}.{table}')"
-                for m in ("join_stream", "union_stream")
-            )
+        result = project.dbt("run", "-s", "join_stream", "union_stream")
+        dropped += {r.node.name: r.adapter_response["late_rows"] for r in result.result}["union_stream"]
+        excluded = ", ".join(f"'{i}'" for i in sorted(predicted)) or "''"
+        for table, kept in on_time.items():  # the inputs without the rows predicted late
             project.spark.sql(
-                f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} "
-                f"except select * from ({late})"
+                f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} where id not in ({excluded})"
             )
         project.dbt("run", "-s", "join_batch", "union_batch")
         assert sorted(project.rows("join_stream"), key=repr) == sorted(project.rows("join_batch"), key=repr)
         assert sorted(project.rows("union_stream"), key=repr) == sorted(project.rows("union_batch"), key=repr)
-        for m in ("join_stream", "union_stream"):
-            late = project.spark.sql(f"select from_json(_row, '{ROW}').id as id, _side from {project.schema}.{m}__late").collect()
-            assert sorted(r.id for r in late) == sorted(predicted)
-            assert all(r._side == f"{project.schema}.{'lefttable' if r.id[0] == 'L' else 'righttable'}" for r in late)
+        late = project.spark.sql(f"select from_json(_row, '{ROW}').id as id, _side from {project.schema}.join_stream__late").collect()
+        assert sorted(r.id for r in late) == sorted(predicted)
+        assert all(r._side == f"{project.schema}.{'lefttable' if r.id[0] == 'L' else 'righttable'}" for r in late)
+        assert dropped == len(predicted)  # late_data='drop': not kept, still counted
     assert predicted and project.rows("join_stream")  # the seed reaches the late and the emitting paths
 
 
