@@ -43,7 +43,11 @@ def show_streams(dbt: dbtRunner, late: bool) -> bool:
             "select bidtime, price, item, bidder, _batch_id, _watermark"
             " from {{ target.schema }}.revenue_stream_closed__late order by bidtime"
         )
-        return show(dbt, "revenue_stream_closed__late", sql)
+        if not show(dbt, "revenue_stream_closed__late", sql):
+            return False
+        # over several inputs: the input a late row came from, and the row as JSON
+        sql = "select _side, _row, _batch_id, _watermark from {{ target.schema }}.bids_vs_asks_closed__late"
+        return show(dbt, "bids_vs_asks_closed__late", sql)
     return True
 
 
@@ -65,7 +69,7 @@ def main() -> int:
 
     print(
         "\n==== Delivery 2: six more bids (bids_delivery_2.csv), one of them (08:38:20) for a window"
-        "\n     the watermark 08:54:47 has already closed, and two more asks (asks.csv);"
+        "\n     the watermark 08:54:47 has already closed, and two more asks (asks.csv: 08:55:00 for C);"
         "\n     `dbt run -s bids_landing+ asks_landing+ --vars '{delivery: 2}'`"
     )
     run = dbt.invoke(["run", "-s", "bids_landing+", "asks_landing+", "--vars", "{delivery: 2}", *COMMON])

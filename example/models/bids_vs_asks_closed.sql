@@ -1,17 +1,15 @@
--- streaming window join (FLIP-145): per item and 10-minute window, the best bid and the lowest
--- ask, each window written once the watermark (the smaller of the two inputs') closes it
+-- streaming window join (FLIP-145): per item and 10-minute window with both bids and asks, the
+-- best bid and the lowest ask, each window written once the watermark (the smaller of the two
+-- inputs') closes it
 {{ config(execution='streaming', emit='on_window_close',
           watermark={'column': 'bidtime', 'delay': '5 minutes'}) }}
-select coalesce(b.item, a.item) as item,
-       coalesce(b.window_start, a.window_start) as window_start,
-       coalesce(b.window_end, a.window_end) as window_end,
-       b.top_bid, a.lowest_ask
+select b.item, b.window_start, b.window_end, b.top_bid, a.lowest_ask
 from (
   select item, window_start, window_end, max(price) as top_bid
   from {{ window_views.tumble(ref('bids_landing'), 'bidtime', '10 minutes') }}
   group by item, window_start, window_end
 ) b
-full join (
+join (
   select item, window_start, window_end, min(ask) as lowest_ask
   from {{ window_views.tumble(ref('asks_landing'), 'bidtime', '10 minutes') }}
   group by item, window_start, window_end
