@@ -61,6 +61,18 @@ def test_a_dead_holder_on_this_host_is_taken_over(tmp_path, fs):
     assert not list(tmp_path.glob(".run.lock.takeover.*"))
 
 
+def test_a_holder_whose_pid_a_later_process_got_is_taken_over(tmp_path, fs):
+    """A busy host reuses pids: the lock of a run that died names a pid a newer process has now
+    (here: this one, with another start time), which does not hold it."""
+    path = tmp_path / "run.lock"
+    me = {"run_id": "dead", "host": socket.gethostname(), "pid": os.getpid(), "started": 0, "heartbeat": 0}
+    assert not run_lock.stale({**me, "pid_start": run_lock._process_start(os.getpid())})
+    assert not run_lock.stale(me)  # a lock of an earlier release: the pid alone decides
+    path.write_text(json.dumps({**me, "pid_start": "1"}))
+    with RunLock(fs, str(path), "next"):
+        assert json.loads(path.read_text())["run_id"] == "next"
+
+
 def test_another_hosts_lock_is_stale_only_without_heartbeat(tmp_path, fs):
     path = tmp_path / "run.lock"
     now = time.time()

@@ -6,7 +6,7 @@ whose conditional create is check-then-put (S3 without conditional writes) two r
 the same instant can both write it, and the one whose lock was overwritten sees so and fails.
 Of two runs starting together one gets it and the other fails at once, naming the holder. A lock
 left by a run that died is taken over without manual steps: on the holder's own host when its
-process is gone, elsewhere when its heartbeat (refreshed while the run lives) is older than
+process is gone (or its pid now belongs to a process started later), elsewhere when its heartbeat (refreshed while the run lives) is older than
 STALE_AFTER. No rename is needed (object stores have no atomic one): a run takes a stale lock
 over only after it created the takeover marker named after that holder, which succeeds once,
 so two runs cannot both take over the same stale lock.
@@ -51,13 +51,28 @@ def _alive(pid: int) -> bool:
     return True
 
 
+def _process_start(pid: int) -> Optional[str]:
+    """When the process started (clock ticks since boot, Linux's /proc), which tells the holder
+    from a later process given its pid again; None where there is no /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[19]  # field 22, after the command name
+    except (OSError, IndexError):
+        return None
+
+
 def stale(holder: Optional[Dict[str, Any]], now: Optional[float] = None) -> bool:
     """Whether the run that wrote `holder` is surely gone (an unreadable lock is stale too:
     locks are written whole, so only a crash mid-write leaves one)."""
     if not holder:
         return True
     if holder.get("host") == socket.gethostname():
-        return not _alive(int(holder.get("pid", -1)))
+        pid = int(holder.get("pid", -1))
+        if not _alive(pid):
+            return True
+        # a busy host reuses pids: a live process that started after the holder is another one
+        recorded = holder.get("pid_start")
+        return recorded is not None and _process_start(pid) not in (None, recorded)
     return (now or time.time()) - float(holder.get("heartbeat", 0)) > STALE_AFTER
 
 
@@ -65,7 +80,7 @@ class RunLock:
     def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
         self.fs = fs
         self.path = paths.normalize(path)
-        self.me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid()}
+        self.me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "pid_start": _process_start(os.getpid())}
         self._stop = threading.Event()
         self._beat: Optional[threading.Thread] = None
 
