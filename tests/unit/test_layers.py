@@ -14,7 +14,7 @@ LAYERS = {
     2: {"streaming.slicing", "streaming.plan", "plan"},
     3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
-        "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides"},
+        "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides", "streaming.idle"},
     4: {"impl", "compile_checks", "connections", "__init__"},
 }
 LAYER = {name: layer for layer, names in LAYERS.items() for name in names}

@@ -69,8 +69,12 @@ def reject_window_view_keys(model: str, materialized: str, config: Mapping[str, 
 class Watermark:
     column: str
     delay: Interval
+    # streaming: after this much processing time without input rows, W advances with the clock
+    idle_timeout: Optional[Interval] = None
 
     def describe(self) -> str:
+        """The event-time rule (the stream's fingerprint: idle_timeout is not part of it, as the
+        state fits either way)."""
         return f"{self.column} - {self.delay}"
 
 
@@ -129,12 +133,12 @@ class WindowViewConfig:
         watermark = None
         raw = config.get("watermark")
         if raw is not None:
-            if not isinstance(raw, Mapping) or set(raw) - {"column", "delay"} or "column" not in raw:
+            if not isinstance(raw, Mapping) or set(raw) - {"column", "delay", "idle_timeout"} or "column" not in raw:
                 raise fail(
                     "watermark",
                     f"= {raw!r} is not valid",
-                    "expected {'column': '<timestamp column>', 'delay': '<interval>'}, e.g. "
-                    "{'column': 'bidtime', 'delay': '5 minutes'}",
+                    "expected {'column': '<timestamp column>', 'delay': '<interval>'} (streaming: optionally "
+                    "'idle_timeout': '<interval>'), e.g. {'column': 'bidtime', 'delay': '5 minutes'}",
                 )
             column = raw["column"]
             if not isinstance(column, str) or not column.replace("_", "a").isalnum():
@@ -143,7 +147,20 @@ class WindowViewConfig:
                 delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
             except IntervalError as exc:
                 raise fail("watermark", f"delay: {exc}", "give the delay as e.g. '5 minutes'") from exc
-            watermark = Watermark(column=column, delay=delay)
+            idle_timeout = None
+            if raw.get("idle_timeout") is not None:
+                if execution != "streaming":
+                    raise fail(
+                        "watermark",
+                        "idle_timeout only applies to execution='streaming' (a batch run has no processing time "
+                        "between runs: its watermark is the input's max event time - delay)",
+                        "remove 'idle_timeout', or set execution='streaming'",
+                    )
+                try:
+                    idle_timeout = Interval.parse(raw["idle_timeout"])
+                except IntervalError as exc:
+                    raise fail("watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'") from exc
+            watermark = Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
         if watermark is None and (emit == "on_window_close" or execution == "streaming"):
             needs = "emit='on_window_close'" if emit == "on_window_close" else "execution='streaming'"
             raise fail(
@@ -202,4 +219,6 @@ class WindowViewConfig:
         }
         if self.watermark:
             props["window_views.watermark"] = self.watermark.describe()
+            if self.watermark.idle_timeout is not None:
+                props["window_views.watermark_idle_timeout"] = str(self.watermark.idle_timeout)
         return props

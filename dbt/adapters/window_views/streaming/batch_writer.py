@@ -18,6 +18,7 @@ row, few rows to keep.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Any, Dict, Optional
 
@@ -30,7 +31,9 @@ from sqlglot import exp
 from dbt.adapters.window_views import filesystems, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
+from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.streaming import idle
+from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming import pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
@@ -64,38 +67,59 @@ class BatchWriter:
         self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
         self.batches = 0  # committed by this run
         self.session_settings: Optional[Dict[str, Optional[str]]] = None  # the stream's own, before shuffles.plan_for
+        self.lock = threading.RLock()  # one batch at a time: Spark's, or an idle step of the runner's
+
+    def __getstate__(self) -> Dict[str, Any]:  # shipped to a Spark Connect server: no lock
+        return {k: v for k, v in self.__dict__.items() if k != "lock"}
+
+    def __setstate__(self, state: Dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.lock = threading.RLock()
 
     def __call__(self, df: Any, batch_id: int) -> None:
-        started = time.monotonic()
         # the files, from where Spark runs this (a Spark Connect server's worker sees them, the
         # client may not): made here, as the writer is shipped there
-        self.fs = filesystems.beside_spark(df.sparkSession)
-        self.log = CommitLog(self.plan.model, self.where, self.run_id, self.fs)
-        try:
-            ready = self._write(df, batch_id)
-        except StreamFailure as exc:
-            self.failure = exc
-            raise
-        except OSError as exc:  # the store: unreachable, refused, gone mid-publish
-            self.failure = StreamFailure(
-                self.plan.model,
-                f"cannot read or write its files ({exc.strerror or exc})",
-                "make the table, late table and checkpoint locations reachable and writable, and run again: "
-                "committed micro-batches are kept, this one is finished or redone",
-                batch=batch_id,
-                path=exc.filename or self.where.table,
-            )
-            raise self.failure from None
+        self._commit(filesystems.beside_spark(df.sparkSession), df, batch_id)
+
+    def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[Dict[str, Any]]:
+        """Idle step `step` ("N.k", streaming/idle.py): no input rows, W advanced to `watermark`,
+        the windows that closes emitted and the state trimmed, committed like a micro-batch (a
+        step with a READY record is finished as recorded). Returns what it committed."""
+        return self._commit(fs, spark.table(self.plan.source).limit(0), step, watermark)
+
+    def _commit(self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None) -> Optional[Dict[str, Any]]:
+        started = time.monotonic()
+        # a processing-time run's idle steps run in the dbt process between Spark's batches
+        with self.lock:
+            self.fs = fs
+            self.log = CommitLog(self.plan.model, self.where, self.run_id, self.fs)
+            try:
+                ready = self._write(df, batch_id, idle_watermark)
+            except StreamFailure as exc:
+                self.failure = exc
+                raise
+            except OSError as exc:  # the store: unreachable, refused, gone mid-publish
+                self.failure = StreamFailure(
+                    self.plan.model,
+                    f"cannot read or write its files ({exc.strerror or exc})",
+                    "make the table, late table and checkpoint locations reachable and writable, and run again: "
+                    "committed micro-batches are kept, this one is finished or redone",
+                    batch=batch_id,
+                    path=exc.filename or self.where.table,
+                )
+                raise self.failure from None
         if ready is not None:
             self.batches += 1
             self._progress(batch_id, ready, time.monotonic() - started)
+        return ready
 
-    def _progress(self, batch_id: int, ready: Dict[str, Any], elapsed: float) -> None:
+    def _progress(self, batch_id: BatchId, ready: Dict[str, Any], elapsed: float) -> None:
         """A log line per micro-batch: at info level while a stream runs on a processing-time
         trigger or catches up in several batches, at debug level for the usual one-batch run
         (dbt's own result line says the same)."""
         line = (
-            f"window_view model '{self.plan.model}': micro-batch {batch_id}: {ready['rows_in']:,} in, "
+            f"window_view model '{self.plan.model}': micro-batch {batch_id}{' (idle)' if ready.get('idle') else ''}: "
+            f"{ready['rows_in']:,} in, "
             f"{ready['rows_out']:,} out, {ready['late']:,} late, watermark "
             f"{describe_epoch_micros(ready['watermark'])}, {elapsed:.1f}s"
         )
@@ -104,14 +128,14 @@ class BatchWriter:
         else:
             logger.debug(line)
 
-    def _write(self, df: Any, batch_id: int) -> Optional[Dict[str, Any]]:
+    def _write(self, df: Any, batch_id: BatchId, idle_watermark: Optional[int]) -> Optional[Dict[str, Any]]:
         """Run or finish batch `batch_id`; returns what it committed (None: it was already)."""
         if self.log.committed(batch_id):
             return None  # a replay of a batch that completed
         previous = self.log.last(before=batch_id) or {}
         ready = self.log.ready(batch_id)
         if ready is None:
-            ready = self._stage(df, batch_id, previous)
+            ready = self._stage(df, batch_id, previous, idle_watermark)
             # what publishing will do, fixed before it starts: a replay does exactly this
             ready["publish"] = {
                 "table": storage.plan_publish(self.fs, self.where.table, batch_id, ready["replaced_buckets"]),
@@ -125,7 +149,9 @@ class BatchWriter:
         self.log.clean(batch_id, previous.get("state"), ready["state"])
         return ready
 
-    def _stage(self, df: Any, batch_id: int, previous: Dict[str, Any]) -> Dict[str, Any]:
+    def _stage(self, df: Any, batch_id: BatchId, previous: Dict[str, Any], idle_watermark: Optional[int]) -> Dict[str, Any]:
+        """Stage the batch's output and state; an idle step (`idle_watermark`) has no rows and
+        moves W to the watermark given."""
         spark = df.sparkSession
         plan = self.plan
         w_prev: Optional[int] = previous.get("watermark")
@@ -135,16 +161,20 @@ class BatchWriter:
         )
         # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
         query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
-        stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
-        if not stats["n"]:
-            kept = ("watermark", "state", "state_rows") + (("input_watermarks",) if plan.shape != "single" else ())
+        if idle_watermark is None:
+            stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
+        else:
+            stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
+        if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clock
+            kept = ("watermark", "state", "state_rows", *idle.ARRIVAL) + (("input_watermarks",) if plan.shape != "single" else ())
             return {key: previous.get(key) for key in kept} | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
-        if self.session_settings is None:
-            self.session_settings = shuffles.session_settings(spark)
-        shuffles.plan_for(spark, stats["n"] + (previous.get("state_rows") or 0), self.session_settings)
+        if idle_watermark is None:  # an idle step runs in the user's session, whose settings stay its own
+            if self.session_settings is None:
+                self.session_settings = shuffles.session_settings(spark)
+            shuffles.plan_for(spark, stats["n"] + (previous.get("state_rows") or 0), self.session_settings)
         fresh = rows.where("not _wv_late").drop("_wv_late")
-        w_new = w_prev
+        w_new = w_prev if idle_watermark is None else idle_watermark
         several = {}  # several inputs: each one's watermark, the model's is the least (sides.py)
         if plan.shape != "single":
             w_new, several["input_watermarks"] = sides.watermark(plan, stats, w_prev, previous.get("input_watermarks"))
@@ -166,6 +196,10 @@ class BatchWriter:
             kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
+        if idle_watermark is None:
+            arrival = idle.arrival(w_new)
+        else:
+            arrival = {key: previous.get(key) for key in idle.ARRIVAL} | {"idle": True}
         return {
             "watermark": w_new,
             "state": str(batch_id),
@@ -174,7 +208,7 @@ class BatchWriter:
             "late": stats["late"],
             "rows_out": out,
             "replaced_buckets": replaced,
-        } | several
+        } | several | arrival
 
     def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones

@@ -12,12 +12,18 @@ repaired provably is: a READY record that does not parse is dropped (nothing was
 it, the batch stages again); the last commit is rebuilt from its batch's READY record, which is
 kept until the next commit (a commit is that record plus the batch id and run id); unreadable
 run totals restart (they only feed the run message). Anything else fails naming the file.
+
+Besides Spark's micro-batches (ids N) the log holds idle steps (ids "N.k", the k-th after batch
+N; streaming/idle.py): batches without input rows that Spark's checkpoint does not know, run by
+the runner when the watermark advances with processing time. They order between N and N + 1
+and follow the same protocol, so a replay neither repeats nor loses one.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional, Tuple, Union
 
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
@@ -25,6 +31,19 @@ from dbt.adapters.window_views.filesystems import FileSystem
 
 KEEP_COMMITS = 100  # commits kept for inspection; only the last one is read
 KEEP_RUNS = 20
+BatchId = Union[int, str]  # a Spark micro-batch N, or an idle step "N.k"
+_RECORD = re.compile(r"^(\d+)(?:\.(\d+))?\.json$")
+
+
+def order(batch: BatchId) -> Tuple[int, int]:
+    """Where a record falls in the log: Spark batch N is (N, 0), its k-th idle step (N, k)."""
+    spark, _, step = str(batch).partition(".")
+    return int(spark), int(step or 0)
+
+
+def next_idle_step(after: BatchId) -> str:
+    spark, step = order(after)
+    return f"{spark}.{step + 1}"
 
 
 @dataclass(frozen=True)
@@ -72,22 +91,27 @@ class CommitLog:
         self._commits = paths.join(where.state, "commits")
         self._ready = paths.join(where.state, "ready")
 
-    def _record(self, folder: str, batch_id: int) -> str:
+    def _record(self, folder: str, batch_id: BatchId) -> str:
         return paths.join(folder, f"{batch_id}.json")
 
-    def _ids(self, folder: str) -> list:
-        names = (e.name.removesuffix(".json") for e in self.fs.list(folder) if e.name.endswith(".json"))
-        return sorted(int(n) for n in names if n.isdigit())
+    def _ids(self, folder: str) -> List[BatchId]:
+        """The records' ids in log order: Spark batches as ints, idle steps as "N.k"."""
+        found = (_RECORD.match(e.name) for e in self.fs.list(folder))
+        ids = [int(m[1]) if m[2] is None else f"{m[1]}.{m[2]}" for m in found if m]
+        return sorted(ids, key=order)
 
-    def ids(self) -> list:
+    def ids(self) -> List[BatchId]:
         return self._ids(self._commits)
 
-    def last(self, before: Optional[int] = None) -> Optional[Dict[str, Any]]:
-        """The latest commit (before batch `before`)."""
+    def last(self, before: Optional[BatchId] = None) -> Optional[Dict[str, Any]]:
+        """The latest commit (before batch `before`, in log order: batch N's idle steps come
+        after N and before N + 1)."""
         every = self.ids()
-        if before is not None and self.committed(before - 1) and before - 1 not in every:
-            every = sorted([*every, before - 1])  # a listing that lags behind a read by name
-        ids = [i for i in every if before is None or i < before]
+        if isinstance(before, int) and self.committed(before - 1) and before - 1 not in every:
+            every = sorted([*every, before - 1], key=order)  # a listing that lags behind a read by name
+        while every and self.committed(next_idle_step(every[-1])):  # the same, for idle steps
+            every = [*every, next_idle_step(every[-1])]
+        ids = [i for i in every if before is None or order(i) < order(before)]
         if not ids:
             return None
         batch = ids[-1]
@@ -101,16 +125,16 @@ class CommitLog:
             storage.write_json(self.fs, self._record(self._commits, batch), commit)
             return commit
 
-    def committed(self, batch_id: int) -> bool:
+    def committed(self, batch_id: BatchId) -> bool:
         return self.fs.exists(self._record(self._commits, batch_id))
 
-    def _read_ready(self, batch_id: int) -> Optional[Dict[str, Any]]:
+    def _read_ready(self, batch_id: BatchId) -> Optional[Dict[str, Any]]:
         try:
             return storage.read_json(self.fs, self._record(self._ready, batch_id))
         except storage.CorruptFile:
             return None
 
-    def ready(self, batch_id: int) -> Optional[Dict[str, Any]]:
+    def ready(self, batch_id: BatchId) -> Optional[Dict[str, Any]]:
         """What a staged batch will publish, once recorded (a damaged record: none, so the
         batch stages again; nothing was published from it)."""
         ready = self._read_ready(batch_id)
@@ -118,10 +142,10 @@ class CommitLog:
             self.fs.delete(self._record(self._ready, batch_id))
         return ready
 
-    def mark_ready(self, batch_id: int, ready: Dict[str, Any]) -> None:
+    def mark_ready(self, batch_id: BatchId, ready: Dict[str, Any]) -> None:
         storage.write_json(self.fs, self._record(self._ready, batch_id), {**ready, "run_id": self.run_id})
 
-    def commit(self, batch_id: int, ready: Dict[str, Any]) -> None:
+    def commit(self, batch_id: BatchId, ready: Dict[str, Any]) -> None:
         """The batch is done: record it last, then add it to its run's totals."""
         storage.write_json(self.fs, self._record(self._commits, batch_id), {**ready, "batch": batch_id, "run_id": self.run_id})
         path = self._run_file()
@@ -129,6 +153,8 @@ class CommitLog:
         for key in ("rows_in", "rows_out", "late"):
             totals[key] += ready[key]
         totals["batches"] += 1
+        if ready.get("idle"):
+            totals["idle"] = totals.get("idle", 0) + 1
         storage.write_json(self.fs, path, totals)
 
     def run_totals(self) -> Dict[str, int]:
@@ -137,19 +163,18 @@ class CommitLog:
         except storage.CorruptFile:
             return {}
 
-    def clean(self, batch_id: int, previous_state: Optional[str], state: Optional[str]) -> None:
+    def clean(self, batch_id: BatchId, previous_state: Optional[str], state: Optional[str]) -> None:
         """Forget what a committed batch made obsolete: older READY records (its own stays until
         the next commit, to rebuild a damaged commit from), the state it replaced, and old
-        commits and run totals."""
+        commits (the last KEEP_COMMITS stay, idle steps included) and run totals."""
         for old in self._ids(self._ready):
-            if old < batch_id:
+            if order(old) < order(batch_id):
                 self.fs.delete(self._record(self._ready, old))
         if previous_state and previous_state != state:
             self.fs.delete(paths.join(self.where.state, "state", previous_state))
             self.fs.delete(paths.join(self.where.state, "prefix", previous_state))
-        for old in self._ids(self._commits):
-            if old < batch_id - KEEP_COMMITS:
-                self.fs.delete(self._record(self._commits, old))
+        for old in self._ids(self._commits)[:-KEEP_COMMITS]:
+            self.fs.delete(self._record(self._commits, old))
         folder = paths.join(self.where.state, "runs")
         runs = sorted((e for e in self.fs.list(folder) if e.name.endswith(".json")), key=lambda e: e.mtime)
         for old in runs[:-KEEP_RUNS]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -13,7 +13,7 @@ from dbt.adapters.window_views import filesystems, paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint, pane_state, sides
+from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, sides
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
@@ -37,13 +37,15 @@ class StreamResult:
     watermark: Optional[int] = None
     properties: Dict[str, str] = field(default_factory=dict)
     empty: bool = False  # a `--empty` run: nothing streamed
+    idle: int = 0  # idle steps among the batches (streaming/idle.py)
     state_rows: int = 0  # input rows the state keeps for windows and frames still open
 
     def message(self) -> str:
         if self.empty:
             return "EMPTY: --empty leaves the streaming table, late table and checkpoint untouched"
+        idle_steps = f" ({self.idle} idle)" if self.idle else ""
         return (
-            f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}, {self.rows_in:,} in, "
+            f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}{idle_steps}, {self.rows_in:,} in, "
             f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_epoch_micros(self.watermark)}"
         )
 
@@ -243,13 +245,25 @@ def _prepare(
     return out_schema
 
 
-def _await(query: Any, plan: StreamPlan) -> None:
-    """Wait for what the trigger asks: everything new, or a processing-time loop up to its bound."""
+def _await(query: Any, plan: StreamPlan, each_interval: Optional[Callable[[], Any]] = None) -> None:
+    """Wait for what the trigger asks: everything new, or a processing-time loop up to its bound
+    (calling `each_interval` at each trigger interval)."""
     trigger = plan.config.trigger
     if trigger.processing_time is None:
         query.awaitTermination()
         return
-    query.awaitTermination(trigger.max_duration.micros / 1_000_000)
+    if each_interval is None:
+        query.awaitTermination(trigger.max_duration.micros / 1_000_000)
+    else:
+        deadline = time.monotonic() + trigger.max_duration.micros / 1_000_000
+        while (left := deadline - time.monotonic()) > 0:
+            if query.awaitTermination(min(trigger.processing_time.micros / 1_000_000, left)):
+                break
+            try:
+                each_interval()
+            except BaseException:
+                query.stop()
+                raise
     # let a running micro-batch finish: stopping inside one only makes the next run replay it
     while query.isActive and query.status["isTriggerActive"]:
         time.sleep(0.2)
@@ -321,6 +335,7 @@ def _run(
     writer = BatchWriter(plan, where, run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
     read = spark.readStream.table(plan.source) if plan.shape == "single" else sides.combined(plan, spark.readStream.table)
+    idle.finish(spark, fs, plan, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read
         .writeStream.foreachBatch(writer)
@@ -332,8 +347,12 @@ def _run(
         query = stream.trigger(availableNow=True).start()
     else:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
+    # idle steps between Spark's batches need the writer in this process (not a Connect server's)
+    between = None
+    if plan.config.watermark.idle_timeout is not None and not filesystems.is_connect(spark):
+        between = lambda: idle.catch_up(spark, fs, plan, writer, log)  # noqa: E731
     try:
-        _await(query, plan)
+        _await(query, plan, between)
     except Exception as exc:  # awaitTermination raises the query's failure
         if writer.failure is not None:
             raise writer.failure from None
@@ -353,6 +372,7 @@ def _run(
             "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
             path=where.checkpoint,
         )
+    idle.catch_up(spark, fs, plan, writer, log)
     spark.catalog.refreshTable(target)
     if plan.config.late_data == "table":
         spark.catalog.refreshTable(late_target)
@@ -361,7 +381,7 @@ def _run(
     last = log.last() or {}
     result = StreamResult(
         batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
-        late=totals.get("late", 0), watermark=last.get("watermark"),
+        late=totals.get("late", 0), watermark=last.get("watermark"), idle=totals.get("idle", 0),
         state_rows=State.kept_rows(spark, fs, where, last),
     )
     result.properties = {

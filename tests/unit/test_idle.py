@@ -1,0 +1,132 @@
+"""Idle inputs without Spark: the `idle_timeout` config, the rule that advances W, and idle steps
+("N.k") in the commit log and Spark's file-sink log of the table."""
+
+from pathlib import Path
+
+import pytest
+
+from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
+from dbt.adapters.window_views.streaming import idle
+from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, next_idle_step, order
+from dbt.adapters.window_views.streaming.plan import fingerprint
+
+MINUTE = 60_000_000
+SQL = "select window_start, window_end, count(*) as n from t group by window_start, window_end"
+
+
+def parse(**watermark):
+    return WindowViewConfig.from_model(
+        "m", {"materialized": "window_view", "execution": "streaming", "watermark": {"column": "t", **watermark}}
+    )
+
+
+def test_idle_timeout_is_parsed_and_shown():
+    cfg = parse(delay="1 minute", idle_timeout="10 minutes")
+    assert cfg.watermark.idle_timeout.micros == 10 * MINUTE
+    assert cfg.properties()["window_views.watermark_idle_timeout"] == "10 minutes"
+    assert parse().watermark.idle_timeout is None
+    assert "window_views.watermark_idle_timeout" not in parse().properties()
+
+
+@pytest.mark.parametrize(
+    "config, message, fix",
+    [
+        ({"idle_timeout": "soon"}, "config 'watermark' idle_timeout: 'soon' is not an interval", "e.g. '10 minutes'"),
+        ({"idle_timeout": "-5 minutes"}, "config 'watermark' idle_timeout: '-5 minutes' is negative", "e.g. '10 minutes'"),
+        ({"idle_timeout": "0 seconds"}, "config 'watermark' idle_timeout: '0 seconds' is zero", "e.g. '10 minutes'"),
+        ({"idle_timout": "5 minutes"}, "config 'watermark' = {'column': 't', 'idle_timout': '5 minutes'} is not valid",
+         "optionally 'idle_timeout': '<interval>'"),
+    ],
+)
+def test_bad_idle_timeouts_name_the_key_and_the_fix(config, message, fix):
+    with pytest.raises(ConfigError) as info:
+        parse(**config)
+    assert info.value.msg.startswith("window_view model 'm': ")
+    assert message in info.value.msg and fix in info.value.msg
+
+
+def test_idle_timeout_on_a_batch_model_is_refused():
+    with pytest.raises(ConfigError) as info:
+        WindowViewConfig.from_model("m", {"emit": "on_window_close", "watermark": {"column": "t", "idle_timeout": "1 hour"}})
+    assert "idle_timeout only applies to execution='streaming'" in info.value.msg
+    assert "remove 'idle_timeout', or set execution='streaming'" in info.value.msg
+
+
+def test_idle_timeout_leaves_the_fingerprint_alone():
+    """Existing checkpoints keep fitting when it is added, changed or removed: the state is the same."""
+    assert fingerprint(SQL, SQL, parse(idle_timeout="5 minutes")) == fingerprint(SQL, SQL, parse())
+    assert fingerprint(SQL, SQL, parse(delay="1 minute")) != fingerprint(SQL, SQL, parse())
+
+
+def test_w_advances_with_the_clock_after_the_timeout():
+    last = {"watermark": 100 * MINUTE, "arrival": 0, "arrival_watermark": 100 * MINUTE}
+    timeout = 10 * MINUTE
+    assert idle.advanced(last, timeout, 10 * MINUTE) is None  # not idle for longer than the timeout yet
+    assert idle.advanced(last, timeout, 13 * MINUTE) == 103 * MINUTE
+    # after an idle step W = 103 minutes: only a later clock moves it further
+    stepped = {**last, "watermark": 103 * MINUTE}
+    assert idle.advanced(stepped, timeout, 13 * MINUTE) is None
+    assert idle.advanced(stepped, timeout, 20 * MINUTE) == 110 * MINUTE
+    # a commit of an earlier release (no arrival), or no W yet: nothing to advance from
+    assert idle.advanced({"watermark": 5}, timeout, 99 * MINUTE) is None
+    assert idle.advanced({"watermark": None, "arrival": 0, "arrival_watermark": None}, timeout, 99 * MINUTE) is None
+
+
+def log(tmp_path: Path, fs) -> CommitLog:
+    return CommitLog("m", Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp"), "run-a", fs)
+
+
+READY = {"watermark": 5, "state": "1", "rows_in": 3, "late": 0, "rows_out": 2, "replaced_buckets": []}
+
+
+def test_idle_steps_order_between_spark_batches(tmp_path, fs):
+    commits = log(tmp_path, fs)
+    assert next_idle_step(1) == "1.1" and next_idle_step("1.9") == "1.10"
+    for batch, watermark in ((0, 5), (1, 6), ("1.1", 7), ("1.2", 8), (2, 9)):
+        ready = {**READY, "watermark": watermark, "rows_in": 0 if isinstance(batch, str) else 3}
+        if isinstance(batch, str):
+            ready["idle"] = True
+        commits.mark_ready(batch, ready)
+        commits.commit(batch, commits.ready(batch))
+        commits.clean(batch, None, "1")
+        assert commits.last()["watermark"] == watermark
+    assert commits.ids() == [0, 1, "1.1", "1.2", 2]
+    assert sorted(["1.10", 2, "1.2", 1], key=order) == [1, "1.2", "1.10", 2]
+    # a replay of Spark batch 2 reads what the last idle step before it committed
+    assert commits.last(before=2)["watermark"] == 8
+    assert commits.last(before="1.2")["watermark"] == 7
+    assert commits.run_totals() == {"batches": 5, "idle": 2, "rows_in": 9, "rows_out": 10, "late": 0}
+    assert commits.ready("1.2") is None and commits.ready(2) is not None  # older READY records go
+
+
+def test_a_damaged_idle_step_commit_is_rebuilt_from_its_ready_record(tmp_path, fs):
+    commits = log(tmp_path, fs)
+    commits.mark_ready(0, READY)
+    commits.commit(0, commits.ready(0))
+    commits.mark_ready("0.1", {**READY, "idle": True, "watermark": 9})
+    commits.commit("0.1", commits.ready("0.1"))
+    path = tmp_path / "cp" / "window_views" / "commits" / "0.1.json"
+    path.write_text(path.read_text()[:7])
+    assert log(tmp_path, fs).last()["watermark"] == 9
+
+
+def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
+    """The file log's entries follow each other, not batch ids: an idle step ("N.k") adds its
+    files as the next delta, and a later batch that rewrites the bucket replaces them too."""
+    table = tmp_path / "t"
+    table.mkdir()
+    for batch, name in ((3, "p0.parquet"), ("3.1", "q0.parquet"), (4, "r0.parquet")):
+        staged = table / storage.STAGING / str(batch) / f"{storage.BUCKET}=b1"
+        staged.mkdir(parents=True)
+        (staged / name).write_text(f"{batch} {name}")
+        replaced = ["b1"] if batch == 4 else []
+        planned = storage.plan_publish(fs, str(table), batch, replaced)
+        if batch == 4:
+            assert planned["delete"] == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
+        storage.publish(fs, str(table), batch, replaced, planned)
+        storage.publish(fs, str(table), batch, replaced, planned)  # a replay changes nothing
+        if batch == "3.1":
+            assert storage.logged_files(fs, str(table)) == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
+            assert sorted(p.name for p in (table / storage.FILE_LOG).iterdir() if p.name[0] != ".") == ["10", "9.compact"]
+    assert storage.logged_files(fs, str(table)) == ["b1-n4-r0.parquet"]
