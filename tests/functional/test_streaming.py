@@ -29,12 +29,13 @@ def deliver(project, rows: Sequence[tuple]) -> None:
     project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
 
-def window_view(project, name: str, emit: str, select: str, late_data: str = "table") -> None:
+def window_view(project, name: str, emit: str, select: str, late_data: str = "table", idle_timeout: str = "") -> None:
+    idle = f", 'idle_timeout': '{idle_timeout}'" if idle_timeout else ""
     project.model(
         name,
         f"""
         {{{{ config(materialized='window_view', execution='streaming', emit='{emit}', late_data='{late_data}',
-                    watermark={{'column': 'bidtime', 'delay': '1 minute'}}) }}}}
+                    watermark={{'column': 'bidtime', 'delay': '1 minute'{idle}}}) }}}}
         {select}
         """,
     )

@@ -1,0 +1,166 @@
+"""Idle inputs: watermark={'idle_timeout': ...} advances W with processing time when no rows
+arrive (streaming/idle.py), so on_window_close windows still close; rows that come afterwards
+for windows it closed are late. The clock is moved by the tests (idle.now), except in the test of
+a processing-time run, which waits a few real seconds."""
+
+from datetime import datetime
+
+import pytest
+
+from conftest import errors
+from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
+from test_streaming_failures import assert_clean, checkpoint, schema_dir
+
+from dbt.adapters.window_views import filesystems, storage
+from dbt.adapters.window_views.streaming import commits, idle
+
+MINUTE = 60_000_000
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = idle.now()
+
+    def advance(self, minutes: float) -> None:
+        self.now += int(minutes * MINUTE)
+
+
+@pytest.fixture
+def clock(monkeypatch) -> Clock:
+    clock = Clock()
+    monkeypatch.setattr(idle, "now", lambda: clock.now)
+    return clock
+
+
+def stream_minus_late(project, name: str, watermark: str) -> list:
+    """What a batch over the input minus the late rows gives for the windows W has closed, by
+    Spark's own window() (not the plugin's)."""
+    return [tuple(r) for r in project.spark.sql(f"""
+        select window.start, window.end, sum(price), count(*)
+        from (select *, window(bidtime, '10 minutes') as window from {project.schema}.bid b
+              where not exists (select 1 from {project.schema}.{name}__late l
+                                where l.bidtime = b.bidtime and l.item = b.item))
+        where window.end <= timestamp'{watermark}'
+        group by window order by 1""").collect()]
+
+
+def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, clock):
+    make_source(project)
+    window_view(project, "idle_on", "on_window_close", TUMBLE_SUM)  # idle_timeout added after a run
+    window_view(project, "idle_off", "on_window_close", TUMBLE_SUM)
+    deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
+    for name in ("idle_on", "idle_off"):
+        assert run(project, name).message.startswith("STREAM 1 batch, 2 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+    # adding idle_timeout keeps the checkpoint: the state fits either way
+    window_view(project, "idle_on", "on_window_close", TUMBLE_SUM, idle_timeout="10 minutes")
+    clock.advance(5)  # idle, but not for longer than the timeout
+    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+    clock.advance(10)  # 15 minutes without rows: W = 08:06 + (15 - 10) minutes closes [08:00, 08:10)
+    node = run(project, "idle_on")
+    assert node.message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:11:00"), node.message
+    assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2)]
+    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:11:00")
+    # without idle_timeout nothing closes
+    assert run(project, "idle_off").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+    assert project.rows("idle_off") == []
+
+    # 08:09 comes after the idle step closed its window: late, judged by the advanced W
+    deliver(project, [("08:09", 9, "L"), ("08:13", 1, "E")])
+    node = run(project, "idle_on")
+    assert node.message.startswith("STREAM 1 batch, 2 in, 0 out, 1 late, watermark 2020-04-15 08:12:00"), node.message
+    late = project.spark.sql(f"select item, _watermark from {project.schema}.idle_on__late").collect()
+    assert [tuple(r) for r in late] == [("L", datetime(2020, 4, 15, 8, 11))]
+    assert run(project, "idle_off").message.startswith("STREAM 1 batch, 2 in, 1 out, 0 late")
+    assert project.rows("idle_off") == [(t("8:00"), t("8:10"), 15, 3)]  # L counted there
+    # the rows restarted the idle clock: the next idle step comes 10 minutes after them
+    clock.advance(9)
+    assert run(project, "idle_on").message.startswith("STREAM 0 batches")
+    clock.advance(9)  # W = 08:12 + 8 minutes = 08:20 closes [08:10, 08:20)
+    assert run(project, "idle_on").message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:20:00")
+    assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 1, 1)]
+    assert project.rows("idle_on") == stream_minus_late(project, "idle_on", "2020-04-15 08:20:00")
+    # each idle step has its own commit record, after the Spark batch it follows
+    names = sorted(p.name for p in (checkpoint(project, "idle_on") / "window_views" / "commits").iterdir())
+    assert names == ["0.1.json", "0.json", "1.1.json", "1.json"]
+
+
+@pytest.mark.parametrize("point", ["staged", "ready", "published"])
+def test_a_crash_in_an_idle_step_neither_loses_nor_doubles_windows(project, clock, monkeypatch, point):
+    """The idle step dies before its READY record (staged), after it (ready: nothing published),
+    or after publishing the table (published: no commit). The next run finishes or redoes it
+    before Spark's next batch, which then judges its rows by the advanced W."""
+    make_source(project)
+    window_view(project, "idle_crash", "on_window_close", TUMBLE_SUM, idle_timeout="10 minutes")
+    deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
+    run(project, "idle_crash")
+    clock.advance(15)
+
+    def crash(*args, **kwargs):
+        raise OSError(5, "injected crash")
+
+    steps = {"staged": (commits.CommitLog, "mark_ready"), "ready": (storage, "publish"),
+             "published": (commits.CommitLog, "commit")}
+    owner, method = steps[point]
+    monkeypatch.setattr(owner, method, crash)
+    message = errors(project.dbt("run", "-s", "idle_crash", ok=False))
+    assert "window_view model 'idle_crash' (micro-batch 0.1) at " in message and "injected crash" in message, message
+    assert_clean(message)
+    monkeypatch.undo()
+    monkeypatch.setattr(idle, "now", lambda: clock.now)
+    project.spark.catalog.refreshTable(f"{project.schema}.idle_crash")  # the run did not get to it
+    assert project.rows("idle_crash") == ([(t("8:00"), t("8:10"), 6, 2)] if point == "published" else [])
+    deliver(project, [("08:09", 9, "L"), ("08:13", 1, "E")])
+    node = run(project, "idle_crash")
+    assert node.adapter_response["watermark"] == "2020-04-15 08:12:00"
+    if point == "staged":
+        # no READY record: the step never was; decided again after Spark's batches, whose rows
+        # show the input was not idle, so 08:09 is on time
+        assert project.rows("idle_crash") == [(t("8:00"), t("8:10"), 15, 3)]
+        assert project.rows("idle_crash__late") == [] and node.message.startswith("STREAM 1 batch, 2 in, 1 out, 0 late")
+        assert not (checkpoint(project, "idle_crash") / "window_views" / "state" / "0.1").exists()
+    else:
+        # finished as recorded before Spark's next batch, which judges 08:09 by the advanced W
+        assert project.rows("idle_crash") == [(t("8:00"), t("8:10"), 6, 2)]
+        assert [r[2] for r in project.rows("idle_crash__late")] == ["L"]
+        assert node.message.startswith("STREAM 2 batches (1 idle), 2 in, 1 out, 1 late"), node.message
+    table = schema_dir(project) / "idle_crash"
+    assert not (table / storage.STAGING).exists()
+    assert sorted(p.name for p in table.glob("*.parquet")) == sorted(storage.logged_files(filesystems.LOCAL, str(table)))
+
+
+def test_a_processing_time_run_takes_idle_steps_between_batches(project):
+    """The real clock: rows 2 seconds before a window's end, idle_timeout 1 second; within one
+    processing-time run the window closes without another row."""
+    make_source(project)
+    project.model(
+        "idle_ticking",
+        """
+        {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
+                  watermark={'column': 'bidtime', 'delay': '1 minute', 'idle_timeout': '1 second'},
+                  trigger={'processing_time': '1 second', 'max_duration': '8 seconds'}) }}
+        """ + TUMBLE_SUM,
+    )
+    project.spark.sql(f"insert into {project.schema}.bid values (timestamp'2020-04-15 08:10:58', 5, 'A')")
+    node = run(project, "idle_ticking")
+    assert node.adapter_response["rows_in"] == 1 and node.adapter_response["rows_out"] == 1, node.message
+    assert "idle)" in node.message and node.adapter_response["watermark"] >= "2020-04-15 08:10:00", node.message
+    assert project.rows("idle_ticking") == [(t("8:00"), t("8:10"), 5, 1)]
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ("execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': 'soon'}",
+         "config 'watermark' idle_timeout: 'soon' is not an interval"),
+        ("execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': '-1 minute'}",
+         "config 'watermark' idle_timeout: '-1 minute' is negative: the interval must be positive"),
+        ("execution='batch', watermark={'column': 'bidtime', 'idle_timeout': '1 minute'}",
+         "config 'watermark' idle_timeout only applies to execution='streaming'"),
+    ],
+)
+def test_bad_idle_timeouts_fail_compile(project, config, message):
+    make_source(project)
+    project.model("idle_bad", f"{{{{ config(materialized='window_view', emit='on_window_close', {config}) }}}}" + TUMBLE_SUM)
+    text = errors(project.dbt("compile", "-s", "idle_bad", ok=False))
+    assert "window_view model 'idle_bad': " + message in text, text
+    assert_clean(text)
