@@ -55,11 +55,12 @@ def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, c
     window_view(project, "idle_on", "on_window_close", TUMBLE_SUM, idle_timeout="10 minutes")
     clock.advance(5)  # idle, but not for longer than the timeout
     assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
-    clock.advance(10)  # 15 minutes without rows: W = 08:06 + (15 - 10) minutes closes [08:00, 08:10)
+    clock.advance(10)  # 15 minutes without rows: W = 08:06 + (15 - 10) minutes, to the window end 08:10
     node = run(project, "idle_on")
-    assert node.message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:11:00"), node.message
+    assert node.message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:10:00"), node.message
     assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2)]
-    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:11:00")
+    clock.advance(5)  # W would be 08:16: no window end passed, no step
+    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:10:00")
     # without idle_timeout nothing closes
     assert run(project, "idle_off").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
     assert project.rows("idle_off") == []
@@ -69,7 +70,7 @@ def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, c
     node = run(project, "idle_on")
     assert node.message.startswith("STREAM 1 batch, 2 in, 0 out, 1 late, watermark 2020-04-15 08:12:00"), node.message
     late = project.spark.sql(f"select item, _watermark from {project.schema}.idle_on__late").collect()
-    assert [tuple(r) for r in late] == [("L", datetime(2020, 4, 15, 8, 11))]
+    assert [tuple(r) for r in late] == [("L", datetime(2020, 4, 15, 8, 10))]
     assert run(project, "idle_off").message.startswith("STREAM 1 batch, 2 in, 1 out, 0 late")
     assert project.rows("idle_off") == [(t("8:00"), t("8:10"), 15, 3)]  # L counted there
     # the rows restarted the idle clock: the next idle step comes 10 minutes after them
@@ -129,7 +130,7 @@ def test_a_crash_in_an_idle_step_neither_loses_nor_doubles_windows(project, cloc
 
 
 def test_a_processing_time_run_takes_idle_steps_between_batches(project):
-    """The real clock: rows 2 seconds before a window's end, idle_timeout 1 second; within one
+    """The real clock: W 2 seconds before a window's end, idle_timeout 1 second; within one
     processing-time run the window closes without another row."""
     make_source(project)
     project.model(
@@ -137,13 +138,18 @@ def test_a_processing_time_run_takes_idle_steps_between_batches(project):
         """
         {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
                   watermark={'column': 'bidtime', 'delay': '1 minute', 'idle_timeout': '1 second'},
-                  trigger={'processing_time': '1 second', 'max_duration': '8 seconds'}) }}
+                  trigger={'processing_time': '1 second', 'max_duration': '20 seconds'}) }}
         """ + TUMBLE_SUM,
     )
-    project.spark.sql(f"insert into {project.schema}.bid values (timestamp'2020-04-15 08:10:58', 5, 'A')")
+    # W = 08:10:58 - 1 minute: [08:00, 08:10) closes after 2 seconds beyond the timeout
+    project.spark.sql(
+        f"insert into {project.schema}.bid values (timestamp'2020-04-15 08:05:00', 5, 'A'), "
+        "(timestamp'2020-04-15 08:10:58', 1, 'B')"
+    )
     node = run(project, "idle_ticking")
-    assert node.adapter_response["rows_in"] == 1 and node.adapter_response["rows_out"] == 1, node.message
-    assert "idle)" in node.message and node.adapter_response["watermark"] >= "2020-04-15 08:10:00", node.message
+    assert node.adapter_response["rows_in"] == 2 and node.adapter_response["rows_out"] == 1, node.message
+    # one idle step: W moves to the window end 08:10, and the next (08:20) is minutes away
+    assert "(1 idle)" in node.message and node.adapter_response["watermark"] == "2020-04-15 08:10:00", node.message
     assert project.rows("idle_ticking") == [(t("8:00"), t("8:10"), 5, 1)]
 
 

@@ -130,6 +130,16 @@ class WindowTvf:
             return f"({self._floor(t, self.size)} + {self.size})"
         return None
 
+    def end_at_or_before(self, t: int) -> Optional[int]:
+        """The latest window end at or before t (micros): window ends lie on a grid (TUMBLE: every
+        size, HOP: every slide, after size; CUMULATE: every step); None for SESSION, whose ends
+        follow the rows."""
+        if self.kind == "session":
+            return None
+        period = self.size if self.kind == "tumble" else self.slide
+        phase = self.offset + (self.size if self.kind == "hop" else 0)
+        return t - (t - phase) % period
+
     def late(self, t: str, watermark: int) -> str:
         """SQL: the row arrives for a window the watermark has already closed. A SESSION row at or
         before the watermark could extend a closed session, so it is late too."""

@@ -8,6 +8,8 @@ reached), W moves on at the clock's pace:
 
     W = W_arrival + (now - arrival - idle_timeout)
 
+(for TUMBLE/HOP/CUMULATE: the last window end at or before that W, see `advanced`).
+
 The runner checks after the query has processed what there was, and in a processing-time run at
 each trigger interval; when the rule gives a W beyond the committed one it runs an idle step: a
 batch without input rows, through the batch writer's own path (the windows the new W closes,
@@ -23,6 +25,7 @@ import time
 from typing import Any, Dict, Optional
 
 from dbt.adapters.window_views import paths, storage
+from dbt.adapters.window_views.tvf import WindowTvf
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import CommitLog, next_idle_step
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -41,15 +44,20 @@ def arrival(watermark: Optional[int]) -> Dict[str, Optional[int]]:
     return {"arrival": now(), "arrival_watermark": watermark}
 
 
-def advanced(last: Dict[str, Any], timeout: int, at: int) -> Optional[int]:
+def advanced(last: Dict[str, Any], timeout: int, at: int, window: Optional[WindowTvf] = None) -> Optional[int]:
     """The W that idling until `at` gives, when beyond the committed one; else None (rows came
-    within the timeout, no batch with rows has recorded its arrival yet, or no W yet)."""
+    within the timeout, no batch with rows has recorded its arrival yet, or no W yet). For a
+    TUMBLE/HOP/CUMULATE `window` W moves to the last window end it reaches: that closes the same
+    windows and makes the same rows late (both compare window ends with W), with one idle step
+    per window end rather than one per check."""
     since, base = last.get("arrival"), last.get("arrival_watermark")
-    if since is None or base is None:
+    if since is None or base is None or at - since <= timeout:
         return None
     watermark = base + (at - since - timeout)
+    if window is not None and window.end_at_or_before(watermark) is not None:
+        watermark = window.end_at_or_before(watermark)
     committed = last.get("watermark")
-    return watermark if at - since > timeout and (committed is None or watermark > committed) else None
+    return watermark if committed is None or watermark > committed else None
 
 
 def finish(spark: Any, fs: FileSystem, plan: StreamPlan, writer: Any, log: CommitLog) -> None:
@@ -80,7 +88,7 @@ def catch_up(spark: Any, fs: FileSystem, plan: StreamPlan, writer: Any, log: Com
         return None
     with writer.lock:  # decided on the last commit, which no Spark batch changes meanwhile
         last = log.last()
-        watermark = advanced(last, timeout.micros, now()) if last is not None else None
+        watermark = advanced(last, timeout.micros, now(), plan.window) if last is not None else None
         if watermark is None:
             return None
         return writer.idle_step(spark, fs, next_idle_step(last["batch"]), watermark)
