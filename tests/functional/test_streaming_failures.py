@@ -289,3 +289,33 @@ def test_a_store_the_session_has_no_jars_for_is_named_before_anything_is_written
     assert "give the Spark session the store's Hadoop jars (s3a: hadoop-aws" in message
     assert_clean(message)
     assert not project.spark.catalog.tableExists(f"{project.schema}.remote")
+
+
+def test_the_models_sql_failing_on_a_batchs_rows_names_sparks_error(project):
+    """A runtime SQL error of the model on a micro-batch's rows (here raise_error on a price out of
+    range; dbt-spark turns ANSI mode off, so casts and divisions by zero return NULL instead)
+    reaches dbt as Spark's error class and message, naming the model and the micro-batch: not
+    Spark's foreachBatch wrapper, no stack, no query context, no internal names. Nothing of the
+    batch is committed, and the next run redoes it rather than skipping it."""
+    make_source(project)
+    checked = "sum(if(price < 100, price, raise_error(concat('price ', price, ' is out of range')))) as checked"
+    window_view(project, "failing", "on_window_close", TUMBLE_SUM.replace("count(*) as bids", f"count(*) as bids, {checked}"))
+    deliver(project, [("08:07", 2, "A"), ("08:12", 3, "B")])
+    run(project, "failing")
+    committed = project.rows("failing")
+    assert committed == [(t("8:00"), t("8:10"), 2, 1, 2)]
+    deliver(project, [("08:13", 400, "X"), ("08:21", 5, "C")])
+    state = checkpoint(project, "failing") / "window_views"
+    for _ in range(2):  # redone by the next run, not skipped
+        message = errors(project.dbt("run", "-s", "failing", ok=False))
+        assert (
+            "window_view model 'failing' (micro-batch 1): Spark failed the micro-batch: [USER_RAISED_EXCEPTION] "
+            "price 400 is out of range SQLSTATE: P0001; fix: fix the model's SQL or the input rows it fails on, "
+            "and run again: committed micro-batches are kept, this one is redone"
+        ) in message, message
+        assert_clean(message)
+        for noise in ("FOREACH_BATCH_USER_FUNCTION_ERROR", "Python Proxy", "==", "streaming query failed"):
+            assert noise not in message, message
+        assert sorted(p.name for p in (state / "commits").iterdir()) == ["0.json"]
+        assert not (state / "ready" / "1.json").exists()
+        assert project.rows("failing") == committed

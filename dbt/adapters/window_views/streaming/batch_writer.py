@@ -18,12 +18,14 @@ row, few rows to keep.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from typing import Any, Dict, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from pyspark.errors import PySparkException
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -56,6 +58,32 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expression:
         return missing
     closed = sqlexpr.parse(plan.window.late("_wv_t", w_prev)) if plan.window is not None else T <= w_prev
     return exp.or_(missing, closed)
+
+
+# Spark's way of saying a job was stopped rather than failed (a processing-time run's query.stop())
+CANCELLED = ("SPARK_JOB_CANCELLED", "OPERATION_CANCELED", "InterruptedException", "cancelled")
+INTERNAL = re.compile(r"`?_wv_\w*`?")  # the plugin's views and columns, which the user never wrote
+
+
+def _cancelled(exc: PySparkException) -> bool:
+    text = f"{exc.getCondition() or ''} {exc}"
+    return any(word in text for word in CANCELLED)
+
+
+def spark_error(exc: PySparkException) -> str:
+    """Spark's error class and message on one line, without the query context that follows it
+    (`== SQL ... ==`, the plugin's SQL), a JVM stack or internal names:
+    `[DIVIDE_BY_ZERO] Division by zero. ... SQLSTATE: 22012`."""
+    lines = []
+    for line in str(exc.getMessage() or exc).strip().splitlines():
+        if line.startswith("==") or line.strip().startswith("at ") or line.startswith("JVM stacktrace"):
+            break
+        lines.append(line.strip())
+    text = " ".join(line for line in lines if line) or type(exc).__name__
+    condition = exc.getCondition()
+    if condition and not text.startswith("["):
+        text = f"[{condition}] {text}"
+    return INTERNAL.sub("(internal)", text)
 
 
 class BatchWriter:
@@ -98,6 +126,17 @@ class BatchWriter:
             except StreamFailure as exc:
                 self.failure = exc
                 raise
+            except PySparkException as exc:  # Spark failed a job of the batch: the model's SQL on its rows, ...
+                if _cancelled(exc):
+                    raise  # a processing-time run stopping: not a failure, the batch is redone next run
+                self.failure = StreamFailure(
+                    self.plan.model,
+                    f"Spark failed the micro-batch: {spark_error(exc)}",
+                    "fix the model's SQL or the input rows it fails on, and run again: committed micro-batches are "
+                    "kept, this one is redone",
+                    batch=batch_id,
+                )
+                raise self.failure from None
             except OSError as exc:  # the store: unreachable, refused, gone mid-publish
                 self.failure = StreamFailure(
                     self.plan.model,
