@@ -175,7 +175,7 @@ def publish(
             fs.move(paths.join(staging, source), final)
     # Spark's readers switch to the new files here, at once (a READY record of an earlier
     # release has no log id: it wrote a whole list per batch, at 10 * batch + 9)
-    log_files(fs, table, planned.get("log", LOG_INTERVAL * batch + LOG_INTERVAL - 1), planned)
+    log_files(fs, table, planned["log"] if "log" in planned else LOG_INTERVAL * batch + LOG_INTERVAL - 1, planned)
     for name in planned["delete"]:
         fs.delete(paths.join(table, name))
     fs.delete(staging)
