@@ -146,3 +146,17 @@ def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
             assert storage.logged_files(fs, str(table)) == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
             assert sorted(p.name for p in (table / storage.FILE_LOG).iterdir() if p.name[0] != ".") == ["10", "9.compact"]
     assert storage.logged_files(fs, str(table)) == ["b1-n4-r0.parquet"]
+
+
+def test_idle_timeout_over_several_inputs_is_refused():
+    """A window join or union has a watermark per input: idle steps are not built for it yet."""
+    from test_streaming_join_plan import UNION, config as several
+
+    from dbt.adapters.window_views.config import ModelConfigError
+    from dbt.adapters.window_views.streaming.plan import build
+
+    with pytest.raises(ModelConfigError) as info:
+        build("m", UNION, several(watermark={"column": "ts", "idle_timeout": "10 minutes"}), ())
+    assert "config 'watermark' idle_timeout is not supported over several inputs" in info.value.msg
+    assert "remove 'idle_timeout'" in info.value.msg
+    assert build("m", UNION, several(), ()).shape == "union"

@@ -84,7 +84,7 @@ def catch_up(spark: Any, fs: FileSystem, plan: StreamPlan, writer: Any, log: Com
     """Run an idle step if the input has been idle for longer than the timeout and W would
     move; returns what it committed. `writer` is the run's BatchWriter."""
     timeout = plan.config.watermark.idle_timeout
-    if timeout is None or plan.shape != "single":  # several inputs (sides.py): not supported yet
+    if timeout is None:
         return None
     with writer.lock:  # decided on the last commit, which no Spark batch changes meanwhile
         last = log.last()
