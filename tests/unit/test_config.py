@@ -12,6 +12,8 @@ def test_defaults():
     assert (cfg.execution, cfg.emit, cfg.late_data, cfg.file_format) == ("batch", "on_update", "table", "parquet")
     assert cfg.watermark is None
     assert cfg.trigger.describe() == "available_now"
+    assert cfg.on_change == "fail"
+    assert parse(on_change="rebuild").on_change == "rebuild"
 
 
 def test_watermark_and_properties():
@@ -46,6 +48,7 @@ def test_dbt_and_spark_keys_are_known():
     "config, message",
     [
         ({"emit": "on_close"}, "config 'emit' = 'on_close' is not valid; expected one of: on_update, on_window_close"),
+        ({"on_change": "refresh"}, "config 'on_change' = 'refresh' is not valid; expected one of: fail, rebuild"),
         ({"watermrk": {"column": "t"}}, "did you mean 'watermark'?"),
         ({"emit": "on_window_close"}, "config 'watermark' is missing"),
         ({"watermark": "bidtime"}, "config 'watermark' = 'bidtime' is not valid"),

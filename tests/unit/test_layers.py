@@ -13,6 +13,7 @@ LAYERS = {
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
     2: {"streaming.slicing", "streaming.plan", "plan"},
     3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
+        "streaming.rebuild",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
         "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides", "streaming.idle"},
     4: {"impl", "compile_checks", "connections", "__init__"},

@@ -18,6 +18,7 @@ EXECUTIONS = ("batch", "streaming")
 EMITS = ("on_update", "on_window_close")
 LATE_DATA = ("table", "drop")
 FILE_FORMATS = ("parquet", "delta", "iceberg", "orc", "hudi")
+ON_CHANGE = ("fail", "rebuild")
 
 
 @dataclass
@@ -30,9 +31,10 @@ class WindowViewsConfig(SparkConfig):
     late_data: Optional[str] = None
     trigger: Optional[Any] = None
     checkpoint_location: Optional[str] = None
+    on_change: Optional[str] = None
 
 
-WINDOW_VIEW_KEYS = ("execution", "emit", "watermark", "late_data", "trigger", "checkpoint_location")
+WINDOW_VIEW_KEYS = ("execution", "emit", "watermark", "late_data", "trigger", "checkpoint_location", "on_change")
 
 
 def _known_keys() -> frozenset:
@@ -101,6 +103,7 @@ class WindowViewConfig:
     checkpoint_location: Optional[str]
     file_format: str
     location_root: Optional[str] = None
+    on_change: str = "fail"  # a streaming model whose SQL or window config changed: fail, or rebuild beside
 
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
@@ -129,6 +132,7 @@ class WindowViewConfig:
         emit = choice("emit", EMITS, "on_update")
         late_data = choice("late_data", LATE_DATA, "table")
         file_format = choice("file_format", FILE_FORMATS, "parquet")
+        on_change = choice("on_change", ON_CHANGE, "fail")
 
         watermark = None
         raw = config.get("watermark")
@@ -208,7 +212,9 @@ class WindowViewConfig:
                         f"fix: remove '{key}'",
                     )
 
-        return cls(execution, emit, watermark, late_data, trigger, checkpoint, file_format, config.get("location_root"))
+        return cls(
+            execution, emit, watermark, late_data, trigger, checkpoint, file_format, config.get("location_root"), on_change
+        )
 
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in the docs)."""

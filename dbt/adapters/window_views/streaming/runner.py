@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -13,7 +13,7 @@ from dbt.adapters.window_views import filesystems, paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, sides
+from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
@@ -24,8 +24,7 @@ logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
 LEGACY_CHECKPOINT = "_wv_checkpoint"
 LOCK = "run.lock"
-# table properties recording where the last run's files are, read back by the next run
-LOCATION_PROPERTY = {"table": "window_views.table_location", "late table": "window_views.late_location"}
+LOCATION_PROPERTY = rebuild.LOCATION_PROPERTY
 
 
 @dataclass
@@ -193,7 +192,7 @@ def _check_moved(
             f"{what}; the stream would write where the table does not read",
             "set location_root / checkpoint_location back to where they were, or run "
             f"`dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint at the new "
-            "location from all input (the old files are left in place)",
+            "location from all input (the old ones stay in use until it has caught up)",
         )
 
 
@@ -202,6 +201,19 @@ def _saved_model(plan: StreamPlan, fs: FileSystem, where: Locations) -> Optional
         return storage.read_json(fs, where.model_file)
     except storage.CorruptFile as exc:
         raise unreadable(plan.model, exc) from None
+
+
+def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
+    """The columns of the table and of the late table (None: late_data='drop'), checked."""
+    sources = [spark.table(i.source) for i in plan.inputs]
+    _check_inputs(plan, sources)
+    out_schema = _output_schema(spark, plan)
+    _check_output(plan, out_schema)
+    if plan.config.late_data != "table":
+        return out_schema, None
+    if plan.shape != "single":  # the input a late row came from, and the row as JSON (sides.py)
+        return out_schema, spark.createDataFrame([], sides.LATE_SCHEMA).schema
+    return out_schema, sources[0].selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
 
 
 def _prepare(
@@ -219,19 +231,14 @@ def _prepare(
             model,
             f"its SQL or window config changed since the checkpoint at {where.checkpoint} was written, so the state "
             "there no longer fits it",
-            f"run `dbt run --full-refresh -s {model}` to rebuild it from all input",
+            f"run `dbt run --full-refresh -s {model}` to rebuild it from all input, or set on_change='rebuild' "
+            "to rebuild it beside the live table whenever the model changes",
         )
     for repair in checkpoint.check(model, where, fs):
         logger.warning(f"window_view model '{model}': {repair}")
-    sources = [spark.table(i.source) for i in plan.inputs]
-    _check_inputs(plan, sources)
-    out_schema = _output_schema(spark, plan)
-    _check_output(plan, out_schema)
+    out_schema, late_schema = _schemas(spark, plan)
     _ensure_table(spark, fs, model, target, where.table, out_schema)
-    if plan.config.late_data == "table":
-        late_schema = sources[0].selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
-        if plan.shape != "single":  # the input a late row came from, and the row as JSON (sides.py)
-            late_schema = spark.createDataFrame([], sides.LATE_SCHEMA).schema
+    if late_schema is not None:
         _ensure_table(spark, fs, model, late_target, where.late, late_schema)
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
@@ -275,10 +282,13 @@ def run(
 ) -> StreamResult:
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
     run at a time per checkpoint."""
-    if not full_refresh and spark.catalog.tableExists(target):
+    live: Optional[Tuple[int, Locations]] = None  # the version the streaming table reads, and where
+    if spark.catalog.tableExists(target):
         properties = _properties(spark, target)
         if properties.get("window_views.execution") == "streaming":
-            _check_moved(spark, plan, target, late_target, where, properties)
+            live = _live(plan, where, properties)
+            if not full_refresh:
+                _check_moved(spark, plan, target, late_target, rebuild.slot(where, live[0], _configured(plan)), properties)
         else:
             full_refresh = True  # a batch window view or another table in the way: replace it, as dbt does
     fs = filesystems.for_client(spark)
@@ -301,7 +311,9 @@ def run(
             path=where.checkpoint,
         ) from None
     try:
-        return _run(spark, fs, plan, target, late_target, where, run_id, full_refresh)
+        if live is None:
+            return _run(spark, fs, plan, target, late_target, where, run_id, full_refresh, 1)
+        return _run_live(spark, fs, plan, target, late_target, where, live, run_id, full_refresh)
     except OSError as exc:
         raise StreamFailure(
             plan.model,
@@ -326,11 +338,83 @@ def _storage_fix(exc: OSError, otherwise: str) -> str:
     return otherwise
 
 
+def _configured(plan: StreamPlan) -> bool:
+    return plan.config.checkpoint_location is not None
+
+
+def _live(plan: StreamPlan, home: Locations, properties: Dict[str, str]) -> Tuple[int, Locations]:
+    """The version the streaming table reads, and its locations as the last run recorded them
+    (a moved location_root leaves them elsewhere), else where its slot is."""
+    version = rebuild.live_version(properties)
+    table, where = properties.get(LOCATION_PROPERTY["table"]), properties.get(rebuild.CHECKPOINT_PROPERTY)
+    if not table or not where:
+        return version, rebuild.slot(home, version, _configured(plan))
+    late = properties.get(LOCATION_PROPERTY["late table"]) or paths.sibling(table, "__late")
+    return version, Locations(table=table, late=late, checkpoint=where)
+
+
+def _run_live(
+    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, home: Locations,
+    live: Tuple[int, Locations], run_id: str, full_refresh: bool,
+) -> StreamResult:
+    """A streaming table is there: finish what an earlier rebuild left, then stream on, or
+    rebuild beside it (--full-refresh, or on_change='rebuild' after a change)."""
+    model, configured, lock_folder = plan.model, _configured(plan), home.checkpoint
+    version, where = live
+    next_version, next_slot = rebuild.other(home, where, configured)
+    if rebuild.recover(model, spark, fs, target, late_target, where, next_slot, lock_folder):
+        version, where = next_version, next_slot
+        next_version, next_slot = rebuild.other(home, where, configured)
+    if not full_refresh and plan.config.on_change == "rebuild":
+        saved = _saved_model(plan, fs, where)
+        full_refresh = saved is not None and not plan.fits(saved)
+    if not full_refresh:
+        return _run(spark, fs, plan, target, late_target, where, run_id, False, version)
+    return _rebuild(spark, fs, plan, target, late_target, where, (next_version, next_slot), lock_folder, run_id)
+
+
+def _rebuild(
+    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, old: Locations,
+    new: Tuple[int, Locations], lock_folder: str, run_id: str,
+) -> StreamResult:
+    """Stream all input into the other slot while readers and the live checkpoint are left
+    alone, then swap (rebuild.py); a processing-time trigger carries on once it has caught up."""
+    version, where = new
+    rebuild.retire(plan.model, fs, old, lock_folder)  # an older version still waiting: its slot is this one
+    rebuild.discard(fs, where, lock_folder)  # an earlier attempt's leftovers: start clean
+    out_schema, late_schema = _schemas(spark, plan)
+    fs.mkdirs(where.checkpoint)
+    record = rebuild.mark(fs, rebuild.intent(old, where, version, out_schema, late_schema), "building")
+    try:
+        for location in (where.table, where.late) if late_schema is not None else (where.table,):
+            fs.mkdirs(location)
+        storage.write_json(fs, where.model_file, plan.record())
+        _stream(spark, fs, plan, where, run_id, out_schema, catch_up=True)
+    except Exception:
+        rebuild.discard(fs, where, lock_folder)  # nothing of the live version was touched
+        raise
+    rebuild.swap(spark, fs, target, late_target, record)
+    if plan.config.trigger.processing_time is not None:
+        return _run(spark, fs, plan, target, late_target, where, run_id, False, version)
+    return _result(spark, fs, plan, late_target, where, run_id, version)
+
+
 def _run(
     spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str,
-    full_refresh: bool,
+    full_refresh: bool, version: int,
 ) -> StreamResult:
     out_schema = _prepare(spark, fs, plan, target, late_target, where, full_refresh)
+    _stream(spark, fs, plan, where, run_id, out_schema, catch_up=False)
+    spark.catalog.refreshTable(target)
+    if plan.config.late_data == "table":
+        spark.catalog.refreshTable(late_target)
+    return _result(spark, fs, plan, late_target, where, run_id, version)
+
+
+def _stream(
+    spark: Any, fs: FileSystem, plan: StreamPlan, where: Locations, run_id: str, out_schema: Any, catch_up: bool
+) -> None:
+    """Run the query over what the trigger asks (`catch_up`: everything there is, once)."""
     log = CommitLog(plan.model, where, run_id, fs)
     writer = BatchWriter(plan, where, run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
@@ -343,7 +427,7 @@ def _run(
         .queryName(f"window_view_{plan.model}_{run_id[:8]}")
     )
     trigger = plan.config.trigger
-    if trigger.processing_time is None:
+    if trigger.processing_time is None or catch_up:
         query = stream.trigger(availableNow=True).start()
     else:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
@@ -352,7 +436,10 @@ def _run(
     if plan.config.watermark.idle_timeout is not None and not filesystems.is_connect(spark):
         between = lambda: idle.catch_up(spark, fs, plan, writer, log)  # noqa: E731
     try:
-        _await(query, plan, between)
+        if catch_up:
+            query.awaitTermination()
+        else:
+            _await(query, plan, between)
     except Exception as exc:  # awaitTermination raises the query's failure
         if writer.failure is not None:
             raise writer.failure from None
@@ -373,10 +460,12 @@ def _run(
             path=where.checkpoint,
         )
     idle.catch_up(spark, fs, plan, writer, log)
-    spark.catalog.refreshTable(target)
-    if plan.config.late_data == "table":
-        spark.catalog.refreshTable(late_target)
 
+
+def _result(
+    spark: Any, fs: FileSystem, plan: StreamPlan, late_target: str, where: Locations, run_id: str, version: int
+) -> StreamResult:
+    log = CommitLog(plan.model, where, run_id, fs)
     totals = log.run_totals()
     last = log.last() or {}
     result = StreamResult(
@@ -387,8 +476,9 @@ def _run(
     result.properties = {
         "window_views.watermark_reached": describe_epoch_micros(result.watermark),
         "window_views.state_rows": str(result.state_rows),
-        "window_views.checkpoint": where.checkpoint,
+        rebuild.CHECKPOINT_PROPERTY: where.checkpoint,
         LOCATION_PROPERTY["table"]: where.table,
+        rebuild.VERSION_PROPERTY: str(version),
         "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
     }
     if plan.config.late_data == "table":

@@ -1,0 +1,198 @@
+"""A rebuild beside the live version (`--full-refresh`, or `on_change='rebuild'` after a change):
+the new version gets its own table, late table and checkpoint, is streamed from all input there,
+and the catalog tables are pointed at it only once it has caught up.
+
+A model has two slots: version 1 at its own locations (`<alias>`, `<alias>__late`,
+`<alias>__checkpoint`), version 2 beside them (`<alias>__v2`, `<alias>__v2__late`,
+`<alias>__v2__checkpoint`; a configured checkpoint_location gets `__v2` appended). A rebuild
+writes the slot the tables do not read. Its intent record (`rebuild.json` in the new checkpoint,
+one whole-file write) makes every step safe to crash in:
+
+- `building`: the new version is being streamed; readers and the live checkpoint are untouched.
+  A failed build removes it at once; one that died is removed by the next run.
+- `swapping`: the new version has caught up; the next run finishes the swap whatever step it
+  stopped at (each step can be done again): the table, then the late table, is pointed at the new
+  location (`ALTER TABLE ... SET LOCATION`, columns the model added appended with `ADD COLUMNS`),
+  then the table properties that record the live version are set.
+- `swapped`: the new version is live; the old version's files are removed by the next run of
+  the model, so that a reader that planned its query before the swap can still finish it.
+
+The run lock stays in the checkpoint of slot 1 whichever version is live (runner.py), so a
+rebuild, its recovery and a plain run of the same model never run at once.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+from typing import Any, Dict, List, Optional, Tuple
+
+from pyspark.sql.types import StructType
+
+from dbt.adapters.window_views import paths, storage
+from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.streaming.commits import Locations, unreadable
+
+INTENT = "rebuild.json"
+VERSION_PROPERTY = "window_views.version"
+SLOT_TAG = "__v2"
+# table properties recording where the live version's files are, read back by the next run
+LOCATION_PROPERTY = {"table": "window_views.table_location", "late table": "window_views.late_location"}
+CHECKPOINT_PROPERTY = "window_views.checkpoint"
+
+
+def slot(home: Locations, version: int, configured_checkpoint: bool) -> Locations:
+    """Where version 1 (the model's own locations) or version 2 keeps its files."""
+    if version == 1:
+        return home
+    table = paths.sibling(home.table, SLOT_TAG)
+    if configured_checkpoint:
+        checkpoint = paths.sibling(home.checkpoint, SLOT_TAG)
+    else:
+        checkpoint = paths.sibling(table, "__checkpoint")
+    return Locations(table=table, late=paths.sibling(table, "__late"), checkpoint=checkpoint)
+
+
+def other(home: Locations, live: Locations, configured_checkpoint: bool) -> Tuple[int, Locations]:
+    """The slot a rebuild writes: version 1 unless the live version uses any of its locations
+    (a location_root or checkpoint_location changed since: the rebuild moves to slot 1 there)."""
+    first = slot(home, 1, configured_checkpoint)
+    if {first.table, first.late, first.checkpoint} & {live.table, live.late, live.checkpoint}:
+        return 2, slot(home, 2, configured_checkpoint)
+    return 1, first
+
+
+def live_version(properties: Dict[str, str]) -> int:
+    return 2 if properties.get(VERSION_PROPERTY) == "2" else 1
+
+
+def _intent_file(where: Locations) -> str:
+    return paths.join(where.checkpoint, INTENT)
+
+
+def read_intent(model: str, fs: FileSystem, where: Locations) -> Optional[Dict[str, Any]]:
+    try:
+        return storage.read_json(fs, _intent_file(where))
+    except storage.CorruptFile as exc:
+        raise unreadable(model, exc) from None
+
+
+def intent(old: Locations, new: Locations, version: int, schema: Any, late_schema: Optional[Any]) -> Dict[str, Any]:
+    """What the swap needs, whatever model the run that finishes it has: the locations and the
+    columns of the new tables."""
+    return {
+        "state": "building",
+        "version": version,
+        "from": asdict(old),
+        "to": asdict(new),
+        "schema": schema.json(),
+        "late_schema": late_schema.json() if late_schema is not None else None,
+    }
+
+
+def mark(fs: FileSystem, record: Dict[str, Any], state: str) -> Dict[str, Any]:
+    record = {**record, "state": state}
+    storage.write_json(fs, _intent_file(Locations(**record["to"])), record)
+    return record
+
+
+def clear(fs: FileSystem, location: str, lock_folder: str) -> None:
+    """Remove a version's files at `location`, except the run lock's folder (slot 1's
+    checkpoint, which an earlier release kept inside the table's folder)."""
+    if lock_folder == location or lock_folder.startswith(location + "/"):
+        rest = lock_folder[len(location):].strip("/")
+        keep = rest.split("/")[0] if rest else "run.lock"
+        storage.remove_children(fs, location, keep=(keep,))
+    else:
+        fs.delete(location)
+
+
+def discard(fs: FileSystem, where: Locations, lock_folder: str) -> None:
+    """A build that did not finish: its files go, the intent record last (a crash in between
+    leaves it, and the next run discards the rest)."""
+    for location in (where.table, where.late):
+        clear(fs, location, lock_folder)
+    for child in fs.list(where.checkpoint):
+        if child.name != INTENT and paths.join(where.checkpoint, child.name) != paths.join(lock_folder, "run.lock"):
+            fs.delete(paths.join(where.checkpoint, child.name))
+    fs.delete(_intent_file(where))
+    if where.checkpoint != lock_folder:
+        fs.delete(where.checkpoint)
+
+
+def _quoted(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _columns(schema: Any) -> List[Tuple[str, str]]:
+    return [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
+
+
+def point(spark: Any, table: str, location: str, schema: Any) -> None:
+    """Point a catalog table at `location` with the columns `schema`: one ALTER TABLE when the
+    columns are the same, then ADD COLUMNS for columns added at the end; other column changes
+    (removed, retyped, reordered) need the table dropped and created again, a moment in which
+    readers find no table."""
+    uri = _quoted(paths.spark_uri(location))
+    if not spark.catalog.tableExists(table):
+        spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
+        return
+    have, want = _columns(spark.table(table).schema), _columns(schema)
+    if want[: len(have)] == have:
+        spark.sql(f"alter table {table} set location {uri}")
+        added = schema.fields[len(have):]
+        if added:
+            columns = ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}" for f in added)
+            spark.sql(f"alter table {table} add columns ({columns})")
+    else:
+        spark.sql(f"drop table {table}")
+        spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
+    spark.catalog.refreshTable(table)
+
+
+def swap(spark: Any, fs: FileSystem, target: str, late_target: str, record: Dict[str, Any]) -> Dict[str, Any]:
+    """Point the tables at the new version and record it live (each step can be done again)."""
+    record = mark(fs, record, "swapping")
+    new = Locations(**record["to"])
+    point(spark, target, new.table, StructType.fromJson(json.loads(record["schema"])))
+    if record["late_schema"] is not None:
+        point(spark, late_target, new.late, StructType.fromJson(json.loads(record["late_schema"])))
+    else:  # late_data='drop' now: the old version's late table goes with it
+        spark.sql(f"drop table if exists {late_target}")
+    properties = {VERSION_PROPERTY: str(record["version"]), LOCATION_PROPERTY["table"]: new.table,
+                  CHECKPOINT_PROPERTY: new.checkpoint}
+    if record["late_schema"] is not None:
+        properties[LOCATION_PROPERTY["late table"]] = new.late
+    else:
+        spark.sql(f"alter table {target} unset tblproperties if exists ({_quoted(LOCATION_PROPERTY['late table'])})")
+    pairs = ", ".join(f"{_quoted(k)} = {_quoted(v)}" for k, v in properties.items())
+    spark.sql(f"alter table {target} set tblproperties ({pairs})")
+    return mark(fs, record, "swapped")
+
+
+def recover(
+    model: str, spark: Any, fs: FileSystem, target: str, late_target: str, live: Locations, next_slot: Locations,
+    lock_folder: str,
+) -> bool:
+    """Finish or discard what an earlier rebuild left, under the run lock. Returns whether a
+    swap was finished here (the tables then read the other slot)."""
+    pending = read_intent(model, fs, next_slot)
+    if pending is not None:
+        if pending["state"] == "building":
+            discard(fs, next_slot, lock_folder)
+            return False
+        swap(spark, fs, target, late_target, pending)
+        return True
+    retire(model, fs, live, lock_folder)
+    return False
+
+
+def retire(model: str, fs: FileSystem, live: Locations, lock_folder: str) -> None:
+    """Remove the version the last swap replaced, then its record."""
+    done = read_intent(model, fs, live)
+    if done is None or done["state"] != "swapped":
+        return
+    old = Locations(**done["from"])
+    for location in (old.table, old.late, old.checkpoint):
+        clear(fs, location, lock_folder)
+    fs.delete(_intent_file(live))
