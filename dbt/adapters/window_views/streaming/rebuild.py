@@ -159,6 +159,13 @@ def swap(spark: Any, fs: FileSystem, target: str, late_target: str, record: Dict
         point(spark, late_target, new.late, StructType.fromJson(json.loads(record["late_schema"])))
     else:  # late_data='drop' now: the old version's late table goes with it
         spark.sql(f"drop table if exists {late_target}")
+    record_live(spark, target, record)
+    return mark(fs, record, "swapped")
+
+
+def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
+    """The table properties naming the live version and its locations (runner._check_moved)."""
+    new = Locations(**record["to"])
     properties = {VERSION_PROPERTY: str(record["version"]), LOCATION_PROPERTY["table"]: new.table,
                   CHECKPOINT_PROPERTY: new.checkpoint}
     if record["late_schema"] is not None:
@@ -167,7 +174,6 @@ def swap(spark: Any, fs: FileSystem, target: str, late_target: str, record: Dict
         spark.sql(f"alter table {target} unset tblproperties if exists ({_quoted(LOCATION_PROPERTY['late table'])})")
     pairs = ", ".join(f"{_quoted(k)} = {_quoted(v)}" for k, v in properties.items())
     spark.sql(f"alter table {target} set tblproperties ({pairs})")
-    return mark(fs, record, "swapped")
 
 
 def recover(
@@ -188,9 +194,11 @@ def recover(
 
 
 def retire(model: str, fs: FileSystem, live: Locations, lock_folder: str) -> None:
-    """Remove the version the last swap replaced, then its record."""
+    """Remove the version the last swap replaced, then its record (a record still `swapping`
+    in the live version's checkpoint was cut short after its last step: the properties that
+    name the live version are set last)."""
     done = read_intent(model, fs, live)
-    if done is None or done["state"] != "swapped":
+    if done is None or done["state"] == "building":
         return
     old = Locations(**done["from"])
     for location in (old.table, old.late, old.checkpoint):

@@ -1,0 +1,208 @@
+"""Changes and full refreshes of a streaming window view without downtime (streaming/rebuild.py):
+the new version is streamed from all input beside the live one and swapped in once it has
+caught up; readers see the old table until then, and a rebuild that fails or dies leaves the old
+table, late table and checkpoint as they were."""
+
+import threading
+from pathlib import Path
+from typing import Dict, List
+
+import pytest
+
+from conftest import errors
+from test_streaming import DELIVERIES, TUMBLE_SUM, deliver, make_source, run, t, window_view
+from test_streaming_failures import assert_clean, checkpoint, schema_dir
+
+WITH_TOP = TUMBLE_SUM.replace("count(*) as bids", "count(*) as bids, max(price) as top")
+REBUILD = "{{ config(on_change='rebuild') }}\n"
+# what the stream keeps after DELIVERIES[0] and [1] in two runs, then [2] in a third (08:08 is late)
+STREAMED = [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3), (t("8:20"), t("8:30"), 1, 1)]
+
+
+def batch_result(project, columns: str = "sum(price), count(*)") -> List[tuple]:
+    """The model over all input, as a batch query computes it (nothing is late to it)."""
+    return [tuple(r) for r in project.spark.sql(
+        f"""select timestamp_seconds(div(unix_seconds(bidtime), 600) * 600) as s,
+                   timestamp_seconds(div(unix_seconds(bidtime), 600) * 600 + 600), {columns}
+            from {project.schema}.bid group by 1, 2 order by all"""
+    ).collect()]
+
+
+def snapshot(folder: Path) -> Dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+class Reader(threading.Thread):
+    """Reads the table in a loop on the shared session, keeping every result and every error."""
+
+    def __init__(self, project, name: str) -> None:
+        super().__init__(daemon=True)
+        self.project, self.name = project, name
+        self.seen: List[List[tuple]] = []
+        self.counts: List[int] = []
+        self.failures: List[str] = []
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        spark, table = self.project.spark, f"{self.project.schema}.{self.name}"
+        while not self.done.is_set():
+            try:
+                self.seen.append([tuple(r) for r in spark.sql(f"select * from {table} order by all").collect()])
+                self.counts.append(spark.sql(f"select count(*) from {table}").first()[0])
+            except Exception as exc:  # noqa: BLE001 - a reader's error is what the test looks for
+                self.failures.append(str(exc).splitlines()[0])
+
+    def stop(self) -> None:
+        self.done.set()
+        self.join(60)
+
+
+def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
+    make_source(project)
+    window_view(project, name, "on_update", select)
+    deliver(project, DELIVERIES[0])
+    run(project, name)
+    deliver(project, DELIVERIES[1])
+    run(project, name)
+    return project.rows(name)
+
+
+def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(project):
+    old = streamed_twice(project, "steady")
+    deliver(project, DELIVERIES[2])
+    new = batch_result(project)
+    assert old != new
+    reader = Reader(project, "steady")
+    reader.start()
+    try:
+        result = project.dbt("run", "-s", "steady", "--full-refresh")
+    finally:
+        reader.stop()
+    assert result.result[0].message.startswith("STREAM 1 batch, 8 in, 3 out, 0 late")
+    assert reader.failures == []
+    assert len(reader.seen) > 3 and all(rows in (old, new) for rows in reader.seen), reader.seen
+    assert reader.seen[0] == old and set(reader.counts) <= {len(old), len(new)}
+    assert project.rows("steady") == new
+    home = schema_dir(project)
+    location = project.spark.sql(f"describe table extended {project.schema}.steady").where("col_name = 'Location'").first()[1]
+    assert location.endswith("/steady__v2")
+    # the old version stays for readers that planned their query before the swap; the next run removes it
+    assert (home / "steady" / "_spark_metadata").is_dir()
+    deliver(project, [("08:31", 7, "H")])
+    node = run(project, "steady")
+    assert node.adapter_response["rows_in"] == 1
+    assert not (home / "steady").exists() and not (home / "steady__late").exists()
+    assert not any(p.is_file() for p in checkpoint(project, "steady").rglob("*"))
+    assert project.rows("steady") == batch_result(project)
+    # and back: the next full refresh goes to the first slot again
+    project.dbt("run", "-s", "steady", "--full-refresh")
+    assert project.rows("steady") == batch_result(project)
+    assert (home / "steady" / "_spark_metadata").is_dir() and (home / "steady__v2").is_dir()
+    run(project, "steady")
+    assert not (home / "steady__v2").exists() and not (home / "steady__v2__checkpoint").exists()
+
+
+def test_an_added_column_fails_by_default_and_rebuilds_with_on_change_rebuild(project):
+    before = streamed_twice(project, "evolving")
+    files = snapshot(checkpoint(project, "evolving"))
+    window_view(project, "evolving", "on_update", WITH_TOP)
+    message = errors(project.dbt("run", "-s", "evolving", ok=False))
+    assert "its SQL or window config changed since the checkpoint" in message
+    assert "run `dbt run --full-refresh -s evolving`" in message and "set on_change='rebuild'" in message
+    assert_clean(message)
+    assert project.rows("evolving") == before and project.columns("evolving") == ["window_start", "window_end", "price", "bids"]
+    assert snapshot(checkpoint(project, "evolving")) == files
+    window_view(project, "evolving", "on_update", REBUILD + WITH_TOP)
+    node = run(project, "evolving")
+    assert node.message.startswith("STREAM 1 batch, 4 in, 2 out, 0 late")
+    assert project.columns("evolving") == ["window_start", "window_end", "price", "bids", "top"]
+    assert project.rows("evolving") == batch_result(project, "sum(price), count(*), max(price)")
+    # the new version streams on incrementally
+    deliver(project, DELIVERIES[2])
+    node = run(project, "evolving")
+    assert node.adapter_response["rows_in"] == 4 and node.adapter_response["late_rows"] == 1
+    assert project.rows("evolving") == [(*w, top) for w, top in zip(STREAMED, (5, 6, 1))]
+
+
+FAILS_ON_LATER_ROWS = TUMBLE_SUM.replace(
+    "sum(price)", "sum(case when price = 9 then cast(raise_error('price 9 (injected)') as int) else price end)"
+)
+
+
+def test_a_failed_rebuild_leaves_the_old_version_running(project):
+    old = streamed_twice(project, "fragile")
+    files = snapshot(checkpoint(project, "fragile"))
+    deliver(project, DELIVERIES[2])  # holds the row the new SQL fails on
+    window_view(project, "fragile", "on_update", FAILS_ON_LATER_ROWS)
+    reader = Reader(project, "fragile")
+    reader.start()
+    try:
+        project.dbt("run", "-s", "fragile", "--full-refresh", ok=False)
+    finally:
+        reader.stop()
+    assert reader.failures == [] and all(rows == old for rows in reader.seen), reader.failures
+    assert project.rows("fragile") == old
+    assert snapshot(checkpoint(project, "fragile")) == files
+    assert not list(schema_dir(project).glob("fragile__v2*"))  # the failed version is gone
+    # the old model carries on from its checkpoint
+    window_view(project, "fragile", "on_update", TUMBLE_SUM)
+    node = run(project, "fragile")
+    assert node.adapter_response["rows_in"] == 4
+    assert project.rows("fragile") == STREAMED
+    # and a later rebuild succeeds
+    project.dbt("run", "-s", "fragile", "--full-refresh")
+    assert project.rows("fragile") == batch_result(project)
+
+
+class Crash(Exception):
+    pass
+
+
+def crash_at(monkeypatch, point: str) -> None:
+    """End the swap at `point` as a crash would: the steps before it done, nothing undone."""
+    from dbt.adapters.window_views.streaming import rebuild
+
+    if point in ("table", "late table"):
+        calls, original = [], rebuild.point
+
+        def point_fails(spark, table, location, schema):
+            calls.append(table)
+            if (point == "table") == (len(calls) == 1):
+                raise Crash(f"crash before pointing the {point} (injected)")
+            original(spark, table, location, schema)
+
+        monkeypatch.setattr(rebuild, "point", point_fails)
+    elif point == "properties":
+        monkeypatch.setattr(rebuild, "record_live", lambda *a: (_ for _ in ()).throw(Crash("crash (injected)")))
+    else:
+        mark = rebuild.mark
+        monkeypatch.setattr(
+            rebuild, "mark",
+            lambda fs, record, state: (_ for _ in ()).throw(Crash("crash (injected)")) if state == "swapped" else mark(fs, record, state),
+        )
+
+
+@pytest.mark.parametrize("point", ["table", "late table", "properties", "swapped"])
+def test_a_crash_inside_the_swap_is_finished_by_the_next_run(project, monkeypatch, point):
+    old = streamed_twice(project, "swapping")
+    new = batch_result(project, "sum(price), count(*), max(price)")
+    window_view(project, "swapping", "on_update", REBUILD + WITH_TOP)
+    with monkeypatch.context() as patched:
+        crash_at(patched, point)
+        project.dbt("run", "-s", "swapping", ok=False)
+    # meanwhile readers see one version whole: the old one, or the new one (its added column may
+    # not be in the catalog yet)
+    seen = project.rows("swapping")
+    assert seen == old or [r[:4] for r in seen] == [r[:4] for r in new], seen
+    deliver(project, DELIVERIES[2])
+    node = run(project, "swapping")
+    assert node.adapter_response["rows_in"] == 4
+    assert project.columns("swapping") == ["window_start", "window_end", "price", "bids", "top"]
+    assert project.rows("swapping") == [(*w, top) for w, top in zip(STREAMED, (5, 6, 1))]
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.swapping").collect())
+    assert properties["window_views.version"] == "2"
+    assert properties["window_views.late_location"].endswith("/swapping__v2__late")
+    late = project.spark.sql(f"describe table extended {project.schema}.swapping__late").where("col_name = 'Location'").first()[1]
+    assert late.endswith("/swapping__v2__late")
+    run(project, "swapping")
+    assert not (schema_dir(project) / "swapping").exists()
