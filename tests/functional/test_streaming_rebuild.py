@@ -3,6 +3,7 @@ the new version is streamed from all input beside the live one and swapped in on
 caught up; readers see the old table until then, and a rebuild that fails or dies leaves the old
 table, late table and checkpoint as they were."""
 
+import subprocess
 import threading
 from pathlib import Path
 from typing import Dict, List
@@ -67,11 +68,37 @@ def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
     return project.rows(name)
 
 
+def held_lock(project, name: str, fs) -> subprocess.Popen:
+    """The model's run lock, held by a live process of this host (another run)."""
+    from dbt.adapters.window_views.streaming.lock import RunLock
+
+    holder = subprocess.Popen(["sleep", "120"])
+    lock = RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
+    lock.me["pid"] = holder.pid
+    assert lock._create()
+    return holder
+
+
+def release(holder: subprocess.Popen) -> None:
+    holder.kill()
+    holder.wait()
+
+
 def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(project):
+    from dbt.adapters.window_views import filesystems
+
     old = streamed_twice(project, "steady")
     deliver(project, DELIVERIES[2])
     new = batch_result(project)
     assert old != new
+    # a rebuild takes the run's lock: not while another run holds it
+    holder = held_lock(project, "steady", filesystems.LOCAL)
+    try:
+        message = errors(project.dbt("run", "-s", "steady", "--full-refresh", ok=False))
+        assert "another run of this model holds its checkpoint: run other-run-id" in message
+        assert not list(schema_dir(project).glob("steady__v2*"))
+    finally:
+        release(holder)
     reader = Reader(project, "steady")
     reader.start()
     try:
@@ -88,6 +115,12 @@ def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(pro
     assert location.endswith("/steady__v2")
     # the old version stays for readers that planned their query before the swap; the next run removes it
     assert (home / "steady" / "_spark_metadata").is_dir()
+    # the new version's runs take the same lock, in the first slot's checkpoint
+    holder = held_lock(project, "steady", filesystems.LOCAL)
+    try:
+        assert "another run of this model holds" in errors(project.dbt("run", "-s", "steady", ok=False))
+    finally:
+        release(holder)
     deliver(project, [("08:31", 7, "H")])
     node = run(project, "steady")
     assert node.adapter_response["rows_in"] == 1
@@ -158,6 +191,33 @@ class Crash(Exception):
     pass
 
 
+def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
+    from dbt.adapters.window_views.streaming import rebuild, runner
+
+    old = streamed_twice(project, "killed")
+    files = snapshot(checkpoint(project, "killed"))
+    stream = runner._stream
+
+    def dies_after_the_first_batch(spark, plan, where, run_id, out_schema, catch_up):
+        stream(spark, plan, where, run_id, out_schema, catch_up)
+        raise Crash("killed (injected)")
+
+    with monkeypatch.context() as patched:
+        # a process that dies cleans nothing up: the half-built version stays as it was
+        patched.setattr(runner, "_stream", dies_after_the_first_batch)
+        patched.setattr(rebuild, "discard", lambda *args: None)
+        project.dbt("run", "-s", "killed", "--full-refresh", ok=False)
+    v2 = schema_dir(project) / "killed__v2"
+    assert (v2 / "_spark_metadata").is_dir()
+    assert '"state": "building"' in (schema_dir(project) / "killed__v2__checkpoint" / "rebuild.json").read_text()
+    assert project.rows("killed") == old and snapshot(checkpoint(project, "killed")) == files
+    deliver(project, DELIVERIES[2])
+    node = run(project, "killed")
+    assert node.adapter_response["rows_in"] == 4
+    assert project.rows("killed") == STREAMED
+    assert not list(schema_dir(project).glob("killed__v2*"))
+
+
 def crash_at(monkeypatch, point: str) -> None:
     """End the swap at `point` as a crash would: the steps before it done, nothing undone."""
     from dbt.adapters.window_views.streaming import rebuild
@@ -206,3 +266,19 @@ def test_a_crash_inside_the_swap_is_finished_by_the_next_run(project, monkeypatc
     assert late.endswith("/swapping__v2__late")
     run(project, "swapping")
     assert not (schema_dir(project) / "swapping").exists()
+
+
+def test_a_processing_time_trigger_catches_up_swaps_then_streams_on(project):
+    make_source(project)
+    ticking = TUMBLE_SUM.replace(
+        "select", "{{ config(trigger={'processing_time': '1 second', 'max_duration': '3 seconds'}) }} select", 1
+    )
+    window_view(project, "ticking", "on_update", ticking)
+    deliver(project, DELIVERIES[0])
+    run(project, "ticking")
+    deliver(project, DELIVERIES[1] + DELIVERIES[2])
+    node = project.dbt("run", "-s", "ticking", "--full-refresh").result[0]
+    assert node.adapter_response["rows_in"] == 8 and node.adapter_response["late_rows"] == 0
+    assert project.rows("ticking") == batch_result(project)
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.ticking").collect())
+    assert properties["window_views.version"] == "2" and properties["window_views.checkpoint"].endswith("/ticking__v2__checkpoint")
