@@ -282,3 +282,22 @@ def test_a_processing_time_trigger_catches_up_swaps_then_streams_on(project):
     assert project.rows("ticking") == batch_result(project)
     properties = dict(project.spark.sql(f"show tblproperties {project.schema}.ticking").collect())
     assert properties["window_views.version"] == "2" and properties["window_views.checkpoint"].endswith("/ticking__v2__checkpoint")
+
+
+def test_a_batch_window_view_in_the_way_is_replaced_as_before(project):
+    make_source(project)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    project.model("switched", "{{ config(materialized='window_view', emit='on_update') }}\n" + TUMBLE_SUM)
+    run(project, "switched")
+    assert project.rows("switched") == batch_result(project)
+    window_view(project, "switched", "on_update", TUMBLE_SUM)
+    node = run(project, "switched")
+    assert node.message.startswith("STREAM 1 batch, 4 in")
+    assert project.rows("switched") == batch_result(project)
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.switched").collect())
+    assert properties["window_views.execution"] == "streaming" and properties["window_views.version"] == "1"
+    # and a table of another kind under the name, with --full-refresh too
+    project.spark.sql(f"drop table {project.schema}.switched")
+    project.spark.sql(f"create table {project.schema}.switched (x int) using parquet")
+    project.dbt("run", "-s", "switched", "--full-refresh")
+    assert project.rows("switched") == batch_result(project)

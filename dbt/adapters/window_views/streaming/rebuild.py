@@ -166,8 +166,10 @@ def swap(spark: Any, fs: FileSystem, target: str, late_target: str, record: Dict
 def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
     """The table properties naming the live version and its locations (runner._check_moved)."""
     new = Locations(**record["to"])
-    properties = {VERSION_PROPERTY: str(record["version"]), LOCATION_PROPERTY["table"]: new.table,
-                  CHECKPOINT_PROPERTY: new.checkpoint}
+    properties = {
+        "window_views.execution": "streaming",  # lost when the table was created again (point)
+        VERSION_PROPERTY: str(record["version"]), LOCATION_PROPERTY["table"]: new.table, CHECKPOINT_PROPERTY: new.checkpoint,
+    }
     if record["late_schema"] is not None:
         properties[LOCATION_PROPERTY["late table"]] = new.late
     else:
