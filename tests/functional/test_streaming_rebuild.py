@@ -34,18 +34,19 @@ def snapshot(folder: Path) -> Dict[str, bytes]:
 
 
 class Reader(threading.Thread):
-    """Reads the table in a loop on the shared session, keeping every result and every error."""
+    """Reads the table in a loop (on the session dbt runs in, or another one), keeping every
+    result and every error."""
 
-    def __init__(self, project, name: str) -> None:
+    def __init__(self, project, name: str, spark=None) -> None:
         super().__init__(daemon=True)
-        self.project, self.name = project, name
+        self.project, self.name, self.spark = project, name, spark or project.spark
         self.seen: List[List[tuple]] = []
         self.counts: List[int] = []
         self.failures: List[str] = []
         self.done = threading.Event()
 
     def run(self) -> None:
-        spark, table = self.project.spark, f"{self.project.schema}.{self.name}"
+        spark, table = self.spark, f"{self.project.schema}.{self.name}"
         while not self.done.is_set():
             try:
                 self.seen.append([tuple(r) for r in spark.sql(f"select * from {table} order by all").collect()])
@@ -99,16 +100,20 @@ def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(pro
         assert not list(schema_dir(project).glob("steady__v2*"))
     finally:
         release(holder)
-    reader = Reader(project, "steady")
-    reader.start()
+    readers = [Reader(project, "steady"), Reader(project, "steady", project.spark.newSession())]
+    for reader in readers:
+        reader.start()
     try:
         result = project.dbt("run", "-s", "steady", "--full-refresh")
     finally:
-        reader.stop()
+        for reader in readers:
+            reader.stop()
     assert result.result[0].message.startswith("STREAM 1 batch, 8 in, 3 out, 0 late")
-    assert reader.failures == []
-    assert len(reader.seen) > 3 and all(rows in (old, new) for rows in reader.seen), reader.seen
-    assert reader.seen[0] == old and set(reader.counts) <= {len(old), len(new)}
+    for reader in readers:
+        assert reader.failures == []
+        assert len(reader.seen) > 3 and all(rows in (old, new) for rows in reader.seen), reader.seen
+        assert reader.seen[0] == old and set(reader.counts) <= {len(old), len(new)}
+    assert readers[0].seen[-1] == new
     assert project.rows("steady") == new
     home = schema_dir(project)
     location = project.spark.sql(f"describe table extended {project.schema}.steady").where("col_name = 'Location'").first()[1]
@@ -155,6 +160,15 @@ def test_an_added_column_fails_by_default_and_rebuilds_with_on_change_rebuild(pr
     node = run(project, "evolving")
     assert node.adapter_response["rows_in"] == 4 and node.adapter_response["late_rows"] == 1
     assert project.rows("evolving") == [(*w, top) for w, top in zip(STREAMED, (5, 6, 1))]
+    # a column removed: the table is created again over the new version, and streams on
+    window_view(project, "evolving", "on_update", REBUILD + TUMBLE_SUM)
+    node = run(project, "evolving")
+    assert node.message.startswith("STREAM 1 batch, 8 in, 3 out, 0 late")
+    assert project.columns("evolving") == ["window_start", "window_end", "price", "bids"]
+    assert project.rows("evolving") == batch_result(project)
+    assert run(project, "evolving").message.startswith("STREAM 0 batches")
+    properties = dict(project.spark.sql(f"show tblproperties {project.schema}.evolving").collect())
+    assert (properties["window_views.execution"], properties["window_views.version"]) == ("streaming", "1")
 
 
 FAILS_ON_LATER_ROWS = TUMBLE_SUM.replace(

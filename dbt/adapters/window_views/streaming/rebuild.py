@@ -28,12 +28,14 @@ from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Tuple
 
 from pyspark.sql.types import StructType
+from sqlglot import exp
 
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations, unreadable
 
 INTENT = "rebuild.json"
+LOCK = "run.lock"
 VERSION_PROPERTY = "window_views.version"
 SLOT_TAG = "__v2"
 # table properties recording where the live version's files are, read back by the next run
@@ -97,11 +99,11 @@ def mark(fs: FileSystem, record: Dict[str, Any], state: str) -> Dict[str, Any]:
 
 
 def clear(fs: FileSystem, location: str, lock_folder: str) -> None:
-    """Remove a version's files at `location`, except the run lock's folder (slot 1's
-    checkpoint, which an earlier release kept inside the table's folder)."""
+    """Remove a version's files at `location`, except the folder of the run lock (slot 1's
+    checkpoint, or the checkpoint an earlier release kept inside the table's folder)."""
     if lock_folder == location or lock_folder.startswith(location + "/"):
         rest = lock_folder[len(location):].strip("/")
-        keep = rest.split("/")[0] if rest else "run.lock"
+        keep = rest.split("/")[0] if rest else LOCK
         storage.remove_children(fs, location, keep=(keep,))
     else:
         fs.delete(location)
@@ -113,7 +115,7 @@ def discard(fs: FileSystem, where: Locations, lock_folder: str) -> None:
     for location in (where.table, where.late):
         clear(fs, location, lock_folder)
     for child in fs.list(where.checkpoint):
-        if child.name != INTENT and paths.join(where.checkpoint, child.name) != paths.join(lock_folder, "run.lock"):
+        if child.name != INTENT and paths.join(where.checkpoint, child.name) != paths.join(lock_folder, LOCK):
             fs.delete(paths.join(where.checkpoint, child.name))
     fs.delete(_intent_file(where))
     if where.checkpoint != lock_folder:
@@ -121,7 +123,7 @@ def discard(fs: FileSystem, where: Locations, lock_folder: str) -> None:
 
 
 def _quoted(text: str) -> str:
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return exp.Literal.string(text).sql("spark")
 
 
 def _columns(schema: Any) -> List[Tuple[str, str]]:

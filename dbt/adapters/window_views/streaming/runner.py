@@ -23,7 +23,7 @@ from dbt.adapters.window_views.streaming.state import State
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
 LEGACY_CHECKPOINT = "_wv_checkpoint"
-LOCK = "run.lock"
+LOCK = rebuild.LOCK
 LOCATION_PROPERTY = rebuild.LOCATION_PROPERTY
 
 
