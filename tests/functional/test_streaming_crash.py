@@ -8,7 +8,8 @@ next `dbt run` must finish the batch so that the table and the late table equal 
 models that ran the same deliveries uninterrupted (nothing lost, nothing twice), and equal a
 Python replay of the streaming semantics. Then: a run with no new data changes no file; a model
 whose SQL changed (another aggregate, same columns) fails with a message naming --full-refresh
-and keeps its rows; `dbt run --full-refresh` rebuilds from all input.
+and keeps its rows; `dbt run --full-refresh` rebuilds from all input beside the old version; a
+rebuild killed mid-stream leaves the live version as it was, and the next run discards it.
 
 The dbt processes use their own metastore and warehouse (Derby admits one JVM), so this test
 never touches the shared Spark session: a small driver script (below) runs in each process,
@@ -402,3 +403,16 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
         if sorted(r[0] for r in late_rows(snaps / "refreshed", rebuilt)) != timeless:
             failures.append(f"{name}: --full-refresh kept late rows other than those without event time")
     assert not failures, "\n".join(failures)
+
+    # a rebuild killed mid-stream (back into the first slot, `upd_ref`) leaves the live version
+    # (`upd_ref__v2`) as it was; the next run discards the half-built one and streams on
+    killed, log = p.run([{"dbt": ["run", "--full-refresh", "-s", "upd_ref"], "env": {"DBT_WINDOW_VIEWS_FAULT": "published"}}])
+    assert killed.returncode == 137 and log == [], f"exited {killed.returncode}\n{killed.stdout[-3000:]}"
+    assert '"state": "building"' in (p.schema_dir / "upd_ref__checkpoint" / "rebuild.json").read_text()
+    assert data_files(p.schema_dir / "upd_ref")  # the killed build had published its batch there
+    proc, log = p.run([{"dbt": ["run", "-s", "upd_ref"]}, {"snapshot": str(snaps / "after_kill")}])
+    ok(proc, log)
+    assert log[0]["nodes"]["upd_ref"]["message"].startswith("STREAM 0 batches"), log
+    assert window_rows(snaps / "after_kill", "upd_ref__v2") == window_rows(snaps / "refreshed", "upd_ref__v2")
+    assert not (snaps / "after_kill" / "upd_ref").exists() and not (snaps / "after_kill" / "upd_ref__late").exists()
+    assert not any(f.is_file() for f in (snaps / "after_kill" / "upd_ref__checkpoint").rglob("*"))
