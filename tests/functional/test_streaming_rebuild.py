@@ -298,7 +298,7 @@ def test_a_processing_time_trigger_catches_up_swaps_then_streams_on(project):
     assert properties["window_views.version"] == "2" and properties["window_views.checkpoint"].endswith("/ticking__v2__checkpoint")
 
 
-def test_a_batch_window_view_in_the_way_is_replaced_as_before(project):
+def test_a_batch_window_view_in_the_way_is_replaced_as_before(project, tmp_path):
     make_source(project)
     deliver(project, DELIVERIES[0] + DELIVERIES[1])
     project.model("switched", "{{ config(materialized='window_view', emit='on_update') }}\n" + TUMBLE_SUM)
@@ -312,6 +312,6 @@ def test_a_batch_window_view_in_the_way_is_replaced_as_before(project):
     assert properties["window_views.execution"] == "streaming" and properties["window_views.version"] == "1"
     # and a table of another kind under the name, with --full-refresh too
     project.spark.sql(f"drop table {project.schema}.switched")
-    project.spark.sql(f"create table {project.schema}.switched (x int) using parquet")
+    project.spark.sql(f"create table {project.schema}.switched (x int) using parquet location '{tmp_path / 'other'}'")
     project.dbt("run", "-s", "switched", "--full-refresh")
     assert project.rows("switched") == batch_result(project)
