@@ -71,11 +71,11 @@ def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
 
 def held_lock(project, name: str, fs) -> subprocess.Popen:
     """The model's run lock, held by a live process of this host (another run)."""
-    from dbt.adapters.window_views.streaming.lock import RunLock
+    from dbt.adapters.window_views.streaming import lock as run_lock
 
     holder = subprocess.Popen(["sleep", "120"])
-    lock = RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
-    lock.me["pid"] = holder.pid
+    lock = run_lock.RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
+    lock.me.update(pid=holder.pid, pid_start=run_lock._process_start(holder.pid))
     assert lock._create()
     return holder
 
