@@ -212,8 +212,8 @@ def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
     files = snapshot(checkpoint(project, "killed"))
     stream = runner._stream
 
-    def dies_after_the_first_batch(spark, plan, where, run_id, out_schema, catch_up):
-        stream(spark, plan, where, run_id, out_schema, catch_up)
+    def dies_after_the_first_batch(spark, fs, plan, where, run_id, out_schema, catch_up):
+        stream(spark, fs, plan, where, run_id, out_schema, catch_up)
         raise Crash("killed (injected)")
 
     with monkeypatch.context() as patched:
