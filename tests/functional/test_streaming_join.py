@@ -108,6 +108,66 @@ def test_flip145_window_join_streams(project):
     assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
 
 
+# FLIP-145's own window join: the orders stream joined with itself, each side a CUMULATE window
+# aggregate (item sales and buyers; the seller's buyers), LEFT JOINed per window
+FLIP145_SELF_JOIN = """
+select a.item_id, a.seller_id, a.window_start, a.window_end, a.sales, a.item_buyer_cnt, b.slr_buyer_cnt
+from (
+  select item_id, seller_id, window_start, window_end, sum(price) as sales, count(distinct user_id) as item_buyer_cnt
+  from {{ window_views.cumulate(source('raw', 'orders'), 'pay_time', '10 minutes', '1 day') }}
+  group by item_id, seller_id, window_start, window_end
+) a
+left join (
+  select seller_id, window_start, window_end, count(distinct user_id) as slr_buyer_cnt
+  from {{ window_views.cumulate(source('raw', 'orders'), 'pay_time', '10 minutes', '1 day') }}
+  group by seller_id, window_start, window_end
+) b
+on a.seller_id = b.seller_id and a.window_start = b.window_start and a.window_end = b.window_end
+"""
+
+
+def test_flip145_self_window_join_streams(project):
+    """FLIP-145's example reads one stream twice: both reads see the micro-batch's rows, a
+    window is emitted once closed, a late row is kept aside; batch over the same input agrees."""
+    spark = project.spark
+    spark.sql(f"create database if not exists {project.schema}")
+    spark.sql(f"create table {project.schema}.orders (pay_time timestamp, item_id string, seller_id string, "
+              "user_id string, price int) using parquet")
+    project.write("models/sources.yml", sources_yml("orders"))
+
+    def deliver_orders(rows):
+        values = ", ".join(f"(timestamp'2020-04-15 {hhmm}:00', '{i}', '{s}', '{u}', {p})" for hhmm, i, s, u, p in rows)
+        spark.sql(f"insert into {project.schema}.orders values {values}")
+
+    for name, execution in (("orders_joined", "streaming"), ("orders_joined_batch", "batch")):
+        project.model(name, f"""
+            {{{{ config(materialized='window_view', execution='{execution}', emit='on_window_close',
+                        watermark={{'column': 'pay_time', 'delay': '1 minute'}}) }}}}
+            {FLIP145_SELF_JOIN}""")
+
+    def w(end: str, *rows):
+        return [(item, seller, t("00:00"), t(end), sales, buyers, seller_buyers) for item, seller, sales, buyers, seller_buyers in rows]
+
+    first = w("00:10", ("A", "s1", 10, 1, 2), ("B", "s1", 20, 1, 2))
+    deliver_orders([("00:01", "A", "s1", "u1", 10), ("00:04", "B", "s1", "u2", 20), ("00:12", "A", "s1", "u2", 5)])
+    assert run(project, "orders_joined").message == "STREAM 1 batch, 3 in, 2 out, 0 late, watermark 2020-04-15 00:11:00"
+    assert sorted(project.rows("orders_joined")) == first
+    deliver_orders([("00:15", "C", "s2", "u3", 7), ("00:23", "B", "s1", "u1", 3)])
+    run(project, "orders_joined")
+    second = first + w("00:20", ("A", "s1", 15, 2, 2), ("B", "s1", 20, 1, 2), ("C", "s2", 7, 1, 1))
+    assert sorted(project.rows("orders_joined")) == sorted(second)
+    run(project, "orders_joined_batch")
+    assert sorted(project.rows("orders_joined_batch")) == sorted(second)
+    # 00:05 comes after [00:00, 00:10) closed: late, in no window
+    deliver_orders([("00:05", "D", "s3", "u9", 1), ("00:31", "A", "s1", "u5", 1)])
+    node = run(project, "orders_joined")
+    assert node.message == "STREAM 1 batch, 2 in, 3 out, 1 late, watermark 2020-04-15 00:30:00"
+    third = second + w("00:30", ("A", "s1", 15, 2, 2), ("B", "s1", 23, 2, 2), ("C", "s2", 7, 1, 1))
+    assert sorted(project.rows("orders_joined")) == sorted(third)
+    late = spark.sql(f"select item_id, user_id from {project.schema}.orders_joined__late").collect()
+    assert [tuple(r) for r in late] == [("D", "u9")]
+
+
 UNION = """
 with both as (
   select * from {{ source('raw', 'lefttable') }}

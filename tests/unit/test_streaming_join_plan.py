@@ -106,3 +106,26 @@ def test_a_model_reading_no_table_is_refused():
 def test_the_table_properties_say_how_the_inputs_are_combined():
     assert build("m", join(), config(), ()).describe() == "tumble(time_col=ts, size=x) (window join of s.a, s.b)"
     assert build("m", UNION, config(), ()).describe().endswith("(union of s.a, s.b)")
+
+
+def test_a_self_window_join_reads_its_one_input_on_both_sides():
+    """FLIP-145's example joins a stream with itself: one input, both reads at its view."""
+    p = build("m", join(tvf("s.a"), tvf("s.a")), config(), ())
+    assert p.shape == "single" and [i.source for i in p.inputs] == ["s.a"]
+    assert p.sql.count(f"FROM {p.view} AS") == 2 and "s.a" not in p.sql
+
+
+@pytest.mark.parametrize(
+    "sql, extra, message",
+    [
+        (join(tvf("s.a"), tvf("s.a", size_us=600_000_000)), {}, "needs the same window on every side"),
+        (join(tvf("s.a"), tvf("s.a"), on="L.k = R.k"), {}, "does not join its sides on window_start and window_end"),
+        (join(tvf("s.a"), tvf("s.a")), {"emit": "on_update"}, "set emit='on_window_close'"),
+        (join(tvf("s.a"), "s.a"), {}, "reads s.a 2 times; a stream is consumed once"),
+    ],
+    ids=["windows-differ", "not-on-window", "on-update", "one-side-not-windowed"],
+)
+def test_self_joins_that_are_not_window_joins_are_refused(sql, extra, message):
+    with pytest.raises(ModelSqlError, match="window_view model 'm'") as raised:
+        build("m", sql, config(**extra), ())
+    assert message in str(raised.value)

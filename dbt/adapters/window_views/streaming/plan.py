@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
@@ -133,21 +133,29 @@ def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwin
         raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
 
 
-def _read_from_views(model: str, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]]) -> Tuple[StreamInput, ...]:
-    """Point each upstream table at a temp view the micro-batch fills with its rows."""
+def _references(tree: exp.Expression, schema: Optional[str], name: str) -> List[exp.Table]:
+    return [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
+
+
+def _read_from_views(
+    model: str, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]], self_join: bool
+) -> Tuple[StreamInput, ...]:
+    """Point each upstream table at a temp view the micro-batch fills with its rows (a self
+    window join: every reference of its one input at the same view)."""
     base = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
     inputs = []
     for i, (schema, name) in enumerate(tables):
-        references = [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
-        if len(references) > 1:
+        references = _references(tree, schema, name)
+        if len(references) > 1 and not self_join:
             raise _fail(
                 model,
                 f"the SQL reads {schema}.{name} {len(references)} times; a stream is consumed once",
-                "read it once (a self-join needs a batch window view), or use execution='batch'",
+                "read it once, window each read by the same TVF and join them on window_start and window_end "
+                "(a self window join), or use execution='batch'",
             )
         view = base if len(tables) == 1 else f"{base}_{i}"  # one input: the name of earlier releases
-        (table,) = references
-        table.replace(exp.alias_(exp.to_table(view), table.alias or name, table=True))
+        for table in references:
+            table.replace(exp.alias_(exp.to_table(view), table.alias or name, table=True))
         inputs.append(StreamInput(f"{schema}.{name}" if schema else name, view))
     return tuple(inputs)
 
@@ -162,9 +170,10 @@ def _shape(
     model: str, config: WindowViewConfig, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]],
     windows: Sequence[tvf.WindowTvf],
 ) -> str:
-    """A model over several upstream tables: "join" (a window join: each input windowed by the
-    same TVF, joined on window_start and window_end, emitted when the window closes) or "union"
-    (the inputs' rows UNION ALLed into one window TVF); anything else is refused."""
+    """A model over several upstream tables, or one read several times: "join" (a window join:
+    each read windowed by the same TVF, joined on window_start and window_end, emitted when the
+    window closes) or "union" (the inputs' rows UNION ALLed into one window TVF); anything else is
+    refused."""
     names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
     if not windows:
         raise _fail(
@@ -196,11 +205,12 @@ def _shape(
         if any(t.find_ancestor(exp.Union) is None for t in tree.find_all(exp.Table) if (t.db or None, t.name) in tables):
             raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
         return "union"
-    if len(windows) != len(tables):
+    reads = sum(len(_references(tree, schema, name)) for schema, name in tables)
+    if len(windows) != reads:
         raise _fail(
             model,
-            f"it reads {names} through {len(windows)} window TVF(s); a streaming window join windows each input by "
-            "its own TVF",
+            f"it reads {names} {reads} times through {len(windows)} window TVF(s); a streaming window join windows "
+            "each read by its own TVF",
             MULTI_HINT,
         )
     first = windows[0]
@@ -284,13 +294,16 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
             "a streaming window view reads append-only upstream tables, this one reads none",
             "select from a ref() or source() that grows by appends, or use execution='batch'",
         )
+    self_join = len(tables) == 1 and len(windows) > 1
+    if self_join:  # FLIP-145's window join of a stream with itself: checked as any window join,
+        _shape(model, config, tree, tables, windows)  # then run over its one input's rows
     shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else "single"
     if shape != "single" and config.watermark.idle_timeout is not None:
         raise ModelConfigError(
             model, "watermark", "idle_timeout is not supported over several inputs (a window join or union) yet",
             "remove 'idle_timeout'",
         )
-    if (len(windows) > 1 and shape != "join") or (not windows and not own_calls):
+    if (len(windows) > 1 and shape != "join" and not self_join) or (not windows and not own_calls):
         raise _fail(
             model,
             f"execution='streaming' needs exactly one window TVF or over windows, found {len(windows)} window TVFs",
@@ -299,7 +312,7 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
         )
     window = _window(model, config, windows, own_calls) if windows else None
     over = None if windows else _over(model, config, tree)
-    inputs = _read_from_views(model, tree, tables)
+    inputs = _read_from_views(model, tree, tables, self_join)
     slices = _slicing(model, tree, window, inputs[0].view) if window is not None and window.via == "window_aggregate" else None
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
