@@ -33,6 +33,24 @@ def stream_messages(result) -> None:
             print(f"  {r.node.name}: {r.message}")
 
 
+def progress_lines(since: int) -> None:
+    """The streams' progress lines, a line per micro-batch, from dbt's file log (logs/dbt.log,
+    written from byte `since` on): dbt shows them on the console at info level while a stream
+    runs on a processing-time trigger or catches up in several batches; a one-batch run like
+    these logs them at debug level, which the file log keeps."""
+    log = HERE / "logs" / "dbt.log"
+    with log.open(errors="replace") as f:
+        f.seek(since)
+        for line in f:
+            if "window_view model '" in line and ": micro-batch " in line:
+                print("  window_view model " + line.split("window_view model ", 1)[1].rstrip())
+
+
+def log_size() -> int:
+    log = HERE / "logs" / "dbt.log"
+    return log.stat().st_size if log.exists() else 0
+
+
 def show_streams(dbt: dbtRunner, late: bool) -> bool:
     for model in STREAMING:
         if not show(dbt, model, f"select * from {{{{ ref('{model}') }}}} order by all", limit=20):
@@ -72,10 +90,13 @@ def main() -> int:
         "\n     the watermark 08:54:47 has already closed, and two more asks (asks.csv: 08:55:00 for C);"
         "\n     `dbt run -s bids_landing+ asks_landing+ --vars '{delivery: 2}'`"
     )
+    since = log_size()
     run = dbt.invoke(["run", "-s", "bids_landing+", "asks_landing+", "--vars", "{delivery: 2}", *COMMON])
     if not run.success:
         return 1
     stream_messages(run)
+    print("  progress, a line per micro-batch (logs/dbt.log):")
+    progress_lines(since)
     if not show_streams(dbt, late=True):
         return 1
     return 0
