@@ -36,7 +36,15 @@ def test_the_upstream_table_becomes_the_view_with_its_name_as_alias():
     assert p.source == "s.bid"
     assert f"FROM {p.view} AS bid" in p.sql and "s.bid" not in p.sql
     assert (p.window.kind, p.window.size) == ("tumble", 600_000_000)
-    assert p.bucket_micros == 86_400_000_000
+    assert p.bucket_sizes == {"h": 3_600_000_000, "b": 86_400_000_000}
+
+
+def test_on_update_buckets_hold_the_longest_window_in_hours_then_days():
+    hour, day = 3_600_000_000, 86_400_000_000
+    hop = TUMBLE.replace('"kind": "tumble"', '"kind": "hop", "slide_us": 600000000').replace("600000000, \"offset", "5400000000, \"offset")
+    assert plan("m", hop, config()).bucket_sizes == {"h": 2 * hour, "b": day}
+    long = TUMBLE.replace("600000000", str(36 * hour))
+    assert plan("m", long, config()).bucket_sizes == {"h": 2 * day, "b": 2 * day}
 
 
 def test_the_fingerprint_follows_sql_and_window_config():

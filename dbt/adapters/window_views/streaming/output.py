@@ -2,7 +2,8 @@
 
 on_window_close appends what the new watermark closed: final rows, written once. on_update
 recomputes every window (over windows: every row) a new row changes and replaces them, rewriting
-only the buckets (days of window_end or event time) that hold such rows.
+only the buckets (hours or days of window_end or event time: StreamPlan.bucket_sizes) that
+hold such rows.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from dbt.adapters.window_views.streaming.plan import StreamPlan
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
 WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
-# the bucket (a whole number of days) that holds an output row's `key`
-BUCKET_OF = sqlexpr.parse("concat('b', cast(div(:key - pmod(:key, :size), :size) as string))")
+# the bucket of `size` micros that holds an output row's `key`, named by `letter` and its index
+BUCKET_OF = sqlexpr.parse("concat(:letter, cast(div(:key - pmod(:key, :size), :size) as string))")
+NEW_BUCKETS = "h"  # the letter of the buckets this release writes (StreamPlan.bucket_sizes)
 
 
 class Output:
@@ -94,16 +96,22 @@ class Output:
         high: Optional[int], staging: str,
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in `region` (a condition over output columns, with `key` in
-        (low, high]) by `result`, rewriting only the buckets (days of `key`) that hold such rows:
-        the result is staged, then the rows of those buckets outside the region beside it."""
-        size = self.plan.bucket_micros
+        (low, high]) by `result`, rewriting only the buckets of `key` that hold such rows: the
+        result is staged, then the rows of those buckets outside the region beside it. Buckets
+        an earlier release wrote (days) are read by their own size and rewritten as this one's."""
+        sizes = self.plan.bucket_sizes
         bucket = sqlexpr.to_sql(
-            exp.alias_(sqlexpr.fill(BUCKET_OF, key=key, size=exp.Literal.number(size)), storage.BUCKET)
+            exp.alias_(
+                sqlexpr.fill(
+                    BUCKET_OF, key=key, size=exp.Literal.number(sizes[NEW_BUCKETS]), letter=exp.Literal.string(NEW_BUCKETS)
+                ),
+                storage.BUCKET,
+            )
         )
         files = storage.live_file_names(self.fs, self.where.table)
         touched = set()
         for name in {f.split("-n", 1)[0] for f in files}:
-            k = int(name[1:])
+            size, k = sizes[name[0]], int(name[1:])
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
         result, rows_out = counted(result)

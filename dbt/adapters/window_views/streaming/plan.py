@@ -16,7 +16,8 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, Mo
 from dbt.adapters.window_views.streaming import slicing
 from dbt.adapters.window_views.upstream import Upstream
 
-DAY = 86_400_000_000
+HOUR = 3_600_000_000
+DAY = 24 * HOUR
 FINGERPRINT_VERSION = 2
 APPEND_ONLY_HINT = (
     "streaming window views read sources, append-only incremental models and streaming "
@@ -57,10 +58,15 @@ class StreamPlan:
         return self.inputs[0].view
 
     @property
-    def bucket_micros(self) -> int:
-        """Output files are grouped by days of window_end (or event time): a whole number of days
-        that holds the longest window."""
-        return max(DAY, -(-self.window.span // DAY) * DAY) if self.window else DAY
+    def bucket_sizes(self) -> Dict[str, int]:
+        """on_update groups output files in buckets of window_end (over windows: event time) and a
+        micro-batch rewrites the buckets its changed rows fall in, so it costs about the hours
+        its rows reach: a bucket is named by a letter for its size and its index. 'h': whole
+        hours that hold the longest window (whole days for windows of a day or more); 'b': the
+        whole days of earlier releases, still read (a rewritten 'b' bucket's rows move to 'h')."""
+        span = self.window.span if self.window else 0
+        days = max(DAY, -(-span // DAY) * DAY)
+        return {"h": days if span >= DAY else max(HOUR, -(-span // HOUR) * HOUR), "b": days}
 
     def describe(self) -> str:
         """The window as its call reads (kind, sizes), or the over-window calls; over several
