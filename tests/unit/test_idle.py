@@ -148,15 +148,61 @@ def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
     assert storage.logged_files(fs, str(table)) == ["b1-n4-r0.parquet"]
 
 
-def test_idle_timeout_over_several_inputs_is_refused():
-    """A window join or union has a watermark per input: idle steps are not built for it yet."""
-    from test_streaming_join_plan import UNION, config as several
+def test_each_input_has_its_own_idle_clock():
+    """Over several inputs the model's W is the least of the inputs' W, each moved on by its own
+    clock once it has had no rows for longer than the timeout."""
+    tumble = WindowTvf("tumble", "t", size=10 * MINUTE)
+    inputs = ["s.asks", "s.bids"]
+    # asks arrived at minute 20 with W 130, bids at minute 0 with W 104: bids hold W back
+    last = {"watermark": 104 * MINUTE, "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
+            "input_arrivals": {"s.asks": 20 * MINUTE, "s.bids": 0}}
+    timeout = 10 * MINUTE
+    assert idle.advanced(last, timeout, 10 * MINUTE, inputs=inputs) is None  # bids not idle for longer yet
+    assert idle.advanced(last, timeout, 15 * MINUTE, inputs=inputs) == 109 * MINUTE  # bids: 104 + 5
+    assert idle.advanced(last, timeout, 15 * MINUTE, tumble, inputs) is None  # 109: no window end passed
+    assert idle.advanced(last, timeout, 17 * MINUTE, tumble, inputs) == 110 * MINUTE
+    # much later both are idle, each moving from its own last rows: bids 104 + 50, asks 130 + 30
+    assert idle.advanced(last, timeout, 60 * MINUTE, inputs=inputs) == 154 * MINUTE
+    # an input without rows yet has no clock: it holds every window back
+    assert idle.least({"s.asks": 130 * MINUTE}, {"s.asks": 0}, timeout, 99 * MINUTE, None, inputs) is None
+    # no idle_timeout: the inputs' W as their rows left them
+    assert idle.least(last["input_watermarks"], last["input_arrivals"], None, 99 * MINUTE, None, inputs) == 104 * MINUTE
 
-    from dbt.adapters.window_views.config import ModelConfigError
+
+def test_a_commit_without_per_input_arrivals_starts_each_clock_at_its_last_arrival():
+    """A commit of an earlier release (`arrival`: the last batch with rows of any input) starts
+    each input's clock there, never earlier than its own; one without any arrival moves nothing."""
+    inputs = ["s.asks", "s.bids"]
+    old = {"watermark": 104 * MINUTE, "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
+           "arrival": 20 * MINUTE, "arrival_watermark": 104 * MINUTE}
+    assert idle.input_arrivals(old) == {"s.asks": 20 * MINUTE, "s.bids": 20 * MINUTE}
+    assert idle.advanced(old, 10 * MINUTE, 25 * MINUTE, inputs=inputs) is None
+    assert idle.advanced(old, 10 * MINUTE, 35 * MINUTE, inputs=inputs) == 109 * MINUTE
+    older = {key: old[key] for key in ("watermark", "input_watermarks")}
+    assert idle.input_arrivals(older) == {} and idle.advanced(older, 10 * MINUTE, 99 * MINUTE, inputs=inputs) is None
+
+
+def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
+    """Asks keep arriving, bids went quiet: the batch restarts the asks' clock only, and the
+    model's W moves by the bids' clock, to the last window end it reaches."""
+    from test_streaming_join_plan import join, config as several
+
+    from dbt.adapters.window_views.streaming import sides
     from dbt.adapters.window_views.streaming.plan import build
 
-    with pytest.raises(ModelConfigError) as info:
-        build("m", UNION, several(watermark={"column": "ts", "idle_timeout": "10 minutes"}), ())
-    assert "config 'watermark' idle_timeout is not supported over several inputs" in info.value.msg
-    assert "remove 'idle_timeout'" in info.value.msg
-    assert build("m", UNION, several(), ()).shape == "union"
+    plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ())
+    previous = {"watermark": 104 * MINUTE, "input_watermarks": {"s.a": 110 * MINUTE, "s.b": 104 * MINUTE},
+                "input_arrivals": {"s.a": 10 * MINUTE, "s.b": 0}}
+    asks = {"_wv_n0": 2, "_wv_tmax0": 125 * MINUTE, "_wv_n1": 0, "_wv_tmax1": None}
+    w, clocks = sides.watermark(plan, asks, previous, 17 * MINUTE)  # bids: 104 + 7 = 111, to the end 110
+    assert w == 110 * MINUTE
+    assert clocks == {"input_watermarks": {"s.a": 125 * MINUTE, "s.b": 104 * MINUTE},
+                      "input_arrivals": {"s.a": 17 * MINUTE, "s.b": 0}}
+    # a bid, late or not, restarts its clock where its W had moved to
+    bids = {"_wv_n0": 0, "_wv_tmax0": None, "_wv_n1": 1, "_wv_tmax1": None}
+    w, clocks = sides.watermark(plan, bids, {**previous, "watermark": w}, 17 * MINUTE)
+    assert w == 110 * MINUTE and clocks["input_watermarks"]["s.b"] == 110 * MINUTE
+    assert clocks["input_arrivals"]["s.b"] == 17 * MINUTE
+    # without idle_timeout the bids hold W where their rows left it
+    plain = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
+    assert sides.watermark(plain, asks, previous, 17 * MINUTE)[0] == 104 * MINUTE

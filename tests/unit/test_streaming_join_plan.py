@@ -61,6 +61,13 @@ def test_a_union_all_into_one_window_tvf():
     build("m", UNION, config(emit="on_update"), ())
 
 
+def test_idle_timeout_over_several_inputs_is_planned():
+    """Each input keeps its own idle clock (streaming/idle.py): a window join or union accepts it."""
+    idle = config(watermark={"column": "ts", "delay": "1 second", "idle_timeout": "10 minutes"})
+    assert build("m", join(), idle, ()).shape == "join"
+    assert build("m", UNION, idle, ()).config.watermark.idle_timeout.micros == 600_000_000
+
+
 def test_one_input_keeps_its_plan():
     p = build("m", f"select window_start, window_end, count(*) from {tvf('s.a')} w group by 1, 2", config(), ())
     assert p.shape == "single" and len(p.inputs) == 1 and p.view == p.inputs[0].view and not p.view[-2:] == "_0"

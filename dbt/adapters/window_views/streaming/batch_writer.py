@@ -113,7 +113,9 @@ class BatchWriter:
         """Idle step `step` ("N.k", streaming/idle.py): no input rows, W advanced to `watermark`,
         the windows that closes emitted and the state trimmed, committed like a micro-batch (a
         step with a READY record is finished as recorded). Returns what it committed."""
-        return self._commit(fs, spark.table(self.plan.source).limit(0), step, watermark)
+        # several inputs: their rows' one shape (sides.py)
+        rows = spark.table(self.plan.source) if self.plan.shape == "single" else sides.combined(self.plan, spark.table)
+        return self._commit(fs, rows.limit(0), step, watermark)
 
     def _commit(self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None) -> Optional[Dict[str, Any]]:
         started = time.monotonic()
@@ -204,9 +206,9 @@ class BatchWriter:
             stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
-        if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clock
-            kept = ("watermark", "state", "state_rows", *idle.ARRIVAL) + (("input_watermarks",) if plan.shape != "single" else ())
-            return {key: previous.get(key) for key in kept} | {
+        if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
+            kept = ("watermark", "state", "state_rows")
+            return {key: previous.get(key) for key in kept} | idle.carried(plan, previous) | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
         if idle_watermark is None:  # an idle step runs in the user's session, whose settings stay its own
             if self.session_settings is None:
@@ -214,12 +216,15 @@ class BatchWriter:
             shuffles.plan_for(spark, stats["n"] + (previous.get("state_rows") or 0), self.session_settings)
         fresh = rows.where("not _wv_late").drop("_wv_late")
         w_new = w_prev if idle_watermark is None else idle_watermark
-        several = {}  # several inputs: each one's watermark, the model's is the least (sides.py)
-        if plan.shape != "single":
-            w_new, several["input_watermarks"] = sides.watermark(plan, stats, w_prev, previous.get("input_watermarks"))
-        elif stats["tmax"] is not None:
-            reached = stats["tmax"] - plan.config.watermark.delay.micros
-            w_new = reached if w_prev is None else max(w_prev, reached)
+        if idle_watermark is not None:  # no rows: the idle clocks stay (idle.py)
+            clocks = idle.carried(plan, previous) | {"idle": True}
+        elif plan.shape != "single":  # each input's W and idle clock, the model's W the least (sides.py)
+            w_new, clocks = sides.watermark(plan, stats, previous, idle.now())
+        else:
+            if stats["tmax"] is not None:
+                reached = stats["tmax"] - plan.config.watermark.delay.micros
+                w_new = reached if w_prev is None else max(w_prev, reached)
+            clocks = idle.arrival(w_new)
         state = State(plan, self.where, query)
         retained = fresh.selectExpr("*", "true as _wv_new")
         if plan.slicing is not None:  # a window_aggregate keeps pane partials, not rows
@@ -235,10 +240,6 @@ class BatchWriter:
             kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
-        if idle_watermark is None:
-            arrival = idle.arrival(w_new)
-        else:
-            arrival = {key: previous.get(key) for key in idle.ARRIVAL} | {"idle": True}
         return {
             "watermark": w_new,
             "state": str(batch_id),
@@ -247,7 +248,7 @@ class BatchWriter:
             "late": stats["late"],
             "rows_out": out,
             "replaced_buckets": replaced,
-        } | several | arrival
+        } | clocks
 
     def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
@@ -266,7 +267,7 @@ class BatchWriter:
         keep = self.plan.config.late_data == "table"
         by_side = [sides.SIDE] if self.plan.shape != "single" else []
         if by_side:
-            counts += sides.latest_times(self.plan, late, t)
+            counts += sides.input_stats(self.plan, late, t)
         if w_prev is None:
             stats = rows.select("_wv_t", "_wv_late", *by_side).agg(*counts).first().asDict()
             if stats["late"] and keep:

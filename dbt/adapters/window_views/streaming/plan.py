@@ -12,7 +12,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
 from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
+from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.streaming import slicing
 from dbt.adapters.window_views.upstream import Upstream
 
@@ -304,11 +304,6 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     if self_join:  # FLIP-145's window join of a stream with itself: checked as any window join,
         _shape(model, config, tree, tables, windows)  # then run over its one input's rows
     shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else "single"
-    if shape != "single" and config.watermark.idle_timeout is not None:
-        raise ModelConfigError(
-            model, "watermark", "idle_timeout is not supported over several inputs (a window join or union) yet",
-            "remove 'idle_timeout'",
-        )
     if (len(windows) > 1 and shape != "join" and not self_join) or (not windows and not own_calls):
         raise _fail(
             model,

@@ -7,9 +7,10 @@ The shape: `_wv_side` (the upstream table a row came from, as the SQL names it),
 column (every input has it: the plan requires each window's time column to be it), and one struct
 column per input, `_wv_in<i>`, holding the row on its own input's rows and NULL on the others'.
 
-One watermark for the model: the smallest of the inputs' (each: its latest event time - delay),
-as an operator's watermark is the minimum of its inputs' in Flink; an input that has no rows yet
-holds it back, so no window is emitted before every input's rows for it could have arrived."""
+One watermark for the model: the smallest of the inputs' (each: its latest event time - delay,
+moved on by its own idle clock with `idle_timeout`: idle.py), as an operator's watermark is the
+minimum of its inputs' in Flink; an input that has no rows yet holds it back, so no window is
+emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 SIDE = "_wv_side"
@@ -69,23 +71,37 @@ def late_columns(plan: StreamPlan) -> List[str]:
 LATE_SCHEMA = "_side string, _row string, _batch_id bigint, _watermark timestamp"
 
 
-def latest_times(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
-    """Per input, the latest event time of its rows on time (aggregates over a batch's rows)."""
-    return [F.max(F.when(~late & (F.col(SIDE) == s.source), t)).alias(f"_wv_tmax{i}") for i, s in enumerate(plan.inputs)]
-
-
-def watermark(
-    plan: StreamPlan, stats: Dict[str, Any], w_prev: Optional[int], previous: Optional[Dict[str, int]]
-) -> Tuple[Optional[int], Dict[str, int]]:
-    """The model's watermark after a batch, and each input's (its latest event time - delay),
-    from the inputs' watermarks before it (`previous`) and the batch's latest times (`stats`)."""
-    delay = plan.config.watermark.delay.micros
-    reached = dict(previous or {})
+def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
+    """Per input, the latest event time of its rows on time and how many rows it brought, late
+    ones included: any row restarts its idle clock (aggregates over a batch's rows)."""
+    stats = []
     for i, source in enumerate(plan.inputs):
+        of_input = F.col(SIDE) == source.source
+        stats += [F.max(F.when(~late & of_input, t)).alias(f"_wv_tmax{i}"), F.count_if(of_input).alias(f"_wv_n{i}")]
+    return stats
+
+
+def watermark(plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any], at: int) -> Tuple[Optional[int], Dict[str, Any]]:
+    """The model's watermark after a batch with rows (at `at`, processing time), and what its
+    commit keeps of each input: its W at its last rows (its latest event time - delay, or where
+    its idle clock had moved it, if later) and when they arrived. The model's W is the least of
+    the inputs' at `at`, so an input idle for longer than `idle_timeout` moves it on even in a
+    batch that only the others brought rows to."""
+    delay = plan.config.watermark.delay.micros
+    timeout = plan.config.watermark.idle_timeout.micros if plan.config.watermark.idle_timeout is not None else None
+    bases: Dict[str, int] = dict(previous.get("input_watermarks") or {})
+    arrivals = idle.input_arrivals(previous)
+    for i, source in enumerate(s.source for s in plan.inputs):
+        if not stats.get(f"_wv_n{i}"):
+            continue  # no rows from this input: its W and clock stay
         latest = stats.get(f"_wv_tmax{i}")
-        if latest is not None:
-            reached[source.source] = max(reached.get(source.source, latest - delay), latest - delay)
-    if any(source.source not in reached for source in plan.inputs):
-        return w_prev, reached  # an input without rows yet: nothing closes
-    lowest = min(reached[source.source] for source in plan.inputs)
-    return (lowest if w_prev is None else max(w_prev, lowest)), reached
+        reached = [latest - delay] if latest is not None else []
+        if source in bases:
+            reached.append(idle.own(bases[source], arrivals.get(source), timeout, at, plan.window))
+        if reached:  # rows of an input without W yet that are all late (no event time) start no clock
+            bases[source], arrivals[source] = max(reached), at
+    inputs = [s.source for s in plan.inputs]
+    lowest = idle.least(bases, arrivals, timeout, at, plan.window, inputs)
+    w_prev = previous.get("watermark")
+    w_new = w_prev if lowest is None else lowest if w_prev is None else max(w_prev, lowest)
+    return w_new, {"input_watermarks": bases, "input_arrivals": arrivals}
