@@ -1,6 +1,7 @@
 """Idle inputs: watermark={'idle_timeout': ...} advances W with processing time when no rows
 arrive (streaming/idle.py), so on_window_close windows still close; rows that come afterwards
-for windows it closed are late. The clock is moved by the tests (idle.now), except in the test of
+for windows it closed are late. Over several inputs (a window join, a union) each input has its
+own idle clock. The clock is moved by the tests (idle.now), except in the test of
 a processing-time run, which waits a few real seconds."""
 
 from datetime import datetime
@@ -9,6 +10,8 @@ import pytest
 
 from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
+from test_streaming_join import EXPECTED, JOIN, LEFT, RIGHT, UNION, make_sources
+from test_streaming_join import deliver as deliver_to
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
 
 from dbt.adapters.window_views import filesystems, storage
@@ -170,3 +173,76 @@ def test_bad_idle_timeouts_fail_compile(project, config, message):
     text = errors(project.dbt("compile", "-s", "idle_bad", ok=False))
     assert "window_view model 'idle_bad': " + message in text, text
     assert_clean(text)
+
+
+def join_model(project, name: str, sql: str, execution: str = "streaming", idle_timeout: str = "10 minutes") -> None:
+    """A model of test_streaming_join.py's inputs (delay 1 second) with an idle timeout."""
+    timeout = f", 'idle_timeout': '{idle_timeout}'" if execution == "streaming" else ""
+    project.model(name, f"""
+        {{{{ config(materialized='window_view', execution='{execution}', emit='on_window_close',
+                    watermark={{'column': 'row_time', 'delay': '1 second'{timeout}}}) }}}}
+        {sql}""")
+
+
+def test_a_window_join_closes_windows_when_one_side_goes_quiet(project, clock):
+    """Asks keep arriving, bids go quiet: once the bids have had no row for idle_timeout their W
+    moves with the clock, so joined windows close — in an idle step, and in a batch that only
+    asks brought rows to. A bid arriving afterwards for a closed window is late (its side named),
+    and the stream equals the batch window view over the inputs without it."""
+    make_sources(project, "lefttable", "righttable", "left_on_time", "right_on_time")
+    join_model(project, "quiet_join", JOIN)
+    batch_sql = JOIN.replace("'lefttable'", "'left_on_time'").replace("'righttable'", "'right_on_time'")
+    join_model(project, "quiet_join_batch", batch_sql, execution="batch")
+    deliver_to(project, "lefttable", LEFT)
+    deliver_to(project, "righttable", RIGHT)
+    assert run(project, "quiet_join").message == "STREAM 1 batch, 6 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    clock.advance(5)  # the asks go on; the bids have been quiet 5 minutes, not longer than the timeout
+    deliver_to(project, "lefttable", [("12:11", 9, "L9")])
+    assert run(project, "quiet_join").message == "STREAM 1 batch, 1 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    clock.advance(7)  # bids quiet 12 minutes: their W 12:04:59 + 2 minutes, to the window end 12:05
+    node = run(project, "quiet_join")
+    assert node.message == "STREAM 1 batch (1 idle), 0 in, 3 out, 0 late, watermark 2020-04-15 12:05:00", node.message
+    assert sorted(project.rows("quiet_join"), key=repr) == sorted(EXPECTED[:3], key=repr)
+    clock.advance(5)  # bids quiet 17 minutes (W 12:11:59, to 12:10); an ask arrives: its batch closes [12:05, 12:10)
+    deliver_to(project, "lefttable", [("12:16", 5, "L5")])
+    node = run(project, "quiet_join")
+    assert node.message == "STREAM 1 batch, 1 in, 2 out, 0 late, watermark 2020-04-15 12:10:00", node.message
+    assert sorted(project.rows("quiet_join"), key=repr) == sorted(EXPECTED, key=repr)
+    # the bids come back: 12:07 is for [12:05, 12:10), which their idleness closed; 12:13 is on time
+    deliver_to(project, "righttable", [("12:07", 2, "R7"), ("12:13", 9, "R9")])
+    node = run(project, "quiet_join")
+    assert node.message == "STREAM 1 batch, 2 in, 0 out, 1 late, watermark 2020-04-15 12:12:59", node.message
+    late = project.spark.sql(f"select _side, _row, _watermark from {project.schema}.quiet_join__late").collect()
+    assert [(r._side, r._row, r._watermark) for r in late] == [(
+        f"{project.schema}.righttable", '{"row_time":"2020-04-15T12:07:00.000Z","num":2,"id":"R7"}', datetime(2020, 4, 15, 12, 10)
+    )]
+    # batch over the inputs without the late bid (with it, R7 would join L2): the same windows
+    for table, kept in (("lefttable", "left_on_time"), ("righttable", "right_on_time")):
+        project.spark.sql(f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} where id != 'R7'")
+    run(project, "quiet_join_batch")
+    assert sorted(project.rows("quiet_join"), key=repr) == sorted(project.rows("quiet_join_batch"), key=repr)
+    names = sorted(p.name for p in (checkpoint(project, "quiet_join") / "window_views" / "commits").iterdir())
+    assert names == ["0.json", "1.1.json", "1.json", "2.json", "3.json"]
+
+
+def test_a_union_with_an_idle_input_and_one_without_rows(project, clock):
+    """An input that has never had a row has no idle clock: it holds every window back however
+    long the other is idle. Once both have rows, the quiet one's clock closes windows."""
+    make_sources(project, "lefttable", "righttable")
+    join_model(project, "quiet_union", UNION)
+    deliver_to(project, "lefttable", LEFT + [("12:11", 9, "L9")])
+    assert run(project, "quiet_union").message == "STREAM 1 batch, 4 in, 0 out, 0 late, watermark none"
+    clock.advance(60)
+    assert run(project, "quiet_union").message == "STREAM 0 batches, 0 in, 0 out, 0 late, watermark none"
+    assert project.rows("quiet_union") == []
+    deliver_to(project, "righttable", RIGHT)
+    # the left input's clock moved its W far on; the right's 12:05 holds W at 12:04:59
+    assert run(project, "quiet_union").message == "STREAM 1 batch, 3 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    clock.advance(12)  # the right input quiet 12 minutes: W 12:06:59, to the window end 12:05
+    node = run(project, "quiet_union")
+    assert node.message == "STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 12:05:00", node.message
+    assert project.rows("quiet_union") == [(t("12:00"), t("12:05"), 4, 9)]
+    deliver_to(project, "righttable", [("12:04", 1, "R1")])
+    assert run(project, "quiet_union").message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:05:00"
+    late = project.spark.sql(f"select _side from {project.schema}.quiet_union__late").collect()
+    assert [r._side for r in late] == [f"{project.schema}.righttable"]
