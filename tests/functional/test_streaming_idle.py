@@ -246,3 +246,30 @@ def test_a_union_with_an_idle_input_and_one_without_rows(project, clock):
     assert run(project, "quiet_union").message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:05:00"
     late = project.spark.sql(f"select _side from {project.schema}.quiet_union__late").collect()
     assert [r._side for r in late] == [f"{project.schema}.righttable"]
+
+
+def test_an_idle_step_over_several_inputs_crashed_after_its_ready_record_is_finished(project, clock, monkeypatch):
+    """The idle step of a union dies after its READY record: the next run finishes it (its
+    window published once, the inputs' clocks as recorded) before Spark's next batch, which
+    judges the quiet input's row by the advanced W."""
+    make_sources(project, "lefttable", "righttable")
+    join_model(project, "quiet_crash", UNION)
+    deliver_to(project, "lefttable", LEFT + [("12:11", 9, "L9")])
+    deliver_to(project, "righttable", RIGHT)
+    run(project, "quiet_crash")
+    clock.advance(12)
+
+    def crash(*args, **kwargs):
+        raise OSError(5, "injected crash")
+
+    monkeypatch.setattr(storage, "publish", crash)
+    message = errors(project.dbt("run", "-s", "quiet_crash", ok=False))
+    assert "window_view model 'quiet_crash' (micro-batch 0.1) at " in message and "injected crash" in message, message
+    monkeypatch.undo()
+    monkeypatch.setattr(idle, "now", lambda: clock.now)
+    deliver_to(project, "righttable", [("12:04", 1, "R1")])
+    node = run(project, "quiet_crash")
+    assert node.message == "STREAM 2 batches (1 idle), 1 in, 1 out, 1 late, watermark 2020-04-15 12:05:00", node.message
+    assert project.rows("quiet_crash") == [(t("12:00"), t("12:05"), 4, 9)]
+    assert [r._side for r in project.spark.sql(f"select _side from {project.schema}.quiet_crash__late").collect()] == [
+        f"{project.schema}.righttable"]
