@@ -109,11 +109,10 @@ def test_tumble_on_update(project):
     assert project.rows("tumble_upd") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
-def test_on_update_moves_an_earlier_release_s_day_buckets_to_hours(project, monkeypatch):
-    """An earlier release grouped on_update files by day ('b' buckets); this one by hour ('h').
-    A day it rewrites moves to hours, a day it does not touch stays as it was, rows are kept."""
-    from dbt.adapters.window_views.streaming import output
-
+def test_on_update_loads_in_days_and_moves_a_day_to_hours_when_it_rewrites_it(project):
+    """An initial load (and an earlier release) groups on_update files by day ('b' buckets); a
+    later batch writes hours ('h'): a day it rewrites moves to hours, a day it does not touch
+    stays as it was, and no row is lost or doubled."""
     make_source(project)
     window_view(project, "tumble_moved", "on_update", TUMBLE_SUM)
 
@@ -125,16 +124,15 @@ def test_on_update_moves_an_earlier_release_s_day_buckets_to_hours(project, monk
         names = project.spark.sql(f"select input_file_name() as f from {project.schema}.tumble_moved").collect()
         return sorted({r.f.rsplit("/", 1)[1].split("-n", 1)[0][0] for r in names})
 
-    monkeypatch.setattr(output, "NEW_BUCKETS", "b")  # write as the earlier release did
     deliver_at(("2020-04-15 08:05:00", 1), ("2020-04-15 09:05:00", 2), ("2020-04-16 10:05:00", 4))
     run(project, "tumble_moved")
     assert buckets() == ["b"]
-    monkeypatch.setattr(output, "NEW_BUCKETS", "h")
     deliver_at(("2020-04-16 10:15:00", 8), ("2020-04-16 10:06:00", 16))
     run(project, "tumble_moved")
     assert buckets() == ["b", "h"]  # 04-15 untouched, 04-16 rewritten as hours
     deliver_at(("2020-04-16 10:25:00", 32), ("2020-04-16 10:16:00", 64))
     run(project, "tumble_moved")
+    assert buckets() == ["b", "h"]
     day = lambda d, hh, mm: datetime(2020, 4, d, hh, mm)  # noqa: E731
     assert project.rows("tumble_moved") == [
         (day(15, 8, 0), day(15, 8, 10), 1, 1),

@@ -23,7 +23,7 @@ WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 # the bucket of `size` micros that holds an output row's `key`, named by `letter` and its index
 BUCKET_OF = sqlexpr.parse("concat(:letter, cast(div(:key - pmod(:key, :size), :size) as string))")
-NEW_BUCKETS = "h"  # the letter of the buckets this release writes (StreamPlan.bucket_sizes)
+NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
 
 
 class Output:
@@ -97,18 +97,23 @@ class Output:
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in `region` (a condition over output columns, with `key` in
         (low, high]) by `result`, rewriting only the buckets of `key` that hold such rows: the
-        result is staged, then the rows of those buckets outside the region beside it. Buckets
-        an earlier release wrote (days) are read by their own size and rewritten as this one's."""
+        result is staged, then the rows of those buckets outside the region beside it. A table
+        without files yet (an initial load, a rebuild) is written in days, so the history lands
+        in few files; a later batch reads each bucket by its own size and writes hours, so a day
+        moves to hours once, when a batch first rewrites it. (Writing days only into an empty
+        table keeps every staged bucket either touched or new: a batch never adds to a bucket it
+        did not read, which publish would replace.)"""
         sizes = self.plan.bucket_sizes
+        files = storage.live_file_names(self.fs, self.where.table)
+        letter = NEW_BUCKETS if files else BULK_BUCKETS
         bucket = sqlexpr.to_sql(
             exp.alias_(
                 sqlexpr.fill(
-                    BUCKET_OF, key=key, size=exp.Literal.number(sizes[NEW_BUCKETS]), letter=exp.Literal.string(NEW_BUCKETS)
+                    BUCKET_OF, key=key, size=exp.Literal.number(sizes[letter]), letter=exp.Literal.string(letter)
                 ),
                 storage.BUCKET,
             )
         )
-        files = storage.live_file_names(self.fs, self.where.table)
         touched = set()
         for name in {f.split("-n", 1)[0] for f in files}:
             size, k = sizes[name[0]], int(name[1:])

@@ -62,8 +62,9 @@ class StreamPlan:
         """on_update groups output files in buckets of window_end (over windows: event time) and a
         micro-batch rewrites the buckets its changed rows fall in, so it costs about the hours
         its rows reach: a bucket is named by a letter for its size and its index. 'h': whole
-        hours that hold the longest window (whole days for windows of a day or more); 'b': the
-        whole days of earlier releases, still read (a rewritten 'b' bucket's rows move to 'h')."""
+        hours that hold the longest window (whole days for windows of a day or more); 'b': whole
+        days, for an initial load into an empty table (and what earlier releases wrote); a day
+        moves to hours when a later batch rewrites it (output.py)."""
         span = self.window.span if self.window else 0
         days = max(DAY, -(-span // DAY) * DAY)
         return {"h": days if span >= DAY else max(HOUR, -(-span // HOUR) * HOUR), "b": days}
