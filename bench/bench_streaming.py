@@ -43,7 +43,7 @@ from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
-from jobs import Jobs, met, streaming
+from jobs import Job, Jobs, met, streaming
 
 SCHEMA = "bench"
 START = 1704067200  # 2024-01-01 00:00:00 UTC
@@ -133,6 +133,14 @@ def write_model(root: Path, name: str, execution: str, emit: str, kind: str, sou
     )
     tvf = WINDOWS[kind][1].format(source=source)
     (root / "models" / f"{name}.sql").write_text(config + "\n" + SELECT.format(tvf=tvf))
+
+
+def describe(batch_jobs: List[Job]) -> str:
+    """Each job's seconds and call site, and the micro-batch's span from first start to last end."""
+    if not batch_jobs:
+        return "none"
+    span = max(j.started + j.seconds for j in batch_jobs) - min(j.started for j in batch_jobs)
+    return f"{span:.2f} s from first to last: " + ", ".join(f"{j.seconds:.2f} s {j.description}" for j in batch_jobs)
 
 
 def dbt_run(project: Path, model: str, *extra: str):
@@ -259,7 +267,8 @@ def main() -> None:
             spark.sql(f"insert into {source} select * from parquet.`{(data / f'increment_{i}').as_uri()}`")
             jobs.since_last()
             node, wall = dbt_run(project, f"{s.name}_stream")
-            s.jobs1.append(len(streaming(jobs.since_last())))
+            batch_jobs = streaming(jobs.since_last())
+            s.jobs1.append(len(batch_jobs))
             r = node.adapter_response
             s.state1.append(r["state_rows"])
             s.t1.append(node.execution_time)
@@ -270,6 +279,7 @@ def main() -> None:
             s.watermark = r["watermark"]
             print(f"{'':<28} increment {i + 1}: {node.execution_time:6.2f} s (dbt wall {wall:.2f} s, "
                   f"{s.jobs1[-1]} Spark jobs, {s.state1[-1]:,} state rows)  ({node.message})", flush=True)
+            print(f"{'':<28}   its Spark jobs: {describe(batch_jobs)}", flush=True)
         node, _ = dbt_run(project, f"{s.name}_stream")
         s.t_empty = node.execution_time
         print(f"{'':<28} nothing new:   {s.t_empty:6.2f} s  ({node.message})", flush=True)
