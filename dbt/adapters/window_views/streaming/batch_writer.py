@@ -113,9 +113,7 @@ class BatchWriter:
         """Idle step `step` ("N.k", streaming/idle.py): no input rows, W advanced to `watermark`,
         the windows that closes emitted and the state trimmed, committed like a micro-batch (a
         step with a READY record is finished as recorded). Returns what it committed."""
-        # several inputs: their rows' one shape (sides.py)
-        rows = spark.table(self.plan.source) if self.plan.shape == "single" else sides.combined(self.plan, spark.table)
-        return self._commit(fs, rows.limit(0), step, watermark)
+        return self._commit(fs, sides.input_rows(self.plan, spark.table).limit(0), step, watermark)
 
     def _commit(self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None) -> Optional[Dict[str, Any]]:
         started = time.monotonic()

@@ -418,7 +418,7 @@ def _stream(
     log = CommitLog(plan.model, where, run_id, fs)
     writer = BatchWriter(plan, where, run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = spark.readStream.table(plan.source) if plan.shape == "single" else sides.combined(plan, spark.readStream.table)
+    read = sides.input_rows(plan, spark.readStream.table)
     idle.finish(spark, fs, plan, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read

@@ -29,6 +29,11 @@ def row_column(i: int) -> str:
     return f"_wv_in{i}"
 
 
+def input_rows(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
+    """What a micro-batch reads: the one input's rows, or every input's in the one shape."""
+    return read(plan.source) if plan.shape == "single" else combined(plan, read)
+
+
 def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
     """Every input's rows in the one shape, unioned; `read(table)` reads an input (a table, or
     its stream)."""
@@ -102,6 +107,5 @@ def watermark(plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any],
             bases[source], arrivals[source] = max(reached), at
     inputs = [s.source for s in plan.inputs]
     lowest = idle.least(bases, arrivals, timeout, at, plan.window, inputs)
-    w_prev = previous.get("watermark")
-    w_new = w_prev if lowest is None else lowest if w_prev is None else max(w_prev, lowest)
+    w_new = max((w for w in (previous.get("watermark"), lowest) if w is not None), default=None)
     return w_new, {"input_watermarks": bases, "input_arrivals": arrivals}
