@@ -43,7 +43,7 @@ from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
-from jobs import Job, Jobs, met, streaming
+from jobs import Jobs, describe, met, streaming
 
 SCHEMA = "bench"
 START = 1704067200  # 2024-01-01 00:00:00 UTC
@@ -133,14 +133,6 @@ def write_model(root: Path, name: str, execution: str, emit: str, kind: str, sou
     )
     tvf = WINDOWS[kind][1].format(source=source)
     (root / "models" / f"{name}.sql").write_text(config + "\n" + SELECT.format(tvf=tvf))
-
-
-def describe(batch_jobs: List[Job]) -> str:
-    """Each job's seconds and call site, and the micro-batch's span from first start to last end."""
-    if not batch_jobs:
-        return "none"
-    span = max(j.started + j.seconds for j in batch_jobs) - min(j.started for j in batch_jobs)
-    return f"{span:.2f} s from first to last: " + ", ".join(f"{j.seconds:.2f} s {j.description}" for j in batch_jobs)
 
 
 def dbt_run(project: Path, model: str, *extra: str):

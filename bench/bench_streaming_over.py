@@ -31,7 +31,7 @@ from dbt.cli.main import dbtRunner
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
-from jobs import Jobs, met, streaming
+from jobs import Jobs, describe, met, streaming
 
 SCHEMA = "bench_over"
 SELECT = """
@@ -117,9 +117,11 @@ def main() -> int:
         for name in streams:
             jobs.since_last()
             result = run(name)
-            job_counts[name].append(len(streaming(jobs.since_last())))
+            batch_jobs = streaming(jobs.since_last())
+            job_counts[name].append(len(batch_jobs))
             node = result.result[0]
             t1[name].append(node.execution_time)
+            print(f"increment {i + 1}, {name}: {node.execution_time:.2f} s; its Spark jobs: {describe(batch_jobs)}", flush=True)
             state[name].append(node.adapter_response["state_rows"])
             messages[name] = node.message
         t1["over_batch"].append(model_time(run("over_batch"), "over_batch"))

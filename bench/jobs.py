@@ -11,7 +11,7 @@ from typing import Any, List
 class Job:
     id: int
     group: str  # a streaming query's micro-batches run in the query's job group
-    description: str  # the call site, e.g. `parquet at batch_writer.py:160`
+    description: str  # the job's description (`window_view m, micro-batch 3: output staged`) or call site
     started: float  # epoch seconds
     seconds: float
 
@@ -37,10 +37,18 @@ class Jobs:
             start, end = j.submissionTime(), j.completionTime()
             started = start.get().getTime() / 1000 if start.isDefined() else 0.0
             seconds = end.get().getTime() / 1000 - started if start.isDefined() and end.isDefined() else 0.0
-            jobs.append(Job(j.jobId(), _text(j.jobGroup()), j.name(), started, seconds))
+            jobs.append(Job(j.jobId(), _text(j.jobGroup()), _text(j.description()) or j.name(), started, seconds))
         jobs.sort(key=lambda job: job.id)
         self._seen = max([self._seen, *(job.id for job in jobs)])
         return jobs
+
+
+def describe(batch_jobs: List[Job]) -> str:
+    """Each job's seconds and call site, and the micro-batch's span from first start to last end."""
+    if not batch_jobs:
+        return "none"
+    span = max(j.started + j.seconds for j in batch_jobs) - min(j.started for j in batch_jobs)
+    return f"{span:.2f} s from first to last: " + ", ".join(f"{j.seconds:.2f} s {j.description}" for j in batch_jobs)
 
 
 def streaming(jobs: List[Job]) -> List[Job]:

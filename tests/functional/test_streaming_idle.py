@@ -15,7 +15,7 @@ from test_streaming_join import deliver as deliver_to
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
 
 from dbt.adapters.window_views import filesystems, storage
-from dbt.adapters.window_views.streaming import commits, idle
+from dbt.adapters.window_views.streaming import commits, idle, labels
 
 MINUTE = 60_000_000
 
@@ -273,3 +273,39 @@ def test_an_idle_step_over_several_inputs_crashed_after_its_ready_record_is_fini
     assert project.rows("quiet_crash") == [(t("12:00"), t("12:05"), 4, 9)]
     assert [r._side for r in project.spark.sql(f"select _side from {project.schema}.quiet_crash__late").collect()] == [
         f"{project.schema}.righttable"]
+
+
+def test_micro_batch_jobs_are_named_for_the_model_and_step_in_the_spark_ui(project, clock):
+    """Each Spark job of a micro-batch, an idle step's too, is described by its model, batch and
+    step (streaming/labels.py), as the Spark UI lists it. An idle step runs on dbt's thread, so
+    the thread's own description is given back after each step."""
+    spark = project.spark
+    store = spark.sparkContext._jsc.sc().statusStore()
+
+    def named(prefix: str) -> set:
+        jobs = store.jobsList(None)
+        found = (jobs.apply(i).description() for i in range(jobs.size()))
+        return {d.get() for d in found if d.isDefined() and d.get().startswith(prefix)}
+
+    make_source(project)
+    window_view(project, "idle_named", "on_window_close", TUMBLE_SUM, idle_timeout="10 minutes")
+    deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
+    run(project, "idle_named")
+    deliver(project, [("08:09", 3, "B"), ("08:01", 5, "D")])
+    run(project, "idle_named")
+    assert {
+        "window_view idle_named, micro-batch 1: new rows counted, late rows staged",
+        "window_view idle_named, micro-batch 1: state saved",
+    } <= named("window_view idle_named,")
+    clock.advance(15)
+    assert "(1 idle)" in run(project, "idle_named").message
+    assert any(d.endswith(": output staged") for d in named("window_view idle_named, micro-batch 1.")), named("window_view")
+
+    spark.sparkContext.setJobDescription("the user's own")
+    try:
+        with labels.step(spark, "m", "7.1", "a step"):
+            spark.range(3).count()
+        assert spark.sparkContext.getLocalProperty("spark.job.description") == "the user's own"
+    finally:
+        spark.sparkContext.setLocalProperty("spark.job.description", None)
+    assert named("window_view m,") == {"window_view m, micro-batch 7.1: a step"}

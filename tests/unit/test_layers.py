@@ -15,7 +15,8 @@ LAYERS = {
     3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
         "streaming.rebuild",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
-        "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides", "streaming.idle"},
+        "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides", "streaming.idle",
+        "streaming.labels"},
     4: {"impl", "compile_checks", "connections", "__init__"},
 }
 LAYER = {name: layer for layer, names in LAYERS.items() for name in names}

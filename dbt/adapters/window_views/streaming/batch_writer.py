@@ -37,7 +37,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
-from dbt.adapters.window_views.streaming import pane_state, shuffles, sides
+from dbt.adapters.window_views.streaming import labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import State
@@ -201,7 +201,8 @@ class BatchWriter:
         # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
         query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
         if idle_watermark is None:
-            stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
+            with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
+                stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
         if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
@@ -232,10 +233,12 @@ class BatchWriter:
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            out, replaced = Output(plan, self.where, query, self.fs).stage(
-                spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states
-            )
-            kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+            with labels.step(spark, plan.model, batch_id, "output staged"):
+                out, replaced = Output(plan, self.where, query, self.fs).stage(
+                    spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states
+                )
+            with labels.step(spark, plan.model, batch_id, "state saved"):
+                kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
         return {

@@ -10,6 +10,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, paths, prefix, sqlexpr
 from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.streaming import labels
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -84,7 +85,8 @@ class State:
                 states[g].createOrReplaceTempView(f"{evicted}_old")
                 spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new")
                 merged = spark.sql(prefix.merge_sql(f"{evicted}_old", f"{evicted}_new", g, partition_by, calls))
-                merged.coalesce(1).write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
+                with labels.step(spark, self.plan.model, batch_id, f"prefix state {g} saved"):
+                    merged.coalesce(1).write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
         finally:
             flagged.unpersist()
         return count()
