@@ -52,10 +52,16 @@ WATERMARK = "watermark={'column': 'ts', 'delay': '5 minutes'}"
 
 
 def write_rows(spark, rows: int, stocks: int, start_s: int, span_s: int, seed: int, mode: str, path: str) -> None:
-    """Rows spread evenly over [start, start + span) with up to 2 minutes of disorder."""
+    """Rows spread evenly over [start, start + span) with up to 2 minutes of disorder. Times are
+    unique: whole seconds, plus microseconds from the row's id and the write's seed (single
+    digit) — rows whose ids agree mod 100,000 lie hours apart — so `order by ts` has no ties,
+    and stream = batch is well posed (with ties, LAG/LEAD and ROWS frames may read the tied rows
+    in either order, in Spark's batch too)."""
+    assert 0 < seed < 10
+    second = f"{start_s} + cast(id * {span_s} / {rows} as bigint) - cast(rand({seed}) * 120 as bigint)"
     df = spark.range(rows).selectExpr(
         f"concat('S', cast(pmod(id * 7919 + {seed}, {stocks}) as string)) as stock",
-        f"timestamp_seconds({start_s} + cast(id * {span_s} / {rows} as bigint) - cast(rand({seed}) * 120 as bigint)) as ts",
+        f"timestamp_micros(({second}) * 1000000 + pmod(id, 100000) * 10 + {seed}) as ts",
         f"round(100 + rand({seed + 1}) * 10, 2) as price",
     )
     df.repartition(4).write.mode(mode).parquet(path)
@@ -130,6 +136,13 @@ def main() -> int:
     only_stream = spark.sql(f"select {columns} from {SCHEMA}.over_stream_upd except all select {columns} from {SCHEMA}.over_batch").count()
     only_batch = spark.sql(f"select {columns} from {SCHEMA}.over_batch except all select {columns} from {SCHEMA}.over_stream_upd").count()
 
+    if only_stream or only_batch:  # which rows, and whether another row of the stock has the same ts
+        ties = f"(select stock, ts, count(*) > 1 as tied from {SCHEMA}.ticks group by stock, ts)"
+        for a, b in (("over_stream_upd", "over_batch"), ("over_batch", "over_stream_upd")):
+            print(f"only in {a}:")
+            for row in spark.sql(f"select d.*, t.tied from (select {columns} from {SCHEMA}.{a} except all "
+                                 f"select {columns} from {SCHEMA}.{b}) d join {ties} t using (stock, ts) order by stock, ts").take(20):
+                print("  ", tuple(row))
     tb = statistics.median(t1["over_batch"])
     at_10m = args.rows >= 10_000_000
     print(f"\nstreaming over windows: {args.rows:,} rows over {args.stocks:,} partitions, then {args.increments} x {new_rows:,} "
