@@ -100,6 +100,7 @@ def main() -> int:
     spark.sql(f"create table {SCHEMA}.ticks using parquet location '{location.as_uri()}'")
 
     dbt = dbtRunner()
+    streams = ("over_stream_eowc", "over_stream_upd")
     common = ["--project-dir", str(project), "--profiles-dir", str(project)]
 
     def run(*select: str):
@@ -108,10 +109,13 @@ def main() -> int:
             raise SystemExit(f"dbt run {select} failed: {result.exception or [r.message for r in result.result]}")
         return result
 
-    streams = ("over_stream_eowc", "over_stream_upd")
+    jobs = Jobs(spark)
     history = run(*MODELS)
     initial = {name: model_time(history, name) for name in MODELS}
-    jobs = Jobs(spark)
+    loads = streaming(jobs.since_last())
+    for name in streams:
+        print(f"initial load, {name}: {initial[name]:.2f} s; its Spark jobs: "
+              f"{describe([j for j in loads if j.description.startswith(f'window_view {name},')])}", flush=True)
     t1: Dict[str, list] = {name: [] for name in MODELS}
     job_counts: Dict[str, list] = {name: [] for name in streams}
     state: Dict[str, list] = {name: [] for name in streams}

@@ -159,12 +159,16 @@ def _over(func: exp.Expression, partition_by: Sequence[str]) -> exp.Window:
 _TO_CURRENT = sqlexpr.frame("rows", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", None))
 
 
-def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Window:
-    """Per partition, how many rows come before `bound`, counted back from it (1 = the last one)."""
-    count = exp.Sum(this=exp.case().when(t < bound, 1).else_(0))
+def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
+    """Per partition, how many rows come before `bound`, counted back from it (1 = the last one):
+    those before `bound` in the partition, less those before this row, in the ascending order the
+    calls themselves sort by (a descending count would sort every row a second time)."""
+    before = exp.case().when(t < bound, 1).else_(0)
     partition = [sqlexpr.parse(p) for p in reach.partition_by]
-    order = [sqlexpr.ordered(sqlexpr.parse(o), descending=True) for o in reach.order_by]
-    return sqlexpr.window(count, partition, order, _TO_CURRENT)
+    order = [sqlexpr.ordered(sqlexpr.parse(o)) for o in reach.order_by]
+    total = sqlexpr.window(exp.Sum(this=before.copy()), partition)
+    so_far = sqlexpr.window(exp.Sum(this=before.copy()), partition, order, _TO_CURRENT)
+    return exp.paren(total - so_far + before)
 
 
 def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
