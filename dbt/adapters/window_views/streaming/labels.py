@@ -1,6 +1,6 @@
 """Names for a micro-batch's Spark jobs, as the Spark UI lists them
-(`window_view daily_totals, micro-batch 7: output`), so that whoever reads the UI sees which
-model and which step of its micro-batch a job runs, not the streaming query's call site."""
+(`window_view daily_totals, micro-batch 7: output staged`), so that whoever reads the UI sees
+which model and which step of its micro-batch a job runs, not the streaming query's call site."""
 
 from __future__ import annotations
 
