@@ -44,7 +44,8 @@ class Jobs:
 
 
 def describe(batch_jobs: List[Job]) -> str:
-    """Each job's seconds and call site, and the micro-batch's span from first start to last end."""
+    """Each job's seconds and description (its call site when it has none), and the micro-batch's
+    span from first start to last end."""
     if not batch_jobs:
         return "none"
     span = max(j.started + j.seconds for j in batch_jobs) - min(j.started for j in batch_jobs)
