@@ -22,6 +22,8 @@ import pytest
 
 import pyspark
 
+from conftest import TEST_JVM
+
 REPO = Path(__file__).resolve().parents[2]
 SPARK_HOME = Path(pyspark.__file__).parent
 LOG_DIR = REPO / "target" / "cluster-logs"
@@ -91,6 +93,7 @@ def start_cluster(root: Path, log_dir: Path = LOG_DIR, workers: int = WORKERS, t
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_DAEMON_MEMORY": "256m",
+        "SPARK_DAEMON_JAVA_OPTS": TEST_JVM,
         "SPARK_LOG_DIR": str(log_dir),
         "PYSPARK_PYTHON": sys.executable,
     }

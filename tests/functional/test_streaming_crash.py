@@ -38,10 +38,13 @@ from conftest import sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
+pytestmark = pytest.mark.slow(330)
+
 SCHEMA = "crash"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
-# the object store's move is a copy then a delete: one more point, between the two
-POINTS = {"local": ("staged", "ready", "published"), "objectstore": ("staged", "ready", "copied", "published")}
+# the object store's move is a copy then a delete: one more point, between the two; a crash at
+# `staged` has moved nothing yet, so the store's semantics play no part in it (the local run's)
+POINTS = {"local": ("staged", "ready", "published"), "objectstore": ("ready", "copied", "published")}
 EMITS = {"eowc": "on_window_close", "upd": "on_update"}
 SIZE, DELAY = 10 * o.MINUTE, 5 * o.MINUTE
 REFS = [f"{emit}_ref" for emit in EMITS]
