@@ -181,3 +181,33 @@ def test_on_update_revises_the_rows_a_new_row_follows(project):
     result = project.dbt("run", "-s", "next_tick")
     assert result.result[0].adapter_response["late_rows"] == 1
     assert project.rows("next_tick") == [("A", at(1), 30.0), ("A", at(3), 40.0), ("A", at(4), None), ("B", at(2), None)]
+
+
+def test_a_descending_tie_breaker_keeps_the_rows_its_frames_read(project):
+    """`order by ts, seq desc`: among ticks tied on ts, the last in the calls' order has the
+    lowest seq. The state must keep the rows a frame reaches back to in that order, or the next
+    batch's LAG and ROWS frames read the wrong tied row."""
+    select = """
+    select stock, ts, seq, price,
+      lag(price) over (partition by stock order by ts, seq desc) as before,
+      sum(price) over (partition by stock order by ts, seq desc rows between 2 preceding and current row) as last3
+    from {{ relation }}
+    """
+    setup(project, {"ties": select}, emits=("on_window_close", "on_update"))
+    models = ["ties", "ties_upd"]
+    rng = random.Random(5)
+    seq = 0
+    for minute in range(0, 40, 8):
+        rows = []
+        for m in range(minute, minute + 8):  # three or four ticks a minute, tied on ts
+            for _ in range(rng.choice([3, 4])):
+                seq += 1
+                rows.append((rng.choice("AB"), m, seq, float(rng.randrange(1, 100))))
+        rng.shuffle(rows)
+        values = ", ".join(f"('{s}', timestamp'2024-01-01 09:{m:02d}:00', {q}, {p})" for s, m, q, p in rows)
+        project.spark.sql(f"insert into {project.schema}.ticks values {values}")
+        project.spark.sql(f"insert into {project.schema}.ticks_kept values {values}")
+        project.dbt("run", "-s", *[f"{m}_stream" for m in models])
+        project.dbt("run", "-s", *[f"{m}_batch" for m in models])
+        for m in models:
+            assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (m, minute)

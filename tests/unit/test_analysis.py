@@ -18,7 +18,7 @@ def test_frames_and_defaults():
         from t window w as (partition by p order by ts)
         """
     )
-    assert lag.partition_by == ("stock_id",) and lag.order_by == (("event_time", False),)
+    assert lag.partition_by == ("stock_id",) and lag.order_by == (("event_time", False, True),)
     assert (lag.frame.kind, lag.frame.end.kind) == ("range", "current")
     assert avg.frame.kind == "rows" and (avg.frame.start.rows, avg.frame.end.rows) == (10, 1)
     assert avg.frame.end.side == "preceding" and not avg.frame.end.is_following

@@ -48,7 +48,7 @@ class OverCall:
     sql: str
     function: str
     partition_by: Tuple[str, ...]
-    order_by: Tuple[Tuple[str, bool], ...]  # (expression sql, descending)
+    order_by: Tuple[Tuple[str, bool, bool], ...]  # (expression sql, descending, NULLS FIRST) as Spark orders
     frame: Frame
     lead_offset: Optional[int]  # rows ahead that LEAD reads
     generated: bool  # rendered by the plugin's macros (TVF sessions, pane plans), not the user
@@ -141,7 +141,9 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         call = node.sql("spark")
         order = definition.args.get("order")
         order_by = tuple(
-            (o.this.sql("spark"), bool(o.args.get("desc"))) for o in (order.expressions if order else [])
+            # sqlglot reads Spark's NULL order into nulls_first where the SQL leaves it out
+            (o.this.sql("spark"), bool(o.args.get("desc")), bool(o.args.get("nulls_first")))
+            for o in (order.expressions if order else [])
         )
         func = function(node)
         lead_offset = row_offset(func, call) if isinstance(func, exp.Lead) else None

@@ -51,7 +51,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
         raise AnalysisError(f"`{call.sql}` depends on the whole partition, which never closes; fix: {fix}")
     if not call.order_by or not is_column(call.order_by[0][0], watermark_column):
         raise AnalysisError(f"`{call.sql}` is not ordered by the watermark column, so its rows never close; fix: {fix}")
-    order_sql, descending = call.order_by[0]
+    order_sql, descending, _ = call.order_by[0]
     if descending:
         raise AnalysisError(
             f"`{call.sql}` orders the watermark column descending: its frames reach rows that have not arrived; "
@@ -80,7 +80,7 @@ def _ahead(call: OverCall, t: exp.Expression, rows: int) -> exp.Window:
     """The ORDER BY value (epoch micros) `rows` rows after each row: the last its value reads."""
     partition = [sqlexpr.parse(p) for p in call.partition_by]
     # the full ORDER BY, so ties are ordered as in the call itself
-    order = [sqlexpr.ordered(sqlexpr.parse(o), descending) for o, descending in call.order_by]
+    order = [sqlexpr.ordered(sqlexpr.parse(o), descending, nulls_first) for o, descending, nulls_first in call.order_by]
     if call.ignore_nulls and call.lead_offset is not None:
         # LEAD(x, n) IGNORE NULLS is final once the n-th following row with a non-NULL x is
         value = exp.case().when(call.func.this.is_(exp.null()).not_(), t)

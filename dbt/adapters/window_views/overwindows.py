@@ -32,7 +32,7 @@ class Reach:
     """How far back from a row one window call reads."""
 
     partition_by: Tuple[str, ...]
-    order_by: Tuple[str, ...]  # the full ORDER BY, ascending
+    order_by: Tuple[Tuple[str, bool, bool], ...]  # the full ORDER BY: (expression, descending, NULLS FIRST)
     rows: int = 0  # rows before the current one
     micros: int = 0  # RANGE interval before the current row's value
     unbounded: bool = False
@@ -60,7 +60,7 @@ def _unqualified(sql: str) -> str:
 def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tuple[Reach, Optional[prefix.PrefixCall]]:
     func = call.func
     partition = tuple(_unqualified(p) for p in call.partition_by)
-    order = tuple(_unqualified(o) for o, _ in call.order_by)
+    order = tuple((_unqualified(o), desc, nulls_first) for o, desc, nulls_first in call.order_by)
     if isinstance(func, (exp.Lag, exp.Lead)):
         n = analysis.row_offset(func, call.sql)
         if call.ignore_nulls:
@@ -75,7 +75,7 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
         ahead = {"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0}
     state = None
     if isinstance(func, RANKING) or start.kind == "unbounded":
-        state = prefix.classify(index, call, partition, order)
+        state = prefix.classify(index, call, partition, tuple(o for o, _, _ in order))
         if state is not None and state.kind in prefix.TIE_SENSITIVE and closure not in (None, partition):
             state = None  # one prefix closure only: another PARTITION BY keeps its rows
         if state is None:
@@ -165,7 +165,8 @@ def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.E
     calls themselves sort by (a descending count would sort every row a second time)."""
     before = exp.case().when(t < bound, 1).else_(0)
     partition = [sqlexpr.parse(p) for p in reach.partition_by]
-    order = [sqlexpr.ordered(sqlexpr.parse(o)) for o in reach.order_by]
+    # the calls' own order, ties broken as they break them (a descending or NULLS LAST tie-breaker)
+    order = [sqlexpr.ordered(sqlexpr.parse(o), desc, nulls_first) for o, desc, nulls_first in reach.order_by]
     total = sqlexpr.window(exp.Sum(this=before.copy()), partition)
     so_far = sqlexpr.window(exp.Sum(this=before.copy()), partition, order, _TO_CURRENT)
     return exp.paren(total - so_far + before)

@@ -101,8 +101,10 @@ def classify(index: int, call: OverCall, partition_by: Tuple[str, ...], order_by
     """The call as prefix state, or None when it reads the partition in a way state cannot keep
     (LAST_VALUE, NTH_VALUE, collect_list, ...): those keep every row."""
     func, ignore_nulls = call.func, call.ignore_nulls
-    if any(desc for _, desc in call.order_by):
-        return None  # descending calls reach here only when they cannot be mirrored
+    if any(desc for _, desc, _ in call.order_by) or not all(nulls_first for _, _, nulls_first in call.order_by[1:]):
+        # descending calls reach here only when they cannot be mirrored; the state orders rows by
+        # a struct of the ORDER BY, whose NULL fields sort first (the event time is never NULL)
+        return None
     if isinstance(func, (exp.RowNumber, exp.Rank)):
         return PrefixCall(index, "rows", None, partition_by, order_by)
     if isinstance(func, exp.DenseRank):

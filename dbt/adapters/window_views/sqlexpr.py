@@ -63,9 +63,10 @@ def coalesce(*values: Value) -> exp.Expression:
     return exp.Coalesce(this=first, expressions=rest)
 
 
-def ordered(value: exp.Expression, descending: bool = False) -> exp.Ordered:
-    """An ORDER BY item with Spark's default NULL order (first ascending, last descending)."""
-    return exp.Ordered(this=value.copy(), desc=descending or None, nulls_first=not descending)
+def ordered(value: exp.Expression, descending: bool = False, nulls_first: Optional[bool] = None) -> exp.Ordered:
+    """An ORDER BY item; NULLs by default where Spark puts them (first ascending, last descending)."""
+    first = not descending if nulls_first is None else nulls_first
+    return exp.Ordered(this=value.copy(), desc=descending or None, nulls_first=first)
 
 
 def window(
