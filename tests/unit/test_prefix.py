@@ -18,6 +18,7 @@ def planned(*calls: str) -> overwindows.OverPlan:
     "call, kind",
     [
         ("row_number() over (partition by k order by ts, id)", "rows"),
+        ("row_number() over (partition by k order by ts nulls last, id)", "rows"),  # ts is never NULL in a stream
         ("rank() over (partition by k order by ts)", "rows"),
         ("dense_rank() over (partition by k order by ts)", "dense_rank"),
         ("sum(v) over (partition by k order by ts)", "sum"),
@@ -41,6 +42,9 @@ def test_calls_from_the_partition_start_keep_a_summary(call, kind):
         "nth_value(v, 2) over (partition by k order by ts)",
         "collect_list(v) over (partition by k order by ts)",
         "count(distinct v) over (partition by k order by ts)",
+        # the summary orders rows by a struct of the ORDER BY, whose NULL fields sort first
+        "row_number() over (partition by k order by ts, id nulls last)",
+        "sum(v) over (partition by k order by ts, id desc)",
     ],
 )
 def test_calls_no_summary_serves_keep_the_whole_partition(call):
