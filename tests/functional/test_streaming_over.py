@@ -211,3 +211,59 @@ def test_a_descending_tie_breaker_keeps_the_rows_its_frames_read(project):
         project.dbt("run", "-s", *[f"{m}_batch" for m in models])
         for m in models:
             assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (m, minute)
+
+
+SHARED = """
+select stock, ts, seq, price,
+  lag(price) over (partition by stock order by ts, seq) as before,
+  lead(price) over (partition by stock order by ts, seq) as after,
+  avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3,
+  count(*) over (partition by stock order by ts, seq) as so_far,
+  max(price) over (partition by stock order by ts, seq) as high
+from {{ relation }}
+"""
+
+
+def test_a_large_batch_is_sorted_once_for_both_window_passes(project, monkeypatch):
+    """Calls sharing one PARTITION BY and ORDER BY: a batch above the small-batch size is
+    shuffled, sorted and cached once for the output's and the state's passes (here every batch
+    is, the size set to 0), and the tables still equal the batch views after every run."""
+    from dbt.adapters.window_views.streaming import shuffles
+
+    presorted, cached = shuffles.presorted, []
+
+    def spy(over, rows, count):
+        result = presorted(over, rows, count)
+        cached.append(result.is_cached)
+        return result
+
+    monkeypatch.setattr(shuffles, "SMALL_BATCH_ROWS", 0)
+    monkeypatch.setattr(shuffles, "presorted", spy)
+    setup(project, {"shared": SHARED}, emits=("on_window_close", "on_update"))
+    models = ["shared", "shared_upd"]
+    rng = random.Random(3)
+    start, seq, kept = datetime(2024, 1, 1, 9, 0), 0, []
+    for delivery in range(3):
+        rows = []
+        for _ in range(40):
+            seq += 1
+            # mostly this delivery's quarter hour, some stragglers from the one before (late)
+            quarter = delivery - (delivery > 0 and rng.random() < 0.1)
+            ts = start + timedelta(minutes=15 * quarter, seconds=rng.randrange(900))
+            rows.append((rng.choice(["A", "B", None]), ts, seq, None if rng.random() < 0.05 else float(rng.randrange(90, 110))))
+        values = ", ".join(
+            f"({'null' if s is None else repr(s)}, timestamp'{ts:%Y-%m-%d %H:%M:%S}', {q}, {'null' if p is None else p})"
+            for s, ts, q, p in rows
+        )
+        project.spark.sql(f"insert into {project.schema}.ticks values {values}")
+        project.dbt("run", "-s", *[f"{m}_stream" for m in models])
+        project.spark.sql(f"truncate table {project.schema}.ticks_kept")
+        project.spark.sql(
+            f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
+            f"except all select stock, ts, seq, price from {project.schema}.shared_stream__late"
+        )
+        project.dbt("run", "-s", *[f"{m}_batch" for m in models])
+        for m in models:
+            assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (m, delivery)
+    assert cached and all(cached), cached
+    assert project.rows("shared_stream__late"), "the deliveries were meant to make some rows late"
