@@ -70,8 +70,10 @@ def wait_for_jvm(home: Path, timeout: float = 60) -> None:
     raise AssertionError(f"a Spark JVM of {home} is still running after {timeout} s")
 
 
-# The tests' JVMs run small data for seconds: the C1 compiler alone compiles what they run, and
-# sparing C2's threads takes ~40% off a short run's CPU (2 cores, two test workers).
+# A JVM that lives for a step or two of a test (a dbt process of the crash drill, a cluster's):
+# the C1 compiler alone compiles what it runs, and sparing C2's threads takes ~40% off such a
+# run's CPU (2 cores, two test workers). Not for the shared session: over a whole worker's tests,
+# C2's faster code pays back.
 TEST_JVM = "-XX:TieredStopAtLevel=1"
 
 
@@ -82,9 +84,14 @@ def spark_params(home: Path) -> Dict[str, str]:
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": f"{java_options(home)} {TEST_JVM}",
-        "spark.executor.extraJavaOptions": TEST_JVM,
+        "spark.driver.extraJavaOptions": java_options(home),
     }
+
+
+def short_lived(params: Dict[str, str]) -> Dict[str, str]:
+    """Spark settings for a JVM that lives for a step or two of a test (TEST_JVM)."""
+    driver = params.get("spark.driver.extraJavaOptions", "")
+    return {**params, "spark.driver.extraJavaOptions": f"{driver} {TEST_JVM}".strip(), "spark.executor.extraJavaOptions": TEST_JVM}
 
 
 def pytest_collection_modifyitems(items) -> None:

@@ -34,7 +34,7 @@ import yaml
 
 import oracles as o
 from cluster import standalone_cluster  # noqa: F401  (the fixture)
-from conftest import sources_yml, spark_params, wait_for_jvm
+from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -173,7 +173,7 @@ class Project:
         self.home = root / "spark"
         self.project = root / "project"
         self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
-        self.params = {**spark_params(self.home), **params}
+        self.params = short_lived({**spark_params(self.home), **params})
         self.driver = root / "driver.py"
         self.count = 0
         models = self.project / "models"

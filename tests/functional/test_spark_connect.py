@@ -24,7 +24,7 @@ from typing import List
 import pytest
 import yaml
 
-from conftest import TEST_JVM, run_command
+from conftest import run_command
 
 import pyspark
 
@@ -55,7 +55,7 @@ def connect_server(tmp_path_factory):
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": str(port),
         "spark.sql.warehouse.dir": str(home / "warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {TEST_JVM}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",

@@ -34,7 +34,7 @@ import pytest
 import yaml
 
 import oracles as o
-from conftest import sources_yml, spark_params, wait_for_jvm
+from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -212,7 +212,7 @@ class Processes:
             yaml.safe_dump({"name": "wv_crash", "version": "1.0", "config-version": 2, "profile": "wv_crash"})
         )
         profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
-                   "server_side_parameters": spark_params(self.home)}
+                   "server_side_parameters": short_lived(spark_params(self.home))}
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"wv_crash": {"target": "dev", "outputs": {"dev": profile}}})
         )
@@ -223,7 +223,7 @@ class Processes:
         plan = self.project.parent / f"plan{self.count}.json"
         log = self.project.parent / f"log{self.count}.json"
         plan.write_text(json.dumps({
-            "project": str(self.project), "spark_params": spark_params(self.home), "support": str(SUPPORT),
+            "project": str(self.project), "spark_params": short_lived(spark_params(self.home)), "support": str(SUPPORT),
             "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps, "store": self.store,
         }))
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
