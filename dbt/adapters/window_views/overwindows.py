@@ -49,15 +49,6 @@ class OverPlan:
     closure: Optional[Tuple[str, ...]] = None  # PARTITION BY in which evicted rows must form a prefix
 
     @property
-    def shared_order(self) -> Optional[Tuple[Tuple[str, ...], Tuple[Tuple[str, bool, bool], ...]]]:
-        """The one PARTITION BY and ORDER BY every call has, when they share one that partitions."""
-        specs = {(r.partition_by, r.order_by) for r in self.reaches}
-        if len(specs) != 1:
-            return None
-        (spec,) = specs
-        return spec if spec[0] else None
-
-    @property
     def unbounded(self) -> List[str]:
         return [call for call, reach in zip(self.calls, self.reaches) if reach.unbounded]
 

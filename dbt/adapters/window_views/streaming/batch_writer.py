@@ -11,10 +11,9 @@
 5. forget the rows no later result needs (state.py), and the state the commit replaced.
 
 Nothing is cached: each job reads the new files and the state again, which costs less than
-caching them as a job of its own (adaptive execution materializes a cache as a stage). Two
-exceptions: a window_aggregate's merged panes (pane_state.py: an aggregation of every new row,
-few rows to keep), and a large over-window batch, shuffled and sorted once for both its window
-passes (shuffles.presorted).
+caching them as a job of its own (adaptive execution materializes a cache as a stage). A
+window_aggregate's merged panes are the exception (pane_state.py): an aggregation of every new
+row, few rows to keep.
 """
 
 from __future__ import annotations
@@ -232,8 +231,6 @@ class BatchWriter:
         elif previous.get("state"):
             old = state.rows(spark, previous["state"], fresh.schema)
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
-        if plan.over is not None:
-            retained = shuffles.presorted(plan.over, retained, stats["n"] + (previous.get("state_rows") or 0))
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
             with labels.step(spark, plan.model, batch_id, "output staged"):

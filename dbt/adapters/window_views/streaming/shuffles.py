@@ -5,15 +5,12 @@ between them: worth it for an initial load of millions of rows, a fixed cost tha
 its gain when a micro-batch's rows fit in a few tasks, as an incremental run's do. So a small
 batch is planned once over a few partitions sized to its rows, and a large one gets the
 session's own settings. The settings are those of the stream's session (Spark clones the user's
-session for a streaming query), set again for every batch. A large batch of over windows is
-also shuffled and sorted once, for the output's and the state's window passes to share.
+session for a streaming query), set again for every batch.
 """
 
 from __future__ import annotations
 
 from typing import Any, Dict, Optional
-
-from pyspark.sql import functions as F
 
 SMALL_BATCH_ROWS = 1_000_000  # new rows plus the state's rows
 ROWS_PER_PARTITION = 250_000
@@ -37,23 +34,3 @@ def plan_for(spark: Any, rows: int, own: Dict[str, Optional[str]]) -> None:
     configured = int(own["spark.sql.shuffle.partitions"] or 200)
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     spark.conf.set("spark.sql.shuffle.partitions", str(max(1, min(configured, -(-rows // ROWS_PER_PARTITION)))))
-
-
-def presorted(over: Any, rows: Any, count: int) -> Any:
-    """Over windows, a large batch (`count` rows, new and kept) whose calls share one PARTITION BY
-    and ORDER BY: the rows shuffled and sorted by it once, and cached. The output's pass and the
-    state's flagging pass both read them so: Spark keeps a cached plan's partitioning and order,
-    so neither pass shuffles or sorts every row again. A small batch costs less as it is (one
-    more job, for the cache)."""
-    spec = over.shared_order
-    if count <= SMALL_BATCH_ROWS or spec is None:
-        return rows
-    partition, order = spec
-    keys = [F.expr(p).asc_nulls_first() for p in partition]
-    for o, descending, nulls_first in order:
-        column = F.expr(o)
-        keys.append({
-            (False, True): column.asc_nulls_first(), (False, False): column.asc_nulls_last(),
-            (True, True): column.desc_nulls_first(), (True, False): column.desc_nulls_last(),
-        }[(descending, nulls_first)])
-    return rows.repartition(*[F.expr(p) for p in partition]).sortWithinPartitions(*keys).persist()
