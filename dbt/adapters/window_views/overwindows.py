@@ -224,14 +224,14 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(select, [(KEEP, exp.true())]))
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
-    first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
+    first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
     start = ("_wv_from", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
     befores, keeps = [], []
     for i, reach in enumerate(over.reaches):
         keep, before = _reached_back(t, i, reach, "_wv_from")
         keeps.append(keep)
         befores += before
-    query = sqlexpr.with_totals(sqlexpr.wrap(select, eligible), [start])
+    query = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [start])
     if befores:
         query = sqlexpr.wrap(query, befores)
     return _flagged(query, _names(eligible) + ["_wv_from"] + _names(befores), keeps, over)

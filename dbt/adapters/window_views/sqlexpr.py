@@ -122,17 +122,3 @@ def wrap(
     if with_ is not None:
         wrapper.set("with_", with_)
     return wrapper
-
-
-def with_totals(query: exp.Expression, totals: Sequence[Named]) -> exp.Select:
-    """`query`'s rows with aggregates over all of them beside each: a one-row aggregate joined on,
-    where a window `OVER ()` would put every row through one task. Spark computes the query once
-    per side (a shuffle both share is reused) and broadcasts the one row."""
-    query = query.copy()
-    with_ = query.args.get("with_")
-    query.set("with_", None)
-    total = exp.select(*aliased(totals)).from_(query.subquery(ROWS))
-    wrapper = exp.select(exp.Star()).from_(query.subquery(ROWS, copy=False)).join(total.subquery("_wv_totals"), join_type="cross")
-    if with_ is not None:
-        wrapper.set("with_", with_)
-    return wrapper
