@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-# two workers, each with its own Spark session: alone, one leaves a third of 2 cores idle while
-# JVMs start and processes wait; tests marked slow start first (tests/conftest.py), and a
-# module's tests that share a fixture stay on one worker (xdist_group)
-exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadgroup --no-loadscope-reorder tests "$@"
+# two workers, each with its own Spark session (one alone leaves a third of 2 cores idle while
+# JVMs start and processes wait); a file's tests run on one worker, so a module's fixture is
+# built once
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests "$@"

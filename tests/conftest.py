@@ -94,12 +94,6 @@ def short_lived(params: Dict[str, str]) -> Dict[str, str]:
     return {**params, "spark.driver.extraJavaOptions": f"{driver} {TEST_JVM}".strip(), "spark.executor.extraJavaOptions": TEST_JVM}
 
 
-def pytest_collection_modifyitems(items) -> None:
-    """Tests of minutes (marked `slow(seconds)`) first, longest first: the two test workers
-    (scripts/test.sh) then end together, not one waiting on a long test started last."""
-    items.sort(key=lambda item: -(item.get_closest_marker("slow").args[0] if item.get_closest_marker("slow") else 0))
-
-
 @pytest.fixture(scope="session")
 def spark_home(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("spark")

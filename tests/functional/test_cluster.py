@@ -38,7 +38,7 @@ from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
-pytestmark = [pytest.mark.cluster, pytest.mark.slow(260)]
+pytestmark = pytest.mark.cluster
 
 SCHEMA = "cl"
 APP_NAME = "wv-cluster-test"

@@ -15,8 +15,6 @@ import yaml
 
 from conftest import REPO, errors, spark_params
 
-pytestmark = pytest.mark.slow(100)
-
 PROJECT = REPO / "integration_tests"
 
 

@@ -15,11 +15,8 @@ import sys
 from pathlib import Path
 
 import pyspark
-import pytest
 
 from conftest import SPARK_LEFTOVERS, run_command
-
-pytestmark = pytest.mark.slow(40)
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "package_form_project"

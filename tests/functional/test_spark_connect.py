@@ -28,8 +28,6 @@ from conftest import run_command
 
 import pyspark
 
-pytestmark = pytest.mark.slow(80)
-
 SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")
 

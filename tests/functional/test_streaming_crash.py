@@ -38,8 +38,6 @@ from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
-pytestmark = pytest.mark.slow(330)
-
 SCHEMA = "crash"
 SUPPORT = Path(__file__).resolve().parents[1] / "support"
 # the object store's move is a copy then a delete: one more point, between the two; a crash at

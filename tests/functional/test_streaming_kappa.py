@@ -28,8 +28,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-import pytest
-
 import oracles as o
 
 SOURCE_COLUMNS = "id, k, v, ts"
@@ -145,7 +143,6 @@ def describe(us: Optional[int]) -> str:
     return "none" if us is None else o.to_datetime(us).strftime("%Y-%m-%d %H:%M:%S")
 
 
-@pytest.mark.slow(90)
 def test_streaming_equals_batch_over_non_late_rows(project, spark):
     rng = random.Random(20240415)
     rows = random_rows(rng, 320)

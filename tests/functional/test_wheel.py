@@ -19,9 +19,6 @@ import pytest
 
 from conftest import FLIP145_BID as BID, SPARK_LEFTOVERS, run_command
 
-# the module's tests share one built wheel: one worker runs them
-pytestmark = [pytest.mark.slow(90), pytest.mark.xdist_group("wheel")]
-
 REPO = Path(__file__).resolve().parents[2]
 
 

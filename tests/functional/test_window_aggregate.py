@@ -93,7 +93,6 @@ def assert_same_rows(project, name: str, measures: dict, context: str) -> None:
     assert project.spark.table(a).count() > 0, context
 
 
-@pytest.mark.slow(70)
 @pytest.mark.parametrize("seed", [1, 2])
 def test_equals_tvf_group_by_on_random_specs(project, seed):
     rng = random.Random(seed)
