@@ -90,8 +90,8 @@ def spark_params(home: Path) -> Dict[str, str]:
 
 def short_lived(params: Dict[str, str]) -> Dict[str, str]:
     """Spark settings for a JVM that lives for a step or two of a test (TEST_JVM)."""
-    driver = params.get("spark.driver.extraJavaOptions", "")
-    return {**params, "spark.driver.extraJavaOptions": f"{driver} {TEST_JVM}".strip(), "spark.executor.extraJavaOptions": TEST_JVM}
+    keys = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+    return {**params, **{key: f"{params.get(key, '')} {TEST_JVM}".strip() for key in keys}}
 
 
 @pytest.fixture(scope="session")

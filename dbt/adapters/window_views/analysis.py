@@ -41,6 +41,10 @@ class Frame:
     end: FrameBound
 
 
+# an ORDER BY key: (expression sql, descending, NULLS FIRST), as Spark orders it
+OrderKey = Tuple[str, bool, bool]
+
+
 @dataclass(frozen=True)
 class OverCall:
     """One window function call with its resolved window definition."""
@@ -48,7 +52,7 @@ class OverCall:
     sql: str
     function: str
     partition_by: Tuple[str, ...]
-    order_by: Tuple[Tuple[str, bool, bool], ...]  # (expression sql, descending, NULLS FIRST) as Spark orders
+    order_by: Tuple[OrderKey, ...]
     frame: Frame
     lead_offset: Optional[int]  # rows ahead that LEAD reads
     generated: bool  # rendered by the plugin's macros (TVF sessions, pane plans), not the user

@@ -80,7 +80,7 @@ def _ahead(call: OverCall, t: exp.Expression, rows: int) -> exp.Window:
     """The ORDER BY value (epoch micros) `rows` rows after each row: the last its value reads."""
     partition = [sqlexpr.parse(p) for p in call.partition_by]
     # the full ORDER BY, so ties are ordered as in the call itself
-    order = [sqlexpr.ordered(sqlexpr.parse(o), descending, nulls_first) for o, descending, nulls_first in call.order_by]
+    order = sqlexpr.order_by(call.order_by)
     if call.ignore_nulls and call.lead_offset is not None:
         # LEAD(x, n) IGNORE NULLS is final once the n-th following row with a non-NULL x is
         value = exp.case().when(call.func.this.is_(exp.null()).not_(), t)

@@ -19,7 +19,7 @@ from typing import List, Optional, Sequence, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, prefix, sqlexpr
-from dbt.adapters.window_views.analysis import AnalysisError, Frame, FrameBound, OverCall
+from dbt.adapters.window_views.analysis import AnalysisError, Frame, FrameBound, OrderKey, OverCall
 from dbt.adapters.window_views.sqlexpr import Named, column, epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
@@ -32,7 +32,7 @@ class Reach:
     """How far back from a row one window call reads."""
 
     partition_by: Tuple[str, ...]
-    order_by: Tuple[Tuple[str, bool, bool], ...]  # the full ORDER BY: (expression, descending, NULLS FIRST)
+    order_by: Tuple[OrderKey, ...]  # the full ORDER BY, unqualified
     rows: int = 0  # rows before the current one
     micros: int = 0  # RANGE interval before the current row's value
     unbounded: bool = False
@@ -161,12 +161,11 @@ _TO_CURRENT = sqlexpr.frame("rows", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", 
 
 def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
     """Per partition, how many rows come before `bound`, counted back from it (1 = the last one):
-    those before `bound` in the partition, less those before this row, in the ascending order the
-    calls themselves sort by (a descending count would sort every row a second time)."""
+    those before `bound` in the partition, less those before this row, in the calls' own order, ties
+    broken as they break them (a count run the other way would sort every row a second time)."""
     before = exp.case().when(t < bound, 1).else_(0)
     partition = [sqlexpr.parse(p) for p in reach.partition_by]
-    # the calls' own order, ties broken as they break them (a descending or NULLS LAST tie-breaker)
-    order = [sqlexpr.ordered(sqlexpr.parse(o), desc, nulls_first) for o, desc, nulls_first in reach.order_by]
+    order = sqlexpr.order_by(reach.order_by)
     total = sqlexpr.window(exp.Sum(this=before.copy()), partition)
     so_far = sqlexpr.window(exp.Sum(this=before.copy()), partition, order, _TO_CURRENT)
     return exp.paren(total - so_far + before)

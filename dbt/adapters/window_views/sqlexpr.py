@@ -69,6 +69,11 @@ def ordered(value: exp.Expression, descending: bool = False, nulls_first: Option
     return exp.Ordered(this=value.copy(), desc=descending or None, nulls_first=first)
 
 
+def order_by(keys: Sequence[Tuple[str, bool, bool]]) -> List[exp.Ordered]:
+    """A window's ORDER BY from its keys as a plan keeps them: (expression, descending, NULLS FIRST)."""
+    return [ordered(parse(sql), descending, nulls_first) for sql, descending, nulls_first in keys]
+
+
 def window(
     func: exp.Expression,
     partition_by: Sequence[exp.Expression] = (),
