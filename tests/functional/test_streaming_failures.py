@@ -5,6 +5,7 @@ location and the fix, and shows no traceback; nothing the table had is lost."""
 
 import json
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -319,3 +320,31 @@ def test_the_models_sql_failing_on_a_batchs_rows_names_sparks_error(project):
         assert sorted(p.name for p in (state / "commits").iterdir()) == ["0.json"]
         assert not (state / "ready" / "1.json").exists()
         assert project.rows("failing") == committed
+
+
+def test_a_stray_file_in_a_table_without_a_file_log_is_named(project):
+    """A table of an earlier release has no file log, so its folder's listing is its files: a file
+    put there by hand belongs to no bucket. An on_update batch, which rewrites buckets, names it
+    instead of guessing, publishes nothing, and carries on once it is moved out."""
+    make_source(project)
+    window_view(project, "stray", "on_update", TUMBLE_SUM)
+    deliver(project, DAY1)
+    run(project, "stray")
+    table = schema_dir(project) / "stray"
+    shutil.rmtree(table / "_spark_metadata")  # as an earlier release left it
+    mine = sorted(p for p in table.iterdir() if p.suffix == ".parquet")
+    stray = table / "copy.parquet"
+    shutil.copy(mine[0], stray)
+    before = sorted(p.name for p in table.iterdir())
+    deliver(project, DAY2)
+    message = errors(project.dbt("run", "-s", "stray", ok=False))
+    assert (
+        f"window_view model 'stray' at {table}: its table's folder holds `copy.parquet`, a file the window "
+        "view did not write; fix: move that file out of the folder"
+    ) in message, message
+    assert_clean(message)
+    assert sorted(p.name for p in table.iterdir()) == before
+    stray.rename(schema_dir(project) / "copy.parquet")
+    node = run(project, "stray")
+    assert node.adapter_response["rows_in"] == 3
+    assert project.rows("stray") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]

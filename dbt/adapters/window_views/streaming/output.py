@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import emit, overwindows, paths, sqlexpr, storage
+from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
@@ -116,7 +117,7 @@ class Output:
         )
         touched = set()
         for name in {f.split("-n", 1)[0] for f in files}:
-            size, k = sizes[name[0]], int(name[1:])
+            size, k = self._bucket(name, files)
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
         result, rows_out = counted(result)
@@ -131,6 +132,22 @@ class Output:
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
         touched.update(storage.staged_buckets(self.fs, staging))
         return rows_out(), sorted(touched)
+
+    def _bucket(self, name: str, files: List[str]) -> Tuple[int, int]:
+        """The size and index of the bucket a table file's name starts with. A table read without a
+        file log (written by an earlier release) shows every file in its folder, also one put there
+        by hand, which no bucket holds."""
+        size = self.plan.bucket_sizes.get(name[:1])
+        if size is None or not name[1:].isdigit():
+            stray = next(f for f in files if f.startswith(name))
+            raise StreamFailure(
+                self.plan.model,
+                f"its table's folder holds `{stray}`, a file the window view did not write",
+                "move that file out of the folder (it holds the window view's own files only) and run again: "
+                "committed micro-batches are kept, this one is redone",
+                path=self.where.table,
+            )
+        return size, int(name[1:])
 
     @staticmethod
     def _append(spark: Any, result: Any, staging: str) -> int:
