@@ -8,6 +8,7 @@ hold such rows.
 
 from __future__ import annotations
 
+import re
 from typing import Any, List, Optional, Tuple
 
 from sqlglot import exp
@@ -138,7 +139,7 @@ class Output:
         file log (written by an earlier release) shows every file in its folder, also one put there
         by hand, which no bucket holds."""
         size = self.plan.bucket_sizes.get(name[:1])
-        if size is None or not name[1:].isdigit():
+        if size is None or not re.fullmatch(r"-?\d+", name[1:]):  # before 1970: negative
             stray = next(f for f in files if f.startswith(name))
             raise StreamFailure(
                 self.plan.model,
