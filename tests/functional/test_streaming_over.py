@@ -3,6 +3,7 @@ after every run each streaming table equals the batch view with the same emit mo
 delivered so far minus the late ones (the batch views are checked against oracles elsewhere)."""
 
 import json
+import shutil
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -55,7 +56,9 @@ def state_rows(project, model: str) -> int:
     table = Path(urlparse(location).path)
     state = table.with_name(table.name + "__checkpoint") / "window_views"
     last = max(state.glob("commits/*.json"), key=lambda p: int(p.stem))
-    return project.spark.read.parquet(str(state / "state" / json.loads(last.read_text())["state"])).count()
+    rows = project.spark.read.option("mergeSchema", "true").parquet(str(state / "state" / json.loads(last.read_text())["state"]))
+    # the prefix summaries are written beside the rows, with their group in _wv_part
+    return rows.where("_wv_part is null").count() if "_wv_part" in rows.columns else rows.count()
 
 
 def setup(project, models, emits=("on_window_close",)):
@@ -211,3 +214,47 @@ def test_a_descending_tie_breaker_keeps_the_rows_its_frames_read(project):
         project.dbt("run", "-s", *[f"{m}_batch" for m in models])
         for m in models:
             assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (m, minute)
+
+
+def test_a_state_written_by_an_earlier_release_is_read_on(project):
+    """Earlier releases wrote the prefix summaries apart from the kept rows (`prefix/<batch>/g<n>`),
+    and rows without `_wv_part`. A run reads such a state on (the stream still equals the batch
+    view) and writes the next one in the current layout, one folder, the old ones removed."""
+    setup(project, {"unbounded": UNBOUNDED})
+    spark = project.spark
+    start = datetime(2024, 1, 1, 9, 0)
+
+    def deliver(rows):
+        values = ", ".join(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows)
+        spark.sql(f"insert into {project.schema}.ticks values {values}")
+
+    deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0), ("B", 31, 7, 23.0)])
+    project.dbt("run", "-s", "unbounded_stream")
+    location = spark.sql(f"describe table extended {project.schema}.unbounded_stream").where("col_name = 'Location'").first()[1]
+    table = Path(urlparse(location).path)
+    root = table.with_name(table.name + "__checkpoint") / "window_views"
+    name = json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())["state"]
+    current = spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name)).cache()
+    groups = sorted(r[0] for r in current.where("_wv_part is not null").select("_wv_part").distinct().collect())
+    assert groups == ["g0", "g1"], groups  # PARTITION BY stock, and no PARTITION BY
+    assert current.where("_wv_part is null").count() < 7  # some rows evicted into the summaries
+    # the earlier layout: the rows alone, each group's summary in its own folder
+    old = root.parent / "earlier"
+    current.where("_wv_part is null").select("stock", "ts", "seq", "price", "_wv_t").write.parquet(str(old / "rows"))
+    for g in groups:
+        current.where(f"_wv_part = '{g}'").drop("_wv_part").write.parquet(str(old / g))
+    current.unpersist()
+    shutil.rmtree(root / "state" / name)
+    (old / "rows").rename(root / "state" / name)
+    (root / "prefix" / name).mkdir(parents=True)
+    for g in groups:
+        (old / g).rename(root / "prefix" / name / g)
+
+    deliver([("A", 32, 8, 12.0), ("B", 33, 9, 19.0), ("A", 40, 10, 15.0), ("B", 50, 11, 22.0)])
+    project.dbt("run", "-s", "unbounded_stream")
+    spark.sql(f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks")
+    project.dbt("run", "-s", "unbounded_batch")
+    assert project.rows("unbounded_stream", "stock, ts, seq") == project.rows("unbounded_batch", "stock, ts, seq")
+    assert len(project.rows("unbounded_stream")) == 8  # up to W = 48 min, each with its next row (peak_next) come
+    assert not (root / "prefix").exists() or not any((root / "prefix").iterdir())
+    assert not (root / "state" / name).exists()

@@ -1,29 +1,41 @@
 """The rows a streaming window view keeps between micro-batches, and the prefix summaries of
 the rows it let go (prefix.py). Each committed batch names its state folder, so a replayed batch
-reads the state its first attempt read."""
+reads the state its first attempt read.
+
+The summaries are written with the rows, in one write (one Spark job): a summary row has its
+group in `_wv_part` and NULL for the row's columns, a kept row NULL in `_wv_part` and in the
+summary columns. State folders of earlier releases keep their summaries in `prefix/<batch>/g<n>`
+and have no `_wv_part` (read as NULL: every row a kept row)."""
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import Any, Dict, List, Optional
 
+from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, paths, prefix, sqlexpr
 from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.streaming import labels
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
+PART = "_wv_part"  # a state row's prefix group (g0, g1, ...); NULL for a kept input row
+
+
+def _with_part(schema: Any) -> Any:
+    return StructType([*schema.fields, StructField(PART, StringType())])
 
 
 class State:
-    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem) -> None:
         self.plan = plan
         self.where = where
         self.query = query
+        self.fs = fs
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -40,8 +52,14 @@ class State:
         folder = paths.join(where.state, "state", commit["state"]) if commit.get("state") else None
         return spark.read.parquet(folder).count() if folder is not None and fs.is_dir(folder) else 0
 
+    def _read(self, spark: Any, state: str, schema: Any, part: Optional[str]) -> Any:
+        """The rows of `state` with `part` in `_wv_part` (None: the kept input rows)."""
+        rows = spark.read.schema(_with_part(schema)).parquet(self._rows_dir(state))
+        which = exp.column(PART).is_(exp.null()) if part is None else exp.column(PART).eq(exp.Literal.string(part))
+        return rows.where(sqlexpr.to_sql(which)).drop(PART)
+
     def rows(self, spark: Any, state: str, schema: Any) -> Any:
-        return spark.read.schema(schema).parquet(self._rows_dir(state))
+        return self._read(spark, state, schema, None)
 
     def prefix_states(self, spark: Any, rows: Any, state: Optional[str]) -> List[Any]:
         """Per group of prefix calls, the summary of the rows evicted so far."""
@@ -52,18 +70,28 @@ class State:
         states = []
         for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
             blank = spark.sql(prefix.aggregate_sql(view, g, partition_by, calls))
-            states.append(blank if state is None else spark.read.schema(blank.schema).parquet(self._prefix_dir(state, g)))
+            if state is None:
+                states.append(blank)
+            elif self.fs.is_dir(self._prefix_dir(state, g)):  # written by an earlier release
+                states.append(spark.read.schema(blank.schema).parquet(self._prefix_dir(state, g)))
+            else:
+                states.append(self._read(spark, state, blank.schema, f"g{g}"))
         return states
+
+    def _write(self, kept: Any, states: List[Any], batch_id: int) -> None:
+        """The kept rows and each group's summary, in one write."""
+        parts = [kept] + [s.coalesce(1).selectExpr("*", f"'g{g}' as {PART}") for g, s in enumerate(states)]
+        rows = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+        # a summary folder left by an earlier release's attempt at this batch would be read instead
+        self.fs.delete(paths.join(self.where.state, "prefix", str(batch_id)))
+        rows.write.mode("overwrite").parquet(self._rows_dir(str(batch_id)))
 
     def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> int:
         """Write the rows an open window or a frame still to come needs, and return how many;
         over windows fold the rows they evict into the prefix state."""
-        rows_dir = self._rows_dir(str(batch_id))
         if self.plan.window is not None or w_new is None:
             kept, count = counted(self._unclosed(retained, w_new))
-            kept.write.mode("overwrite").parquet(rows_dir)
-            for g, state in enumerate(states):
-                state.write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
+            self._write(kept, states, batch_id)
             return count()
         spark = retained.sparkSession
         self.query.as_input(retained)
@@ -78,15 +106,14 @@ class State:
             flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
         try:
             kept, count = counted(flagged.where(keep).drop(keep))
-            kept.write.mode("overwrite").parquet(rows_dir)
             evicted = f"{self.plan.view}_evicted"
             flagged.where(f"not {keep}").select(*quoted(self.query.columns)).createOrReplaceTempView(evicted)
+            merged = []
             for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
-                states[g].createOrReplaceTempView(f"{evicted}_old")
-                spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new")
-                merged = spark.sql(prefix.merge_sql(f"{evicted}_old", f"{evicted}_new", g, partition_by, calls))
-                with labels.step(spark, self.plan.model, batch_id, f"prefix state {g} saved"):
-                    merged.coalesce(1).write.mode("overwrite").parquet(self._prefix_dir(str(batch_id), g))
+                states[g].createOrReplaceTempView(f"{evicted}_old{g}")
+                spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new{g}")
+                merged.append(spark.sql(prefix.merge_sql(f"{evicted}_old{g}", f"{evicted}_new{g}", g, partition_by, calls)))
+            self._write(kept, merged, batch_id)
         finally:
             flagged.unpersist()
         return count()
