@@ -7,6 +7,7 @@ import shutil
 import random
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Tuple
 from urllib.parse import urlparse
 
 import pytest
@@ -50,13 +51,19 @@ where price is not null
 """
 
 
-def state_rows(project, model: str) -> int:
-    """How many input rows the stream's state keeps after its last batch."""
+def state_folder(project, model: str) -> Tuple[Path, str]:
+    """The stream's checkpoint folder of the plugin, and the state folder its last commit names."""
     location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
     table = Path(urlparse(location).path)
-    state = table.with_name(table.name + "__checkpoint") / "window_views"
-    last = max(state.glob("commits/*.json"), key=lambda p: int(p.stem))
-    rows = project.spark.read.option("mergeSchema", "true").parquet(str(state / "state" / json.loads(last.read_text())["state"]))
+    root = table.with_name(table.name + "__checkpoint") / "window_views"
+    last = max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
+    return root, json.loads(last.read_text())["state"]
+
+
+def state_rows(project, model: str) -> int:
+    """How many input rows the stream's state keeps after its last batch."""
+    root, name = state_folder(project, model)
+    rows = project.spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name))
     # the prefix summaries are written beside the rows, with their group in _wv_part
     return rows.where("_wv_part is null").count() if "_wv_part" in rows.columns else rows.count()
 
@@ -230,10 +237,7 @@ def test_a_state_written_by_an_earlier_release_is_read_on(project):
 
     deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0), ("B", 31, 7, 23.0)])
     project.dbt("run", "-s", "unbounded_stream")
-    location = spark.sql(f"describe table extended {project.schema}.unbounded_stream").where("col_name = 'Location'").first()[1]
-    table = Path(urlparse(location).path)
-    root = table.with_name(table.name + "__checkpoint") / "window_views"
-    name = json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())["state"]
+    root, name = state_folder(project, "unbounded_stream")
     current = spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name)).cache()
     groups = sorted(r[0] for r in current.where("_wv_part is not null").select("_wv_part").distinct().collect())
     assert groups == ["g0", "g1"], groups  # PARTITION BY stock, and no PARTITION BY

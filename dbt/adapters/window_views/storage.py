@@ -119,6 +119,11 @@ def staged_buckets(fs: FileSystem, staging: str) -> List[str]:
     return sorted(folder.split("=", 1)[1] for folder in _bucket_folders(fs, staging))
 
 
+def bucket_of(name: str) -> str:
+    """The bucket a table file's name (`<bucket>-n<batch>-<part>`) starts with."""
+    return name.split("-n", 1)[0]
+
+
 def _batch_of(name: str) -> Optional[int]:
     try:
         return int(name.split("-n", 1)[1].split("-", 1)[0])

@@ -117,13 +117,13 @@ class Output:
             )
         )
         touched = set()
-        for name in {f.split("-n", 1)[0] for f in files}:
+        for name in {storage.bucket_of(f) for f in files}:
             size, k = self._bucket(name, files)
             if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
                 touched.add(name)
         result, rows_out = counted(result)
         staged = result.selectExpr("*", bucket)
-        existing = [paths.join(self.where.table, f) for f in files if f.split("-n", 1)[0] in touched]
+        existing = [paths.join(self.where.table, f) for f in files if storage.bucket_of(f) in touched]
         if existing:
             # the rows of those buckets outside the region, staged with the result in one write
             kept = spark.read.schema(result.schema).parquet(*existing).where(
@@ -140,7 +140,7 @@ class Output:
         by hand, which no bucket holds."""
         size = self.plan.bucket_sizes.get(name[:1])
         if size is None or not re.fullmatch(r"-?\d+", name[1:]):  # before 1970: negative
-            stray = next(f for f in files if f.startswith(name))
+            stray = next(f for f in files if storage.bucket_of(f) == name)
             raise StreamFailure(
                 self.plan.model,
                 f"its table's folder holds `{stray}`, a file the window view did not write",
