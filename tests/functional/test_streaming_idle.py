@@ -4,6 +4,7 @@ for windows it closed are late. Over several inputs (a window join, a union) eac
 own idle clock. The clock is moved by the tests (idle.now), except in the test of
 a processing-time run, which waits a few real seconds."""
 
+import json
 from datetime import datetime
 
 import pytest
@@ -246,6 +247,28 @@ def test_a_union_with_an_idle_input_and_one_without_rows(project, clock):
     assert run(project, "quiet_union").message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:05:00"
     late = project.spark.sql(f"select _side from {project.schema}.quiet_union__late").collect()
     assert [r._side for r in late] == [f"{project.schema}.righttable"]
+
+
+def test_a_processing_time_run_over_several_inputs_moves_each_inputs_clock(project):
+    """The real clock, over a union: the right input's 12:05 holds W at 12:04:59 after the first
+    batch; with both inputs quiet, each input's clock moves its W within the same processing-time
+    run, and the window [12:00, 12:05) closes without another row."""
+    make_sources(project, "lefttable", "righttable")
+    project.model("ticking_union", """
+        {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
+                  watermark={'column': 'row_time', 'delay': '1 second', 'idle_timeout': '1 second'},
+                  trigger={'processing_time': '1 second', 'max_duration': '20 seconds'}) }}
+        """ + UNION)
+    deliver_to(project, "lefttable", LEFT + [("12:11", 9, "L9")])
+    deliver_to(project, "righttable", RIGHT)
+    node = run(project, "ticking_union")
+    assert node.adapter_response["rows_in"] == 7 and node.adapter_response["rows_out"] == 1, node.message
+    # one idle step, to the window end 12:05; the next end (12:10) is minutes of quiet away
+    assert "(1 idle)" in node.message and node.adapter_response["watermark"] == "2020-04-15 12:05:00", node.message
+    assert project.rows("ticking_union") == [(t("12:00"), t("12:05"), 4, 9)]
+    folder = checkpoint(project, "ticking_union") / "window_views" / "commits"
+    (step,) = [json.loads(p.read_text()) for p in folder.iterdir() if p.name != "0.json"]
+    assert step["idle"] and len(step["input_arrivals"]) == 2, step  # each input's clock, carried through
 
 
 def test_an_idle_step_over_several_inputs_crashed_after_its_ready_record_is_finished(project, clock, monkeypatch):
