@@ -40,6 +40,7 @@ from typing import ClassVar, Dict, List, Tuple
 
 import yaml
 from dbt.cli.main import dbtRunner
+from pyspark.sql import functions as F
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
@@ -60,6 +61,8 @@ WINDOWS = {
     "hop": ("HOP 1h/5min", "hop(source('raw', '{source}'), 'bidtime', '5 minutes', '1 hour')"),
 }
 WINDOW_SECONDS = {"tumble": 600, "hop": 3600}  # the longest window of each kind above
+# the same windows by Spark's own window(), for the hand-written Structured Streaming baseline
+SPARK_WINDOWS = {"tumble": "window(bidtime, '10 minutes')", "hop": "window(bidtime, '1 hour', '5 minutes')"}
 EMITS = {"on_update": "upd", "on_window_close": "eowc"}
 COLUMNS = "window_start, window_end, item, price, bids"
 
@@ -109,6 +112,33 @@ class Scenario(Named):
     @property
     def t1_median(self) -> float:
         return statistics.median(self.t1)
+
+
+@dataclass
+class Baseline:
+    """Plain Spark Structured Streaming, as one would write the on_window_close model by hand:
+    `withWatermark` + `groupBy(window(...))`, append mode, a parquet sink, `availableNow` runs."""
+
+    kind: str
+    t0: List[float] = field(default_factory=list)
+    t1: List[float] = field(default_factory=list)
+    batches1: List[int] = field(default_factory=list)  # micro-batches of each incremental run
+    check: Tuple[int, int, int, int] = (0, 0, 0, 0)  # its rows, only in Spark's, only in ours, unexplained
+
+    def run(self, spark, source: Path, out: Path) -> Tuple[float, int]:
+        """One availableNow run of the query: its wall seconds (query start to stop) and batches."""
+        start = time.perf_counter()
+        windows = (
+            spark.readStream.schema("bidtime timestamp, price int, item string").parquet(str(source))
+            .withWatermark("bidtime", DELAY)
+            .groupBy(F.expr(SPARK_WINDOWS[self.kind]).alias("w"), "item")
+            .agg(F.sum("price").alias("price"), F.count("*").alias("bids"))
+            .selectExpr("w.start as window_start", "w.end as window_end", "item", "price", "bids")
+        )
+        query = (windows.writeStream.outputMode("append").format("parquet")
+                 .option("checkpointLocation", str(out / "_checkpoint")).trigger(availableNow=True).start(str(out / "table")))
+        query.awaitTermination()
+        return time.perf_counter() - start, len(query.recentProgress)
 
 
 def make_project(root: Path, names: List[str]) -> Path:
@@ -280,6 +310,24 @@ def main() -> None:
         print(f"{'':<28} check: {stream_rows:,} rows, {only_stream} only in stream, {only_batch} only in batch, "
               f"late {s.late} (expected {sum(lates)})", flush=True)
 
+    baselines = [Baseline(kind) for kind in kinds]
+    for b in baselines:
+        source, out = data / "sources" / f"spark_{b.kind}", data / "spark" / b.kind
+        shutil.copytree(data / "history", source)
+        for r in range(args.repeat):
+            shutil.rmtree(out, ignore_errors=True)
+            b.t0.append(b.run(spark, source, out)[0])
+        for i in range(args.increments):
+            for part in (data / f"increment_{i}").glob("*.parquet"):  # new files beside the history's, as an append
+                shutil.copy(part, source / part.name)
+            seconds, batches = b.run(spark, source, out)
+            b.t1.append(seconds)
+            b.batches1.append(batches)
+        b.check = spark_check(spark, out / "table", f"{SCHEMA}.{b.kind}_eowc_stream")
+        print(f"{WINDOWS[b.kind][0] + ' plain Spark':<28} initial {', '.join(f'{t:.2f}' for t in b.t0)} s | increments "
+              f"{', '.join(f'{t:.2f}' for t in b.t1)} s ({b.batches1} micro-batches) | its rows against the window view's: "
+              f"{b.check[0]:,} rows, {b.check[1]} only in Spark's, {b.check[2]} only in the window view's", flush=True)
+
     # what the runs left cached in the session (each streaming run unpersists what it cached)
     cached = [(i.memSize() + i.diskSize()) for i in spark.sparkContext._jsc.sc().getRDDStorageInfo()]
     print()
@@ -303,6 +351,7 @@ def main() -> None:
         print(f"  {s.name:<12} batch [{runs(s.batch)}]  T0 [{runs(s.t0)}]  T1 [{runs(s.t1)}] s; "
               f"T1 rows in {s.rows_in1}, out {s.rows_out1}")
     targets(scenarios, history, args.days)
+    against_spark(scenarios, baselines)
     print(f"left cached in the session after all runs: {len(cached)} RDDs, {sum(cached) / 1e6:.1f} MB")
     print(f"bench took {time.perf_counter() - bench_start:.0f} s")
     if args.keep:
@@ -333,6 +382,59 @@ def targets(scenarios: List[Scenario], history: int, days: int) -> None:
         flat = max(s.state1) <= bound
         print(f"  {'':<28} state rows after each increment {s.state1} (target: bounded by the open windows, "
               f"<= {bound:,.0f}: {met(flat)})")
+
+
+def against_spark(scenarios: List[Scenario], baselines: List[Baseline]) -> None:
+    """The on_window_close window views against the same aggregate hand-written in plain Spark
+    Structured Streaming: the cost of an incremental run below which Spark's own streaming does
+    not go on this host."""
+    print()
+    for b in baselines:
+        (s,) = [s for s in scenarios if s.kind == b.kind and s.emit == "on_window_close"]
+        if b.check[0] and not b.check[1] and not b.check[2]:
+            same = "yes"
+        elif b.check[0] and not b.check[3]:
+            same = (f"yes but for {b.check[1]} window(s) holding a row late by the window view's rule, which Spark "
+                    "counts in the windows still open")
+        else:
+            same = "NO"
+        t0, t1 = statistics.median(b.t0), statistics.median(b.t1)
+        print(f"  {WINDOWS[b.kind][0] + ' plain Spark streaming':<28} T0 {t0:.2f} s ({t0 / s.batch_s:.2f}x Tb), "
+              f"T1 {t1:.2f} s ({t1 / s.batch_s:.1%} of Tb); window view on_window_close T0 {s.stream_t0 / t0:.2f}x "
+              f"and T1 {s.t1_median / t1:.2f}x Spark's; same rows: {same}")
+
+
+def spark_check(spark, table: Path, stream: str) -> Tuple[int, int, int, int]:
+    """The baseline's windows against the window view's, both up to the watermark both reached;
+    the last number counts the differing windows that no late row of the window view explains."""
+    ours, theirs = f"{stream}", f"parquet.`{table.as_uri()}`"
+    upto = f"least((select max(window_end) from {ours}), (select max(window_end) from {theirs}))"
+    ours = f"select {COLUMNS} from {ours} where window_end <= {upto}"
+    theirs = f"select {COLUMNS} from {theirs} where window_end <= {upto}"
+    row = spark.sql(
+        f"select (select count(*) from ({theirs})), "
+        f"(select count(*) from ({theirs} except all {ours})), "
+        f"(select count(*) from ({ours} except all {theirs}))"
+    ).first()
+    if row[1] or row[2]:
+        # a row is late for the window view when its first window is closed (the whole row goes to
+        # the late table); Spark drops it only from the closed windows, so with HOP it counts a row
+        # that is late here in the windows still open: show whether that explains each difference
+        differ = spark.sql(
+            f"select *, unix_micros(window_start) as s, unix_micros(window_end) as e from "
+            f"(({theirs} except all {ours}) union all ({ours} except all {theirs})) order by window_start, item"
+        ).collect()
+        unexplained = 0
+        for r in differ:
+            late = spark.sql(
+                f"select count(*) from {stream}__late where item = '{r.item}' "
+                f"and unix_micros(bidtime) >= {r.s} and unix_micros(bidtime) < {r.e}"
+            ).first()[0]
+            print(f"    differs: {r.window_start} - {r.window_end} {r.item} price {r.price} bids {r.bids}: "
+                  f"{late} of the window view's late rows fall in this window", flush=True)
+            unexplained += not late
+        return row[0], row[1], row[2], unexplained
+    return row[0], row[1], row[2], 0
 
 
 def check(spark, project: Path, s: Scenario) -> Tuple[int, int, int]:
