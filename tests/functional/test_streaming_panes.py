@@ -105,16 +105,17 @@ RANDOM_WINDOWS = {
 }
 
 
-def random_deliveries(seed: int, batches: int = 4, per_batch: int = 40) -> List[List[tuple]]:
+def random_deliveries(seed: int, batches: int = 4, per_batch: int = 40, step: float = 1.5) -> List[List[tuple]]:
     """Rows around 1970-01-01 (before and after the epoch), three items, some NULL prices, each
-    up to 15 minutes behind the stream: with a 3-minute delay, some arrive late."""
+    up to 15 minutes behind the stream (which moves up to `step` minutes a row): with a 3-minute
+    delay, some arrive late."""
     rng = random.Random(seed)
     base = datetime(1969, 12, 31, 23, 30)
     deliveries, clock = [], 0.0
     for _ in range(batches):
         rows = []
         for _ in range(per_batch):
-            clock += rng.uniform(0, 1.5)
+            clock += rng.uniform(0, step)
             ts = base + timedelta(minutes=clock - rng.uniform(0, 15), seconds=rng.randrange(60))
             price = "NULL" if rng.random() < 0.1 else rng.randrange(1, 50)
             rows.append((ts.strftime("%Y-%m-%d %H:%M:%S"), price, rng.choice("ABC")))

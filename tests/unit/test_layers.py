@@ -11,7 +11,7 @@ PREFIX = "dbt.adapters.window_views"
 LAYERS = {
     0: {"errors", "intervals", "paths", "upstream", "__version__"},
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
-    2: {"streaming.slicing", "streaming.plan", "plan"},
+    2: {"streaming.slicing", "streaming.tvf_aggregate", "streaming.plan", "plan"},
     3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
         "streaming.rebuild",
         "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",

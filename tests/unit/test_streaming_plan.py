@@ -34,7 +34,7 @@ def config(**extra):
 def test_the_upstream_table_becomes_the_view_with_its_name_as_alias():
     p = plan("m", TUMBLE, config())
     assert p.source == "s.bid"
-    assert f"FROM {p.view} AS bid" in p.sql and "s.bid" not in p.sql
+    assert f"FROM {p.view} AS bid" in p.rows.sql and "s.bid" not in p.rows.sql
     assert (p.window.kind, p.window.size) == ("tumble", 600_000_000)
     assert p.bucket_sizes == {"h": 3_600_000_000, "b": 86_400_000_000}
 
@@ -101,9 +101,10 @@ def test_a_version_1_record_fits_while_only_formatting_differs():
     from dbt.adapters.window_views.streaming.plan import _legacy_fingerprint
 
     now = plan("m", TUMBLE, config())
-    old_sql = "/* written by an earlier release */ " + now.sql
+    old_sql = "/* written by an earlier release */ " + now.rows.sql  # it kept input rows
     legacy = {"model": "m", "sql": old_sql, "fingerprint": _legacy_fingerprint(old_sql, old_sql, now.config)}
     assert now.fits(legacy) and now.fits(now.record())
+    assert now.kept_as(legacy) is now.rows
     # written for another emit mode: does not fit
     assert not now.fits({**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))})
     assert not now.fits({**now.record(), "fingerprint": "0" * 64})
@@ -145,3 +146,70 @@ def test_a_tumble_window_aggregate_with_approx_count_distinct_keeps_rows():
     tumble = {"kind": "tumble", "size_us": 60_000_000}
     assert plan("m", window_aggregate(tumble, {"d": "approx_count_distinct(price)"}), config()).slicing is None
     assert plan("m", window_aggregate(HOP, {"d": "approx_count_distinct(price)"}), config()).slicing is not None
+
+
+def tvf_aggregate(select: str, group_by: str = "window_start, window_end, item", kind: str = "hop", extra: str = "") -> str:
+    """A window TVF + GROUP BY model's compiled SQL (the TVF's rows as the hop macro renders them)."""
+    spec = {"kind": kind, "time_col": "bidtime", "size_us": 3_600_000_000, "offset_us": 0, "text": {}}
+    spec |= {"slide_us": 300_000_000} if kind == "hop" else {"step_us": 300_000_000} if kind == "cumulate" else {}
+    return f"""select {select}
+from (
+  /* window_views:tvf:v1 {json.dumps(spec)} */
+  select * from s.bid lateral view inline(array(named_struct('window_start', timestamp_micros(0),
+    'window_end', timestamp_micros(1), 'window_time', timestamp_micros(0)))) _wv_windows as window_start, window_end, window_time
+  where bidtime is not null
+) b {extra}
+group by {group_by}"""
+
+
+@pytest.mark.parametrize("kind", ["tumble", "hop", "cumulate"])
+def test_a_tvf_aggregate_keeps_pane_partials_like_the_window_aggregate_it_is(kind):
+    p = plan("m", tvf_aggregate("b.window_start, window_end, item, sum(price) as price, count(*), avg(b.price) + 1 as a", kind=kind), config())
+    assert p.slicing is not None and p.slicing.keys == ("item",)
+    assert p.window.via == "window_aggregate" and p.window.kind == kind
+    assert dict(p.window.measures) == {"_wv_a0": "SUM(price)", "_wv_a1": "COUNT(*)", "_wv_a2": "AVG(price)"}
+    # the outputs keep their places; an unnamed aggregate is named by its SQL, as Spark would name it
+    assert "SELECT window_start, window_end, item, _wv_a0 AS price, _wv_a1 AS `COUNT(*)`, _wv_a2 + 1 AS a FROM" in p.sql
+    # the model as written keeps input rows: the output columns, and the state of older checkpoints
+    rows = p.rows
+    assert rows.slicing is None and "LATERAL VIEW" in rows.sql and rows.fingerprint != p.fingerprint
+    assert p.fits(rows.record()) and p.kept_as(rows.record()) is rows
+    assert p.kept_as(p.record()) is p and p.kept_as(None) is p
+    assert not p.fits({**p.record(), "fingerprint": "0" * 64})
+
+
+def test_a_tvf_aggregate_grouped_by_position_is_sliced():
+    p = plan("m", tvf_aggregate("window_start, window_end, item, max(price) as top", group_by="1, 2, 3"), config())
+    assert p.slicing is not None and p.slicing.keys == ("item",)
+
+
+@pytest.mark.parametrize(
+    "select, group_by, extra",
+    [
+        ("window_start, window_end, sum(price) as p", "window_start, window_end", "where price > 1"),  # WHERE
+        ("window_start, window_end, count(distinct item) as n", "window_start, window_end", ""),  # does not decompose
+        ("window_start, window_end, approx_count_distinct(item) as n", "window_start, window_end", ""),  # HLL++ in batch
+        ("window_start, window_end, count(*) filter (where price > 1) as n", "window_start, window_end", ""),
+        ("window_start, window_end, item, rank() over (partition by window_start, window_end order by sum(price)) as r",
+         "window_start, window_end, item", ""),  # an over window across the aggregates
+        ("window_start, window_end, upper(item) as i, count(*) as n", "window_start, window_end, upper(item)", ""),
+        ("window_start, window_end, upper(item) as k, count(*) as n", "window_start, window_end, k", ""),  # an alias
+        ("window_start, window_end, item, count(*) as n", "window_start, item", ""),  # not per window
+        ("window_start, window_end, item, max(window_time) as n", "window_start, window_end, item", ""),
+        ("window_start, window_end, bidtime, count(*) as n", "window_start, window_end, item", ""),  # not grouped
+    ],
+)
+def test_other_tvf_aggregates_keep_input_rows(select, group_by, extra):
+    p = plan("m", tvf_aggregate(select, group_by, extra=extra), config())
+    assert p.slicing is None and p.rows is None and "LATERAL VIEW" in p.sql
+
+
+def test_a_tvf_aggregate_with_having_keeps_input_rows():
+    p = plan("m", tvf_aggregate("window_start, window_end, count(*) as n", "window_start, window_end") + " having n > 1", config())
+    assert p.slicing is None and p.rows is None
+
+
+def test_a_tvf_aggregate_selecting_window_time_without_grouping_by_it_keeps_the_batch_error():
+    # Spark refuses it in batch; the stream, running the SQL as written, refuses it alike
+    p = plan("m", tvf_aggregate("window_start, window_end, window_time, count(*) as n", "window_start, window_end"), config())
+    assert p.slicing is None

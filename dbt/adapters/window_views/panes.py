@@ -32,8 +32,13 @@ def _fail(argument: str, problem: str) -> PlanError:
     return PlanError(f"window_views.window_aggregate: argument '{argument}' {problem}")
 
 
+def is_name(value: Any) -> bool:
+    """Whether `value` is a plain column name (letters, digits, underscores; not a digit first)."""
+    return isinstance(value, str) and value.replace("_", "a").isalnum() and not value[0].isdigit()
+
+
 def _name(value: Any, argument: str) -> str:
-    if not isinstance(value, str) or not value.replace("_", "a").isalnum() or value[0].isdigit():
+    if not is_name(value):
         raise _fail(argument, f"must be a column name (letters, digits, underscores), got {value!r}")
     return value
 
@@ -107,7 +112,7 @@ def parse_measures(measures: Any) -> List[Measure]:
     return parsed
 
 
-def _decompose(node: exp.Expression) -> Optional[List[Leaf]]:
+def decompose(node: exp.Expression) -> Optional[List[Leaf]]:
     """The pane-level leaves of one aggregate call, or None if it does not decompose."""
     arg = node.this
     if isinstance(arg, exp.Distinct):
@@ -184,7 +189,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
         for node in list(tree.find_all(exp.AggFunc)):
             if node.find_ancestor(exp.AggFunc):
                 continue
-            parts = _decompose(node)
+            parts = decompose(node)
             if parts is None:
                 return Plan(None, f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes")
             combined = _combined([columns.setdefault(leaf, f"_wv_m{len(columns)}") for leaf in parts], node)

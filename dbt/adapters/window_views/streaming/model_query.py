@@ -58,8 +58,9 @@ class ModelQuery:
 
     def conform(self, result: Any) -> Any:
         """The output of the rewritten SQL as the model's own: the state columns a `*` picked up
-        dropped, and names and types as the original calls give them."""
-        if not self.prefix_groups:
+        dropped, and names and types as the original calls give them (a TVF aggregate kept as
+        panes: as its aggregates over the rows give them)."""
+        if not self.prefix_groups and self.plan.rows is None:
             return result
         columns = [c for c in result.columns if not c.lower().startswith("_wv_")]
         fields = self.schema.fields

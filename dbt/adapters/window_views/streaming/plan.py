@@ -3,6 +3,7 @@ anything runs, so `dbt compile` refuses what a stream cannot honour with the run
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
-from dbt.adapters.window_views.streaming import slicing
+from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
 from dbt.adapters.window_views.upstream import Upstream
 
 HOUR = 3_600_000_000
@@ -47,6 +48,10 @@ class StreamPlan:
     over: Optional[overwindows.OverPlan]  # an over-window model
     slicing: Optional[slicing.Slicing]  # a window_aggregate kept as pane partials: `view` holds them
     fingerprint: str
+    # a window TVF + GROUP BY kept as pane partials (tvf_aggregate.py): the model as written,
+    # keeping input rows, whose output columns the stream's are; and the state of checkpoints
+    # written before such models were sliced
+    rows: Optional["StreamPlan"] = None
 
     @property
     def source(self) -> str:
@@ -77,9 +82,21 @@ class StreamPlan:
             return described
         return f"{described} ({'window join' if self.shape == 'join' else 'union'} of {', '.join(i.source for i in self.inputs)})"
 
+    def kept_as(self, saved: Optional[Mapping[str, Any]]) -> "StreamPlan":
+        """The plan that fits a checkpoint's state: this one, or, for a TVF aggregate whose
+        checkpoint keeps input rows (an earlier release's), the plan that keeps rows."""
+        if saved is not None and self.rows is not None and not self._fits(saved) and self.rows.fits(saved):
+            return self.rows
+        return self
+
     def fits(self, saved: Mapping[str, Any]) -> bool:
-        """Whether a checkpoint's recorded model (model.json) is this one. A version 1 record
-        fits when its window config is this one's and its SQL differs only in formatting."""
+        """Whether a checkpoint's recorded model (model.json) is this one (a TVF aggregate's:
+        or the same model keeping input rows, `kept_as`)."""
+        return self._fits(saved) or (self.rows is not None and self.rows.fits(saved))
+
+    def _fits(self, saved: Mapping[str, Any]) -> bool:
+        """A version 1 record fits when its window config is this one's and its SQL differs
+        only in formatting."""
         if saved.get("fingerprint_version") == FINGERPRINT_VERSION:
             return saved.get("fingerprint") == self.fingerprint
         old_sql = saved.get("sql")
@@ -315,11 +332,29 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     window = _window(model, config, windows, own_calls) if windows else None
     over = None if windows else _over(model, config, tree)
     inputs = _read_from_views(model, tree, tables, self_join)
-    slices = _slicing(model, tree, window, inputs[0].view) if window is not None and window.via == "window_aggregate" else None
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
-    return StreamPlan(
-        model, config, sql, output_sql, inputs, shape, window, over, slices, fingerprint(sql, output_sql, config)
+    as_rows = StreamPlan(model, config, sql, output_sql, inputs, shape, window, over, None, fingerprint(sql, output_sql, config))
+    if window is None or shape != "single" or len(windows) != 1:
+        return as_rows
+    if window.via == "window_aggregate":
+        slices = _slicing(model, tree, window, inputs[0].view)
+        return as_rows if slices is None else _sliced(as_rows, tree, window, slices, None)
+    found = tvf_aggregate.rewrite(tree, window, inputs[0].view)
+    if found is None:
+        return as_rows
+    tree, window = found
+    slices = _slicing(model, tree, window, inputs[0].view)
+    return as_rows if slices is None else _sliced(as_rows, tree, window, slices, as_rows)
+
+
+def _sliced(
+    plan: StreamPlan, tree: exp.Expression, window: tvf.WindowTvf, slices: slicing.Slicing, rows: Optional[StreamPlan]
+) -> StreamPlan:
+    """`plan` keeping pane partials: `tree` reads them (slicing.plan pointed it at them)."""
+    sql = tree.sql("spark")
+    return dataclasses.replace(
+        plan, sql=sql, output_sql=sql, window=window, slicing=slices, rows=rows, fingerprint=fingerprint(sql, sql, plan.config)
     )
 
 

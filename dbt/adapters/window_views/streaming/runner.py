@@ -148,9 +148,11 @@ def _output_schema(spark: Any, plan: StreamPlan) -> Any:
         finally:
             sides.drop_views(spark, plan)
     rows = spark.table(plan.source).limit(0)
-    (pane_state.partials(spark, plan.slicing, rows) if plan.slicing else rows).createOrReplaceTempView(plan.view)
+    # a TVF aggregate kept as panes has the columns of the model as written (plan.rows)
+    read_panes = plan.slicing is not None and plan.rows is None
+    (pane_state.partials(spark, plan.slicing, rows) if read_panes else rows).createOrReplaceTempView(plan.view)
     try:
-        return spark.sql(plan.sql).schema
+        return spark.sql(plan.sql if plan.rows is None else plan.rows.sql).schema
     finally:
         spark.catalog.dropTempView(plan.view)
 
@@ -403,6 +405,8 @@ def _run(
     spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str,
     full_refresh: bool, version: int,
 ) -> StreamResult:
+    if not full_refresh:  # a checkpoint of an earlier release keeps the state it wrote
+        plan = plan.kept_as(_saved_model(plan, fs, where))
     out_schema = _prepare(spark, fs, plan, target, late_target, where, full_refresh)
     _stream(spark, fs, plan, where, run_id, out_schema, catch_up=False)
     spark.catalog.refreshTable(target)

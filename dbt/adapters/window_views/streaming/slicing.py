@@ -19,7 +19,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import panes, sqlexpr, tvf
 
 PANES_CTE = "_wv_panes"  # panes.plan's per-pane step; the window_aggregate subquery's alias too
-# how a pane leaf (panes._decompose) merges with the same pane's partial from another batch
+# how a pane leaf (panes.decompose) merges with the same pane's partial from another batch
 MERGE = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max"}
 
 

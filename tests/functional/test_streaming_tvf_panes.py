@@ -1,0 +1,117 @@
+"""A window TVF + GROUP BY (FLIP-145's window aggregation) streamed as pane partials
+(streaming/tvf_aggregate.py): the streamed table equals the same SQL run in batch over the input
+minus the late rows, column types included (decimal sums and averages), while the state holds
+panes, not rows; and a checkpoint whose state keeps input rows (written before such models were
+sliced) streams on with that state."""
+
+from typing import Any, List, Sequence, Tuple
+
+import pytest
+
+from conftest import sources_yml
+from test_streaming_panes import random_deliveries
+
+WINDOWS = {
+    "hop": "hop(source('raw', 'bid'), 'bidtime', '4 minutes', '10 minutes', '-1 minute')",
+    "cumulate": "cumulate(source('raw', 'bid'), 'bidtime', '3 minutes', '12 minutes', '5 minutes')",
+    "tumble": "tumble(source('raw', 'bid'), 'bidtime', '7 minutes', '2 minutes')",
+}
+SELECT = """
+select item, window_start, window_end, window_time, sum(price) as price, count(*), max(price) - min(price) as spread,
+       avg(price) as mean, count(price) as priced
+from {{{{ window_views.{window} }}}}
+group by window_start, window_end, window_time, item
+"""
+
+
+def make_project(project, kind: str, emit: str) -> None:
+    project.spark.sql(f"create database if not exists {project.schema}")
+    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price decimal(10, 2), item string) using parquet")
+    project.write("models/sources.yml", sources_yml("bid", "ontime"))
+    select = SELECT.format(window=WINDOWS[kind])
+    project.model(
+        "stream",
+        f"{{{{ config(materialized='window_view', execution='streaming', emit='{emit}', "
+        f"watermark={{'column': 'bidtime', 'delay': '3 minutes'}}) }}}}\n{select}",
+    )
+    # a view names its columns: `count(*)` as Spark names it, which the stream's column must be too
+    batch = select.replace("'bid'", "'ontime'").replace("count(*),", "count(*) as `count(1)`,")
+    project.model("batch", "{{ config(materialized='view') }}\n" + batch)
+
+
+def deliver(project, rows: Sequence[tuple]) -> None:
+    values = ", ".join(f"(timestamp'{ts}', {price if price == 'NULL' else price / 4}, '{item}')" for ts, price, item in rows)
+    project.spark.sql(f"insert into {project.schema}.bid values {values}")
+
+
+def run(project):
+    (node,) = project.dbt("run", "-s", "stream").result
+    return node
+
+
+def ontime(project) -> None:
+    """The input the stream did not put aside as late."""
+    project.spark.sql(
+        f"create or replace view {project.schema}.ontime as select * from {project.schema}.bid "
+        f"except all select bidtime, price, item from {project.schema}.stream__late"
+    )
+
+
+def assert_equals_batch(project, emit: str, watermark: str) -> None:
+    schema, spark = project.schema, project.spark
+    ontime(project)
+    closed = f" where window_end <= timestamp'{watermark}'" if emit == "on_window_close" else ""
+    stream, batch = spark.table(f"{schema}.stream"), spark.sql(f"select * from {schema}.batch{closed}")
+    assert [(f.name, f.dataType) for f in stream.schema.fields] == [(f.name, f.dataType) for f in batch.schema.fields]
+    assert sorted(map(tuple, stream.collect())) == sorted(map(tuple, batch.collect()))
+
+
+def deliveries(seed: int, step: float = 0.25) -> List[List[tuple]]:
+    """Four batches of 120 rows, about eight a minute (`step` 0.25) or more."""
+    return random_deliveries(seed, batches=4, per_batch=120, step=step)
+
+
+def stream_all(project, emit: str, batches: List[List[tuple]], seen: int = 0) -> Tuple[int, Any]:
+    """Deliver and stream each batch of rows, checking the table against batch; the late rows
+    and the last run's result."""
+    late = 0
+    for rows in batches:
+        deliver(project, rows)
+        node = run(project)
+        if seen == 0:
+            ontime(project)
+            project.dbt("run", "-s", "batch")
+        seen += 1
+        late += node.adapter_response["late_rows"]
+        assert_equals_batch(project, emit, node.adapter_response["watermark"])
+    return late, node
+
+
+@pytest.mark.parametrize("kind, emit", [("hop", "on_update"), ("hop", "on_window_close"),
+                                        ("cumulate", "on_update"), ("tumble", "on_window_close")])
+def test_random_rows_stream_as_the_batch_sql(project, kind, emit):
+    make_project(project, kind, emit)
+    late, node = stream_all(project, emit, deliveries(seed=len(kind) + len(emit)))
+    assert late > 0
+    # the state is panes of open windows (three items x a few panes), not the rows
+    assert 0 < node.adapter_response["state_rows"] <= 3 * 12
+
+
+def test_a_checkpoint_that_keeps_rows_streams_on_with_them(project, monkeypatch):
+    from dbt.adapters.window_views import plan as plans
+    from dbt.adapters.window_views.streaming import tvf_aggregate
+
+    make_project(project, "hop", "on_update")
+    batches = deliveries(seed=7, step=0.05)  # forty rows a minute: far more rows than panes stay open
+    with monkeypatch.context() as patched:  # as an earlier release streamed it: input rows
+        patched.setattr(tvf_aggregate, "rewrite", lambda *args: None)
+        patched.setattr(plans, "_CACHE", {})
+        _, node = stream_all(project, "on_update", batches[:2])
+        assert node.adapter_response["state_rows"] > 2 * 3 * 12
+    monkeypatch.setattr(plans, "_CACHE", {})
+    _, node = stream_all(project, "on_update", batches[2:], seen=2)
+    assert node.adapter_response["state_rows"] > 2 * 3 * 12  # still rows: the state it had
+    # a full refresh starts over with the state this release keeps
+    node, = project.dbt("run", "-s", "stream", "--full-refresh").result
+    assert 0 < node.adapter_response["state_rows"] <= 3 * 12
+    assert_equals_batch(project, "on_update", node.adapter_response["watermark"])
