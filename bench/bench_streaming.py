@@ -36,7 +36,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import ClassVar, Dict, List, Tuple
+from typing import ClassVar, Dict, List, Optional, Tuple
 
 import yaml
 from dbt.cli.main import dbtRunner
@@ -99,7 +99,7 @@ class Scenario(Named):
     state1: List[int] = field(default_factory=list)  # state rows after each incremental run
     late: int = 0
     watermark: str = ""
-    check: Tuple[int, int, int] = (0, 0, 0)  # stream rows, stream-only rows, batch-only rows
+    check: Optional["Comparison"] = None  # the stream's rows against batch's
 
     @property
     def batch_s(self) -> float:
@@ -123,7 +123,7 @@ class Baseline:
     t0: List[float] = field(default_factory=list)
     t1: List[float] = field(default_factory=list)
     batches1: List[int] = field(default_factory=list)  # micro-batches of each incremental run
-    check: Tuple[int, int, int, int] = (0, 0, 0, 0)  # its rows, only in Spark's, only in ours, unexplained
+    check: Optional["Comparison"] = None  # its rows against the window view's
 
     def run(self, spark, source: Path, out: Path) -> Tuple[float, int]:
         """One availableNow run of the query: its wall seconds (query start to stop) and batches."""
@@ -306,9 +306,8 @@ def main() -> None:
         s.t_empty = node.execution_time
         print(f"{'':<28} nothing new:   {s.t_empty:6.2f} s  ({node.message})", flush=True)
         s.check = check(spark, project, s)
-        stream_rows, only_stream, only_batch = s.check
-        print(f"{'':<28} check: {stream_rows:,} rows, {only_stream} only in stream, {only_batch} only in batch, "
-              f"late {s.late} (expected {sum(lates)})", flush=True)
+        print(f"{'':<28} check: {s.check.rows:,} rows, {s.check.only_a} only in stream, {s.check.only_b} only in "
+              f"batch, late {s.late} (expected {sum(lates)})", flush=True)
 
     baselines = [Baseline(kind) for kind in kinds]
     for b in baselines:
@@ -326,7 +325,8 @@ def main() -> None:
         b.check = spark_check(spark, out / "table", f"{SCHEMA}.{b.kind}_eowc_stream")
         print(f"{WINDOWS[b.kind][0] + ' plain Spark':<28} initial {', '.join(f'{t:.2f}' for t in b.t0)} s | increments "
               f"{', '.join(f'{t:.2f}' for t in b.t1)} s ({b.batches1} micro-batches) | its rows against the window view's: "
-              f"{b.check[0]:,} rows, {b.check[1]} only in Spark's, {b.check[2]} only in the window view's", flush=True)
+              f"{b.check.rows:,} rows, {b.check.only_a} only in Spark's, {b.check.only_b} only in the window view's",
+              flush=True)
 
     # what the runs left cached in the session (each streaming run unpersists what it cached)
     cached = [(i.memSize() + i.diskSize()) for i in spark.sparkContext._jsc.sc().getRDDStorageInfo()]
@@ -334,7 +334,7 @@ def main() -> None:
     print(f"{'scenario':<28} {'batch':>8} {'rows/s':>10} {'stream T0':>10} {'rows/s':>10} {'T0/Tb':>6} "
           f"{'T1 (med)':>9} {'T1/T0':>6} {'T1/Tb':>6} {'empty':>6}  check")
     for s in scenarios:
-        ok = s.check[1] == 0 and s.check[2] == 0 and s.check[0] > 0 and s.late == sum(lates)
+        ok = s.check.equal and s.late == sum(lates)
         print(
             f"{s.label:<28} {s.batch_s:7.2f}s {history / s.batch_s:>10,.0f} {s.stream_t0:9.2f}s "
             f"{s.rows_in0 / s.stream_t0:>10,.0f} {s.stream_t0 / s.batch_s:6.2f} {s.t1_median:8.2f}s "
@@ -391,11 +391,11 @@ def against_spark(scenarios: List[Scenario], baselines: List[Baseline]) -> None:
     print()
     for b in baselines:
         (s,) = [s for s in scenarios if s.kind == b.kind and s.emit == "on_window_close"]
-        if b.check[0] and not b.check[1] and not b.check[2]:
+        if b.check.equal:
             same = "yes"
-        elif b.check[0] and not b.check[3]:
-            same = (f"yes but for {b.check[1]} window(s) holding a row late by the window view's rule, which Spark "
-                    "counts in the windows still open")
+        elif b.check.rows and not b.check.unexplained:
+            same = (f"yes but for {b.check.only_a} window(s) holding a row late by the window view's rule, which "
+                    "Spark counts in the windows still open")
         else:
             same = "NO"
         t0, t1 = statistics.median(b.t0), statistics.median(b.t1)
@@ -404,40 +404,56 @@ def against_spark(scenarios: List[Scenario], baselines: List[Baseline]) -> None:
               f"and T1 {s.t1_median / t1:.2f}x Spark's; same rows: {same}")
 
 
-def spark_check(spark, table: Path, stream: str) -> Tuple[int, int, int, int]:
-    """The baseline's windows against the window view's, both up to the watermark both reached;
-    the last number counts the differing windows that no late row of the window view explains."""
+@dataclass
+class Comparison:
+    """Rows of query `a` against query `b`: how many `a` has, how many only one side has, and
+    (against Spark) how many differing rows no late row of the window view explains."""
+
+    rows: int
+    only_a: int
+    only_b: int
+    unexplained: int = 0
+
+    @property
+    def equal(self) -> bool:
+        return self.rows > 0 and not self.only_a and not self.only_b
+
+
+def compare(spark, a: str, b: str) -> Tuple[Comparison, object]:
+    """`a` against `b` (EXCEPT ALL both ways, once), and the differing rows as a DataFrame."""
+    differ = spark.sql(f"(select 'a' as side, * from ({a} except all {b})) union all (select 'b', * from ({b} except all {a}))")
+    counts = dict(differ.groupBy("side").count().collect())
+    rows = spark.sql(f"select count(*) from ({a})").first()[0]
+    return Comparison(rows, counts.get("a", 0), counts.get("b", 0)), differ
+
+
+def spark_check(spark, table: Path, stream: str) -> Comparison:
+    """The baseline's windows against the window view's, both up to the watermark both reached.
+    A row is late for the window view when its first window is closed (the whole row goes to the
+    late table); Spark drops it only from the closed windows, so with HOP it counts a row that is
+    late here in the windows still open: each differing window is shown with the late rows that
+    fall in it, and those with none are counted as unexplained."""
     ours, theirs = f"{stream}", f"parquet.`{table.as_uri()}`"
     upto = f"least((select max(window_end) from {ours}), (select max(window_end) from {theirs}))"
-    ours = f"select {COLUMNS} from {ours} where window_end <= {upto}"
-    theirs = f"select {COLUMNS} from {theirs} where window_end <= {upto}"
-    row = spark.sql(
-        f"select (select count(*) from ({theirs})), "
-        f"(select count(*) from ({theirs} except all {ours})), "
-        f"(select count(*) from ({ours} except all {theirs}))"
-    ).first()
-    if row[1] or row[2]:
-        # a row is late for the window view when its first window is closed (the whole row goes to
-        # the late table); Spark drops it only from the closed windows, so with HOP it counts a row
-        # that is late here in the windows still open: show whether that explains each difference
-        differ = spark.sql(
-            f"select *, unix_micros(window_start) as s, unix_micros(window_end) as e from "
-            f"(({theirs} except all {ours}) union all ({ours} except all {theirs})) order by window_start, item"
-        ).collect()
-        unexplained = 0
-        for r in differ:
-            late = spark.sql(
-                f"select count(*) from {stream}__late where item = '{r.item}' "
-                f"and unix_micros(bidtime) >= {r.s} and unix_micros(bidtime) < {r.e}"
-            ).first()[0]
-            print(f"    differs: {r.window_start} - {r.window_end} {r.item} price {r.price} bids {r.bids}: "
-                  f"{late} of the window view's late rows fall in this window", flush=True)
-            unexplained += not late
-        return row[0], row[1], row[2], unexplained
-    return row[0], row[1], row[2], 0
+    result, differ = compare(spark, f"select {COLUMNS} from {theirs} where window_end <= {upto}",
+                             f"select {COLUMNS} from {ours} where window_end <= {upto}")
+    if result.equal:
+        return result
+    differ.limit(100).createOrReplaceTempView("_bench_differ")
+    explained = spark.sql(
+        f"select d.window_start, d.window_end, d.item, d.price, d.bids, count(l.bidtime) as late "
+        f"from _bench_differ d left join {stream}__late l on l.item = d.item "
+        f"and l.bidtime >= d.window_start and l.bidtime < d.window_end "
+        f"group by d.side, d.window_start, d.window_end, d.item, d.price, d.bids order by d.window_start, d.item"
+    ).collect()
+    for r in explained:
+        print(f"    differs: {r.window_start} - {r.window_end} {r.item} price {r.price} bids {r.bids}: "
+              f"{r.late} of the window view's late rows fall in this window", flush=True)
+    result.unexplained = sum(not r.late for r in explained)
+    return result
 
 
-def check(spark, project: Path, s: Scenario) -> Tuple[int, int, int]:
+def check(spark, project: Path, s: Scenario) -> Comparison:
     """The streaming table against a batch on_update window view over (source - late rows)."""
     spark.sql(
         f"create or replace view {SCHEMA}.ontime_{s.name} as "
@@ -445,16 +461,10 @@ def check(spark, project: Path, s: Scenario) -> Tuple[int, int, int]:
         f"except all select bidtime, price, item from {SCHEMA}.{s.name}_stream__late"
     )
     dbt_run(project, f"{s.name}_check")
-    stream = f"select {COLUMNS} from {SCHEMA}.{s.name}_stream"
     batch = f"select {COLUMNS} from {SCHEMA}.{s.name}_check"
     if s.emit == "on_window_close":  # only the windows the watermark has closed
         batch += f" where window_end <= timestamp'{s.watermark}'"
-    row = spark.sql(
-        f"select (select count(*) from ({stream})), "
-        f"(select count(*) from ({stream} except all {batch})), "
-        f"(select count(*) from ({batch} except all {stream}))"
-    ).first()
-    return row[0], row[1], row[2]
+    return compare(spark, f"select {COLUMNS} from {SCHEMA}.{s.name}_stream", batch)[0]
 
 
 if __name__ == "__main__":
