@@ -14,7 +14,6 @@ from test_streaming_panes import random_deliveries
 WINDOWS = {
     "hop": "hop(source('raw', 'bid'), 'bidtime', '4 minutes', '10 minutes', '-1 minute')",
     "cumulate": "cumulate(source('raw', 'bid'), 'bidtime', '3 minutes', '12 minutes', '5 minutes')",
-    "tumble": "tumble(source('raw', 'bid'), 'bidtime', '7 minutes', '2 minutes')",
 }
 SELECT = """
 select item, window_start, window_end, window_time, sum(price) as price, count(*), max(price) - min(price) as spread,
@@ -88,7 +87,7 @@ def stream_all(project, emit: str, batches: List[List[tuple]], seen: int = 0) ->
 
 
 @pytest.mark.parametrize("kind, emit", [("hop", "on_update"), ("hop", "on_window_close"),
-                                        ("cumulate", "on_update"), ("tumble", "on_window_close")])
+                                        ("cumulate", "on_update"), ("cumulate", "on_window_close")])
 def test_random_rows_stream_as_the_batch_sql(project, kind, emit):
     make_project(project, kind, emit)
     late, node = stream_all(project, emit, deliveries(seed=len(kind) + len(emit)))

@@ -2,7 +2,8 @@
 the window_aggregate it is, so that a stream keeps one row of partial aggregates per (keys, pane)
 as its state (slicing.py) instead of the open windows' input rows: Flink plans the same query as
 its sliced window aggregate. A HOP 1h/5min then merges each row into one pane, not twelve
-windows, and a micro-batch re-aggregates panes, not rows.
+windows, and a micro-batch re-aggregates panes, not rows. HOP and CUMULATE only: a TUMBLE's
+rows are in one window each, and its stream measured slower kept as panes (bench/README.md).
 
 Only the plain form is read this way: the model's top-level SELECT over the TVF alone, grouped by
 window_start, window_end (and window_time) and input columns, selecting those and expressions of
@@ -94,7 +95,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
     """The model (`tree`, reading the stream's `view`) as a window_aggregate over `view`, and
     the window with its keys and measures (what slicing.plan needs); None when the model is not
     the plain TVF aggregate this module reads."""
-    if window.kind == "session" or window.via is not None or not isinstance(tree, exp.Select):
+    if window.kind not in ("hop", "cumulate") or window.via is not None or not isinstance(tree, exp.Select):
         return None
     if any(tree.args.get(k) for k in _REFUSED) or not _tvf_source(tree, view):
         return None
