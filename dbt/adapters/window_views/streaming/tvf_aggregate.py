@@ -54,9 +54,11 @@ def _group_keys(select: exp.Select) -> Optional[List[str]]:
     for e in group.expressions:
         if isinstance(e, exp.Literal) and e.is_int and 1 <= int(e.this) <= len(select.expressions):
             e = select.expressions[int(e.this) - 1].unalias()  # GROUP BY 1: the first output column
-        aliased = aliases.get(e.name.lower()) if isinstance(e, exp.Column) else None
-        if not isinstance(e, exp.Column) or (aliased is not None and not (isinstance(aliased, exp.Column) and _name(aliased) == _name(e))):
-            return None  # an expression, or an output alias of one
+        if not isinstance(e, exp.Column):
+            return None  # an expression
+        aliased = aliases.get(_name(e))
+        if aliased is not None and not (isinstance(aliased, exp.Column) and _name(aliased) == _name(e)):
+            return None  # the output alias of another expression (Spark groups by it)
         columns.append(e)
     names = [_name(e) for e in columns]
     if not {"window_start", "window_end"} <= set(names):
@@ -112,8 +114,8 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
         rewritten = _measures(projection, grouped, measures)
         if rewritten is None:
             return None
-        if not isinstance(rewritten, exp.Alias) and not (isinstance(rewritten, exp.Column) and _name(rewritten) in grouped):
-            # a name that is not internal; the output's names are the model's own (ModelQuery.conform)
+        named = isinstance(rewritten, exp.Alias) or (isinstance(rewritten, exp.Column) and _name(rewritten) in grouped)
+        if not named:  # any name but an internal one: ModelQuery.conform gives the model's own
             rewritten = exp.alias_(rewritten, projection.sql("spark"), quoted=True)
         projections.append(rewritten)
     if not measures:
