@@ -54,22 +54,23 @@ def make_project(project, window: str, emit: str, delay: str = "1 minute") -> No
     project.model("batch", f"{{{{ config(materialized='view') }}}}\nselect * from {{{{ {aggregate('ontime')} }}}}")
 
 
-def deliver(project, rows: Sequence[tuple]) -> None:
-    values = ", ".join(f"(timestamp'{ts}', {price}, '{item}')" for ts, price, item in rows)
+def deliver(project, rows: Sequence[tuple], scale: float = 1) -> None:
+    """Append `rows` (time, price or 'NULL', item) to the input, each price times `scale`."""
+    values = ", ".join(f"(timestamp'{ts}', {price if price == 'NULL' else price * scale}, '{item}')" for ts, price, item in rows)
     project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
 
-def run(project):
-    (node,) = project.dbt("run", "-s", "panes").result
+def run(project, model: str = "panes"):
+    (node,) = project.dbt("run", "-s", model).result
     return node
 
 
-def ontime(project) -> None:
+def ontime(project, model: str = "panes") -> None:
     """The input the stream did not put aside as late."""
     schema = project.schema
     project.spark.sql(
         f"create or replace view {schema}.ontime as select bidtime, price, item from {schema}.bid "
-        f"except all select bidtime, price, item from {schema}.panes__late"
+        f"except all select bidtime, price, item from {schema}.{model}__late"
     )
 
 

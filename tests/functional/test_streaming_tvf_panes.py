@@ -4,12 +4,12 @@ minus the late rows, column types included (decimal sums and averages), while th
 panes, not rows; and a checkpoint whose state keeps input rows (written before such models were
 sliced) streams on with that state."""
 
-from typing import Any, List, Sequence, Tuple
+from typing import Any, List, Tuple
 
 import pytest
 
 from conftest import sources_yml
-from test_streaming_panes import random_deliveries
+from test_streaming_panes import deliver, ontime, random_deliveries, run
 
 WINDOWS = {
     "hop": "hop(source('raw', 'bid'), 'bidtime', '4 minutes', '10 minutes', '-1 minute')",
@@ -38,27 +38,9 @@ def make_project(project, kind: str, emit: str) -> None:
     project.model("batch", "{{ config(materialized='view') }}\n" + batch)
 
 
-def deliver(project, rows: Sequence[tuple]) -> None:
-    values = ", ".join(f"(timestamp'{ts}', {price if price == 'NULL' else price / 4}, '{item}')" for ts, price, item in rows)
-    project.spark.sql(f"insert into {project.schema}.bid values {values}")
-
-
-def run(project):
-    (node,) = project.dbt("run", "-s", "stream").result
-    return node
-
-
-def ontime(project) -> None:
-    """The input the stream did not put aside as late."""
-    project.spark.sql(
-        f"create or replace view {project.schema}.ontime as select * from {project.schema}.bid "
-        f"except all select bidtime, price, item from {project.schema}.stream__late"
-    )
-
-
 def assert_equals_batch(project, emit: str, watermark: str) -> None:
     schema, spark = project.schema, project.spark
-    ontime(project)
+    ontime(project, "stream")
     closed = f" where window_end <= timestamp'{watermark}'" if emit == "on_window_close" else ""
     stream, batch = spark.table(f"{schema}.stream"), spark.sql(f"select * from {schema}.batch{closed}")
     assert [(f.name, f.dataType) for f in stream.schema.fields] == [(f.name, f.dataType) for f in batch.schema.fields]
@@ -75,10 +57,10 @@ def stream_all(project, emit: str, batches: List[List[tuple]], seen: int = 0) ->
     and the last run's result."""
     late = 0
     for rows in batches:
-        deliver(project, rows)
-        node = run(project)
+        deliver(project, rows, scale=0.25)  # decimal(10, 2) prices
+        node = run(project, "stream")
         if seen == 0:
-            ontime(project)
+            ontime(project, "stream")
             project.dbt("run", "-s", "batch")
         seen += 1
         late += node.adapter_response["late_rows"]
