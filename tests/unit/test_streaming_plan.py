@@ -196,6 +196,7 @@ def test_a_tvf_aggregate_grouped_by_position_is_sliced():
         ("window_start, window_end, item, count(*) as n", "window_start, item", ""),  # not per window
         ("window_start, window_end, item, max(window_time) as n", "window_start, window_end, item", ""),
         ("window_start, window_end, bidtime, count(*) as n", "window_start, window_end, item", ""),  # not grouped
+        ("window_start, window_end, count(*) as _wv_n", "window_start, window_end", ""),  # a reserved name
     ],
 )
 def test_other_tvf_aggregates_keep_input_rows(select, group_by, extra):

@@ -103,6 +103,8 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
         return None
     if any(p.find(exp.Window) or p.is_star for p in tree.expressions):  # over windows across the aggregate, `*`
         return None
+    if any(p.alias_or_name.lower().startswith("_wv_") for p in tree.expressions):
+        return None  # a name like the plugin's own, which ModelQuery.conform drops
     grouped_by = _group_keys(tree)
     if grouped_by is None:
         return None
