@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every benchmark of bench/README.md in one command; each prints its ratios, measured in this run
 # against plain Spark or the batch build, next to its target (met / NOT met).
-#   bash bench/run.sh           # default sizes: about 15 minutes on 2 idle cores
+#   bash bench/run.sh           # default sizes: 14 minutes on 2 cores (2026-11-25)
 #   bash bench/run.sh --large   # the 10M-row runs the targets name (about 85 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
