@@ -189,12 +189,17 @@ def tvf_markers(sql: str) -> List[str]:
     return [window.label() for window in tvf.find(sql)]
 
 
-def unqualified(node: exp.Expression) -> str:
-    """An expression without table qualifiers, as it reads over the upstream table itself."""
+def without_qualifiers(node: exp.Expression) -> exp.Expression:
+    """A copy of `node` without table qualifiers, as it reads over the upstream table itself."""
     node = node.copy()
     for column in node.find_all(exp.Column):
         column.set("table", None)
-    return node.sql("spark")
+    return node
+
+
+def unqualified(node: exp.Expression) -> str:
+    """`without_qualifiers(node)` as Spark SQL."""
+    return without_qualifiers(node).sql("spark")
 
 
 def _unquote(name: str) -> str:

@@ -148,11 +148,10 @@ def _output_schema(spark: Any, plan: StreamPlan) -> Any:
         finally:
             sides.drop_views(spark, plan)
     rows = spark.table(plan.source).limit(0)
-    # a TVF aggregate kept as panes has the columns of the model as written (plan.rows)
-    read_panes = plan.slicing is not None and plan.rows is None
-    (pane_state.partials(spark, plan.slicing, rows) if read_panes else rows).createOrReplaceTempView(plan.view)
+    written = plan.rows or plan  # a TVF aggregate kept as panes has the columns of the model as written
+    (pane_state.partials(spark, written.slicing, rows) if written.slicing else rows).createOrReplaceTempView(plan.view)
     try:
-        return spark.sql(plan.sql if plan.rows is None else plan.rows.sql).schema
+        return spark.sql(written.sql).schema
     finally:
         spark.catalog.dropTempView(plan.view)
 

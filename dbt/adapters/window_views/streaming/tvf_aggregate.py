@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import panes, tvf
+from dbt.adapters.window_views import analysis, panes, tvf
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
@@ -72,9 +72,7 @@ def _measures(projection: exp.Expression, grouped: Set[str], measures: Dict[str,
     """`projection` reading the pane plan's output: each aggregate call replaced by a measure
     column (added to `measures`), every other column a group key or window column; None if an
     aggregate does not decompose or a column is neither."""
-    projection = projection.copy()
-    for column in projection.find_all(exp.Column):
-        column.set("table", None)
+    projection = analysis.without_qualifiers(projection)
     calls = [a for a in projection.find_all(exp.AggFunc) if not a.find_ancestor(exp.AggFunc)]
     for call in calls:
         if isinstance(call.parent, exp.Filter) or panes.decompose(call) is None or isinstance(call, exp.ApproxDistinct):
