@@ -14,7 +14,7 @@ with a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
@@ -179,17 +179,21 @@ def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Ex
     return condition
 
 
-def _reached_back(t: exp.Expression, i: int, reach: Reach, bound: str) -> Tuple[exp.Expression, List[Named]]:
-    """Whether the row lies within the PRECEDING reach of a frame starting at the column `bound`,
-    and the column that counts rows back from it, when the reach is in rows."""
+def _reached_back(t: exp.Expression, reach: Reach, bound: str, befores: Dict[tuple, Named]) -> exp.Expression:
+    """Whether the row lies within the PRECEDING reach of a frame starting at the column `bound`.
+    A reach in rows counts rows back from `bound` in a column of `befores`, one per partition,
+    order and bound: calls that share them (the usual case) share its window passes, which Spark
+    would compute once per copy."""
     keep = t >= column(bound) - reach.micros
     if not reach.rows:
-        return keep, []
-    before = f"_wv_before_{i}"
-    return exp.or_(keep, column(before) <= reach.rows), [(before, _rows_before(t, column(bound), reach))]
+        return keep
+    key = (reach.partition_by, reach.order_by, bound)
+    if key not in befores:
+        befores[key] = (f"_wv_before_{len(befores)}", _rows_before(t, column(bound), reach))
+    return exp.or_(keep, column(befores[key][0]) <= reach.rows)
 
 
-def _names(columns: Sequence[Named]) -> List[str]:
+def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
@@ -225,15 +229,12 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
     start = ("_wv_from", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
-    befores, keeps = [], []
-    for i, reach in enumerate(over.reaches):
-        keep, before = _reached_back(t, i, reach, "_wv_from")
-        keeps.append(keep)
-        befores += before
+    befores: Dict[tuple, Named] = {}
+    keeps = [_reached_back(t, reach, "_wv_from", befores) for reach in over.reaches]
     query = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [start])
     if befores:
-        query = sqlexpr.wrap(query, befores)
-    return _flagged(query, _names(eligible) + ["_wv_from"] + _names(befores), keeps, over)
+        query = sqlexpr.wrap(query, list(befores.values()))
+    return _flagged(query, _names(eligible) + ["_wv_from"] + _names(befores.values()), keeps, over)
 
 
 def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:
@@ -263,22 +264,24 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     future = reached + 1  # the next row to arrive is later than W
     # a row is emitted once every call's value for it is final
     emitted = exp.and_(*[column(name) for name in _names(closed)])
-    cuts, befores, keeps = [], [], []
-    for i, reach in enumerate(over.reaches):
+    # a partition's cut depends on its PARTITION BY alone: one column per distinct one
+    cuts: Dict[Tuple[str, ...], Named] = {}
+    befores: Dict[tuple, Named] = {}
+    keeps = []
+    for reach in over.reaches:
         if reach.unbounded:
             keeps.append(exp.true())
             continue
-        cut = f"_wv_cut_{i}"
-        first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
-        cuts.append((cut, sqlexpr.least([sqlexpr.coalesce(first, future), future])))
-        keep, before = _reached_back(t, i, reach, cut)
-        keeps.append(keep)
-        befores += before
+        if reach.partition_by not in cuts:
+            first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
+            cuts[reach.partition_by] = (f"_wv_cut_{len(cuts)}", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
+        keeps.append(_reached_back(t, reach, cuts[reach.partition_by][0], befores))
     query = select
-    for columns in (cuts, befores):
-        if columns:
-            query = sqlexpr.wrap(query, columns)
-    return _flagged(query, _names(closed) + _names(cuts) + _names(befores), keeps, over)
+    if cuts:
+        query = sqlexpr.wrap(query, list(cuts.values()))
+    if befores:
+        query = sqlexpr.wrap(query, list(befores.values()))
+    return _flagged(query, _names(closed) + _names(cuts.values()) + _names(befores.values()), keeps, over)
 
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}

@@ -1,0 +1,42 @@
+"""The SQL that flags the rows a streaming over-window model keeps: calls that share a PARTITION
+BY (and ORDER BY) share its window columns, which Spark would otherwise compute once per copy.
+That the rows kept are right is tested end to end (tests/functional/test_streaming_over*.py)."""
+
+import re
+
+from dbt.adapters.window_views import analysis, overwindows
+
+SHARED = """select k, ts, v - lag(v) over (partition by k order by ts) as change,
+  lead(v) over (partition by k order by ts) as next_v,
+  avg(v) over (partition by k order by ts rows between 9 preceding and current row) as avg10,
+  sum(v) over (partition by k order by ts range between interval 1 hour preceding and current row) as hour_sum
+from t"""
+TWO_PARTITIONINGS = """select k, j, ts, lag(v) over (partition by k order by ts) as by_k,
+  avg(v) over (partition by j order by ts rows between 3 preceding and current row) as by_j,
+  lead(v) over (partition by j order by ts) as next_j
+from t"""
+
+
+def columns(sql: str, prefix: str) -> set:
+    return set(re.findall(rf"AS `({prefix}\d+)`", sql))
+
+
+def flagging(sql: str):
+    over = overwindows.plan(analysis.parse(sql), "ts")
+    return overwindows.retain_sql(sql, over, 10**15), overwindows.update_retain_sql(sql, over, 10**15)
+
+
+def test_calls_over_one_partition_share_one_cut_and_one_row_count():
+    on_close, on_update = flagging(SHARED)
+    assert columns(on_close, "_wv_cut_") == {"_wv_cut_0"}
+    assert columns(on_close, "_wv_before_") == columns(on_update, "_wv_before_") == {"_wv_before_0"}
+    # each reach still decides: 9 rows back (the moving average), 1 (lag), an hour (the range)
+    assert "`_wv_before_0` <= 9" in on_close and "`_wv_before_0` <= 1" in on_close
+    assert "- 3600000000" in on_close
+
+
+def test_each_partition_by_gets_its_own_cut_and_row_count():
+    on_close, on_update = flagging(TWO_PARTITIONINGS)
+    assert columns(on_close, "_wv_cut_") == {"_wv_cut_0", "_wv_cut_1"}
+    assert columns(on_close, "_wv_before_") == columns(on_update, "_wv_before_") == {"_wv_before_0", "_wv_before_1"}
+    assert re.search(r"PARTITION BY j\), \d+\), \d+\) AS `_wv_cut_1`", on_close)
