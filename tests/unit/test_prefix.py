@@ -103,3 +103,28 @@ def test_state_sql_groups_by_the_partition_and_merges_null_safely():
     # each row beside its partition's state, NULL keys included
     joined = on_duckdb(con, prefix.joined_sql("e", ["s0", "s1"], [p0, p1], over.prefix))
     assert joined == [("a", 1, 10, 15, 4), ("a", 3, 5, 15, 4), (None, 2, 1, 3, 4), (None, 2, 2, 3, 4)]
+
+
+KINDS = ("count(*)", "max(v)", "avg(v)", "first_value(v)", "dense_rank()", "sum(v)")
+
+
+def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
+    over = planned(*[f"{call} over (partition by k order by ts)" for call in KINDS])
+    (partition_by, calls), = prefix.groups(over.prefix)
+    con = duckdb.connect()
+    con.execute(
+        "create table f as select * from (values ('a', 1, 10, false), ('a', 2, 7, false), ('a', 3, 5, true), "
+        "('b', 1, 4, true), (null, 1, 1, false), (null, 2, 2, true)) t(k, ts, v, kept)"
+    )
+    con.execute("create table e as select * from f where not kept")
+    filtered = prefix.aggregate("f", 0, partition_by, calls, where=sqlglot.exp.not_(sqlglot.exp.column("kept")))
+    on_duckdb(con, f"create table s as {filtered.sql('spark')}")
+    on_duckdb(con, f"create table evicted as {prefix.aggregate_sql('e', 0, partition_by, calls)}")
+    # the partitions with evicted rows get their state; 'b', whose rows are all kept, one that
+    # merges as no state at all
+    assert on_duckdb(con, "select * from s where _wv_g0k0 is distinct from 'b'") == on_duckdb(con, "select * from evicted")
+    assert on_duckdb(con, "select * from s where _wv_g0k0 = 'b'") == [("b", 0, None, None, 0, None, 0, 0, None)]
+    # which merges as no state: an old state of every row, merged with it, stays as it was
+    on_duckdb(con, f"create table old as {prefix.aggregate_sql('f', 0, partition_by, calls)}")
+    merged = on_duckdb(con, prefix.merge_sql("old", "s", 0, partition_by, calls))
+    assert [r for r in merged if r[0] == "b"] == [r for r in on_duckdb(con, "select * from old") if r[0] == "b"]

@@ -155,17 +155,41 @@ def key(group: int, position: int) -> str:
     return f"_wv_g{group}k{position}"
 
 
-def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
-    """One group's state over the rows in `view` (the evicted ones)."""
+def aggregate(
+    view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expression] = None
+) -> exp.Select:
+    """One group's state over the rows in `view` (the evicted ones). With `where`, over the rows
+    it holds (a FILTER on each aggregate): every partition in `view` gets a row, which merges as
+    no row where no row is evicted (count 0, NULL otherwise; see _MERGE)."""
     partition = [sqlexpr.parse(p) for p in partition_by]
     keys = [(key(group, j), p) for j, p in enumerate(partition)]
     values = [named for call in calls for named in call.columns().items()]
+    if where is not None:
+        values = [(name, _filtered(value, where)) for name, value in values]
     select = exp.select(*sqlexpr.aliased(keys + values)).from_(exp.to_table(view))
-    return sqlexpr.to_sql(select.group_by(*partition) if partition else select)
+    return select.group_by(*partition) if partition else select
 
 
-def merge_sql(old: str, new: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
-    """Two states of one group merged: the old one and that of the rows evicted since."""
+def _filtered(value: exp.Expression, where: exp.Expression) -> exp.Expression:
+    """`value` with each aggregate call in it restricted to the rows `where` holds."""
+    def restrict(node: exp.Expression) -> exp.Expression:
+        if isinstance(node, exp.AggFunc):
+            return exp.Filter(this=node.copy(), expression=exp.Where(this=where.copy()))
+        return node
+
+    return value.transform(restrict)
+
+
+def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
+    return sqlexpr.to_sql(aggregate(view, group, partition_by, calls))
+
+
+def merge_sql(
+    old: str, new: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall],
+    carried: Sequence[exp.Expression] = (),
+) -> str:
+    """Two states of one group merged: the old one (`a`) and that of the rows evicted since
+    (`b`), with the `carried` columns of either side."""
     keys = [key(group, j) for j in range(len(partition_by))]
     columns = [(k, sqlexpr.coalesce(column(k, "a"), column(k, "b"))) for k in keys]
     for call in calls:
@@ -174,7 +198,7 @@ def merge_sql(old: str, new: str, group: int, partition_by: Tuple[str, ...], cal
             merged = sqlexpr.fill(template, a=column(state, "a"), b=column(state, "b"), an=column(f"_wv_n{call.index}", "a"))
             columns.append((state, merged))
     on = [exp.NullSafeEQ(this=column(k, "a"), expression=column(k, "b")) for k in keys]
-    select = exp.select(*sqlexpr.aliased(columns)).from_(exp.to_table(old).as_("a"))
+    select = exp.select(*sqlexpr.aliased(columns), *carried).from_(exp.to_table(old).as_("a"))
     return sqlexpr.to_sql(select.join(exp.to_table(new).as_("b"), on=_all(on), join_type="full outer"))
 
 

@@ -22,8 +22,13 @@ def quoted(columns: Sequence[str]) -> List[str]:
 def counted(rows: Any) -> Tuple[Any, Callable[[], int]]:
     """`rows`, counted by the job that writes them (no job of its own), and how to read the
     count once that job is done."""
+    return counted_if(rows, F.lit(True))
+
+
+def counted_if(rows: Any, condition: Any) -> Tuple[Any, Callable[[], int]]:
+    """`counted`, of the rows where `condition` (a Column) holds."""
     observation = Observation()
-    return rows.observe(observation, F.count(F.lit(1)).alias("rows")), lambda: observation.get["rows"]
+    return rows.observe(observation, F.count_if(condition).alias("rows")), lambda: observation.get["rows"]
 
 
 class ModelQuery:

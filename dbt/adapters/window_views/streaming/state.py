@@ -12,13 +12,14 @@ from __future__ import annotations
 from functools import reduce
 from typing import Any, Dict, List, Optional
 
+from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, paths, prefix, sqlexpr
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
-from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, quoted
+from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, counted_if, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 
@@ -81,7 +82,9 @@ class State:
     def _write(self, kept: Any, states: List[Any], batch_id: int) -> None:
         """The kept rows and each group's summary, in one write."""
         parts = [kept] + [s.coalesce(1).selectExpr("*", f"'g{g}' as {PART}") for g, s in enumerate(states)]
-        rows = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+        self._write_rows(reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts), batch_id)
+
+    def _write_rows(self, rows: Any, batch_id: int) -> None:
         # a summary folder left by an earlier release's attempt at this batch would be read instead
         self.fs.delete(paths.join(self.where.state, "prefix", str(batch_id)))
         rows.write.mode("overwrite").parquet(self._rows_dir(str(batch_id)))
@@ -102,6 +105,8 @@ class State:
         keep = overwindows.KEEP
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
         flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
+        if len(states) == 1:
+            return self._save_folded(flagged, states[0], batch_id)
         if states:
             flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
         try:
@@ -116,6 +121,59 @@ class State:
             self._write(kept, merged, batch_id)
         finally:
             flagged.unpersist()
+        return count()
+
+    def _save_folded(self, flagged: Any, old: Any, batch_id: int) -> int:
+        """One group of prefix calls (the usual case): the rows kept and the group's summary of
+        the rows evicted come from one aggregate per partition over the flagged rows (the
+        summary over the evicted ones, the kept ones collected), so the window functions that
+        flag the rows run once, with no cache: the pass a whole history goes through on an
+        initial load. Returns the rows kept."""
+        spark = flagged.sparkSession
+        (partition_by, calls), = self.query.prefix_groups
+        view = f"{self.plan.view}_flagged"
+        flagged.createOrReplaceTempView(view)
+        keep = exp.column(overwindows.KEEP)
+        rows = [f for f in flagged.schema.fields if f.name != overwindows.KEEP]
+        evicted = exp.Where(this=exp.not_(keep))
+        new = prefix.aggregate(view, 0, partition_by, calls, where=exp.not_(keep)).select(
+            exp.alias_(exp.Filter(this=exp.Count(this=exp.Literal.number(1)), expression=evicted), "_wv_evicted"),
+            exp.alias_(
+                exp.Filter(
+                    this=exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])),
+                    expression=exp.Where(this=keep),
+                ),
+                "_wv_kept",
+            ),
+        )
+        spark.sql(sqlexpr.to_sql(new)).createOrReplaceTempView(f"{view}_new")
+        old.selectExpr("*", "true as _wv_old").createOrReplaceTempView(f"{view}_old")
+        carried = [exp.alias_(sqlexpr.column("_wv_old", "a"), "_wv_old")] + [
+            exp.alias_(sqlexpr.column(name, "b"), name) for name in ("_wv_evicted", "_wv_kept")
+        ]
+        merged = spark.sql(prefix.merge_sql(f"{view}_old", f"{view}_new", 0, partition_by, calls, carried))
+        summary = [f for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
+
+        def blank(field: Any) -> Any:
+            return F.lit(None).cast(field.dataType).alias(field.name)
+
+        # one array per partition: its summary (if it has one) and its kept rows, as rows of the state
+        present = F.coalesce(F.col("_wv_old"), F.lit(False)) | (F.coalesce(F.col("_wv_evicted"), F.lit(0)) > 0)
+        summary_row = F.struct(
+            *map(blank, rows), *[F.col(f"`{f.name}`") for f in summary], F.lit("g0").alias(PART), present.alias("_wv_present")
+        )
+        kept_rows = F.transform(
+            F.coalesce(F.col("_wv_kept"), F.array()),
+            lambda r: F.struct(
+                *[r[f.name].alias(f.name) for f in rows], *map(blank, summary),
+                F.lit(None).cast("string").alias(PART), F.lit(True).alias("_wv_present"),
+            ),
+        )
+        state, count = counted_if(
+            merged.select(F.inline(F.concat(F.array(summary_row), kept_rows))).where("_wv_present").drop("_wv_present"),
+            F.col(PART).isNull(),
+        )
+        self._write_rows(state, batch_id)
         return count()
 
     def _unclosed(self, retained: Any, w_new: Optional[int]) -> Any:
