@@ -128,16 +128,17 @@ class State:
         the rows evicted come from one aggregate per partition over the flagged rows (the
         summary over the evicted ones, the kept ones collected), so the window functions that
         flag the rows run once, with no cache: the pass a whole history goes through on an
-        initial load. Returns the rows kept."""
+        initial load. A partition's kept rows are what its frames still reach, so its array is
+        small. Returns the rows kept."""
         spark = flagged.sparkSession
         (partition_by, calls), = self.query.prefix_groups
         view = f"{self.plan.view}_flagged"
         flagged.createOrReplaceTempView(view)
         keep = exp.column(overwindows.KEEP)
         rows = [f for f in flagged.schema.fields if f.name != overwindows.KEEP]
-        evicted = exp.Where(this=exp.not_(keep))
-        new = prefix.aggregate(view, 0, partition_by, calls, where=exp.not_(keep)).select(
-            exp.alias_(exp.Filter(this=exp.Count(this=exp.Literal.number(1)), expression=evicted), "_wv_evicted"),
+        evicted = exp.not_(keep)
+        new = prefix.aggregate(view, 0, partition_by, calls, where=evicted).select(
+            exp.alias_(exp.Filter(this=exp.Count(this=exp.Literal.number(1)), expression=exp.Where(this=evicted)), "_wv_evicted"),
             exp.alias_(
                 exp.Filter(
                     this=exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])),
