@@ -128,3 +128,27 @@ def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
     on_duckdb(con, f"create table old as {prefix.aggregate_sql('f', 0, partition_by, calls)}")
     merged = on_duckdb(con, prefix.merge_sql("old", "s", 0, partition_by, calls))
     assert [r for r in merged if r[0] == "b"] == [r for r in on_duckdb(con, "select * from old") if r[0] == "b"]
+
+
+def test_every_groups_state_from_one_aggregate_equals_each_groups_own():
+    over = planned("sum(v) over (partition by k order by ts)", "max(v) over (partition by x % 2 order by ts)", "count(*) over (order by ts)")
+    groups = prefix.groups(over.prefix)
+    assert len(groups) == 3
+    con = duckdb.connect()
+    con.execute(
+        "create table f as select * from (values ('a', 1, 10, false), ('a', 2, 7, true), ('b', 3, 5, false), "
+        "(null, 4, 1, false), (null, 5, 2, true), ('c', 6, 3, true)) t(k, x, v, kept)"
+    )
+    con.execute("create table e as select * from f where not kept")
+    # each row once per group, as the state step's explode gives them
+    con.execute(f"create table fg as select * from f, (values (0), (1), (2)) g({prefix.GROUP})")
+    evicted = sqlglot.exp.not_(sqlglot.exp.column("kept"))
+    carried = [sqlglot.exp.alias_(prefix.filtered(sqlglot.exp.Count(this=sqlglot.exp.Literal.number(1)), evicted), "n")]
+    on_duckdb(con, f"create table s as {prefix.aggregate_all('fg', groups, evicted, carried).sql('spark')}")
+    for g, (partition_by, calls) in enumerate(groups):
+        keys = [prefix.key(g, j) for j in range(len(partition_by))]
+        columns = ", ".join(keys + [name for call in calls for name in call.columns()])
+        ours = on_duckdb(con, f"select {columns} from s where {prefix.GROUP} = {g} and n > 0")
+        assert ours == on_duckdb(con, prefix.aggregate_sql("e", g, partition_by, calls)), g
+    # a partition whose rows are all kept ('c' by k) gets a row that counts no evicted row, in its group only
+    assert on_duckdb(con, f"select {prefix.GROUP}, {prefix.key(0, 0)}, n from s where n = 0") == [(0, "c", 0)]

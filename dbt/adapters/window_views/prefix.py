@@ -26,7 +26,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, sqlexpr
 from dbt.adapters.window_views.analysis import OverCall
-from dbt.adapters.window_views.sqlexpr import column
+from dbt.adapters.window_views.sqlexpr import Named, column
 
 
 def _templates(templates: Dict[str, Dict[str, str]]) -> Dict[str, Dict[str, exp.Expression]]:
@@ -155,32 +155,65 @@ def key(group: int, position: int) -> str:
     return f"_wv_g{group}k{position}"
 
 
+GROUP = "_wv_g"  # which group a row of `aggregate_all` is counted in, with several groups
+
+
 def aggregate(
     view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expression] = None
 ) -> exp.Select:
     """One group's state over the rows in `view` (the evicted ones). With `where`, over the rows
     it holds (a FILTER on each aggregate): every partition in `view` gets a row, which merges as
     no row where no row is evicted (count 0, NULL otherwise; see _MERGE)."""
-    partition = [sqlexpr.parse(p) for p in partition_by]
-    keys = [(key(group, j), p) for j, p in enumerate(partition)]
+    keys, values = _group_columns(group, partition_by, calls, where)
+    select = exp.select(*sqlexpr.aliased(keys + values)).from_(exp.to_table(view))
+    return select.group_by(*[k for _, k in keys]) if keys else select
+
+
+def aggregate_all(
+    view: str, groups: Sequence[Tuple[Tuple[str, ...], Sequence[PrefixCall]]], where: exp.Expression,
+    carried: Sequence[exp.Expression] = (),
+) -> exp.Select:
+    """Every group's state over the rows of `view` where `where` holds, in one aggregate (one
+    pass over rows the window functions that flag them produce), with the `carried` aggregates.
+    With several groups `view` holds each row once per group, numbered in `GROUP`: a row counts
+    in its group's partition only, and the other groups' keys and state columns are NULL in it."""
+    if len(groups) == 1:
+        (partition_by, calls), = groups
+        return aggregate(view, 0, partition_by, calls, where).select(*carried)
+    keys: List[Named] = []
+    values: List[Named] = []
+    for g, (partition_by, calls) in enumerate(groups):
+        mine = exp.column(GROUP).eq(exp.Literal.number(g))
+        group_keys, group_values = _group_columns(g, partition_by, calls, exp.and_(mine, where))
+        keys += [(name, exp.case().when(mine.copy(), k)) for name, k in group_keys]
+        values += group_values
+    select = exp.select(exp.column(GROUP), *sqlexpr.aliased(keys + values), *carried).from_(exp.to_table(view))
+    return select.group_by(exp.column(GROUP), *[k for _, k in keys])
+
+
+def _group_columns(
+    group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expression]
+) -> Tuple[List[Named], List[Named]]:
+    """A group's keys (its PARTITION BY) and state columns, the latter over the rows `where` holds."""
+    keys = [(key(group, j), sqlexpr.parse(p)) for j, p in enumerate(partition_by)]
     values = [named for call in calls for named in call.columns().items()]
     if where is not None:
-        values = [(name, _filtered(value, where)) for name, value in values]
-    select = exp.select(*sqlexpr.aliased(keys + values)).from_(exp.to_table(view))
-    return select.group_by(*partition) if partition else select
+        values = [(name, _aggregates_filtered(value, where)) for name, value in values]
+    return keys, values
 
 
-def _filtered(value: exp.Expression, where: exp.Expression) -> exp.Expression:
+def filtered(call: exp.Expression, where: exp.Expression) -> exp.Filter:
+    """The aggregate `call` over the rows `where` holds."""
+    return exp.Filter(this=call, expression=exp.Where(this=where.copy()))
+
+
+def _aggregates_filtered(value: exp.Expression, where: exp.Expression) -> exp.Expression:
     """`value` with each aggregate call in it restricted to the rows `where` holds."""
-    def restrict(node: exp.Expression) -> exp.Expression:
-        if isinstance(node, exp.AggFunc):
-            return exp.Filter(this=node.copy(), expression=exp.Where(this=where.copy()))
-        return node
-
-    return value.transform(restrict)
+    return value.transform(lambda node: filtered(node.copy(), where) if isinstance(node, exp.AggFunc) else node)
 
 
 def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall]) -> str:
+    """`aggregate` over every row of `view`, as SQL text."""
     return sqlexpr.to_sql(aggregate(view, group, partition_by, calls))
 
 

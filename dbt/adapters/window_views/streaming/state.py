@@ -31,6 +31,35 @@ def _with_part(schema: Any) -> Any:
     return StructType([*schema.fields, StructField(PART, StringType())])
 
 
+# what a merged summary carries beside its columns: whether it had an old state, how many rows
+# the batch evicted into it, and the partition's kept rows
+_CARRIED = [exp.alias_(sqlexpr.column("_wv_old", "a"), "_wv_old")] + [
+    exp.alias_(sqlexpr.column(name, "b"), name) for name in ("_wv_evicted", "_wv_kept")
+]
+
+
+def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
+    """A group's merged summaries as rows of the state: per partition its summary (when it has
+    one) and its kept rows, each with NULL for the other's columns."""
+    summary = [f for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
+
+    def blank(field: Any) -> Any:
+        return F.lit(None).cast(field.dataType).alias(field.name)
+
+    present = F.coalesce(F.col("_wv_old"), F.lit(False)) | (F.coalesce(F.col("_wv_evicted"), F.lit(0)) > 0)
+    summary_row = F.struct(
+        *map(blank, rows), *[F.col(f"`{f.name}`") for f in summary], F.lit(part).alias(PART), present.alias("_wv_present")
+    )
+    kept_rows = F.transform(
+        F.coalesce(F.col("_wv_kept"), F.array()),
+        lambda r: F.struct(
+            *[r[f.name].alias(f.name) for f in rows], *map(blank, summary),
+            F.lit(None).cast("string").alias(PART), F.lit(True).alias("_wv_present"),
+        ),
+    )
+    return merged.select(F.inline(F.concat(F.array(summary_row), kept_rows))).where("_wv_present").drop("_wv_present")
+
+
 class State:
     def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem) -> None:
         self.plan = plan
@@ -102,77 +131,52 @@ class State:
             sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
-        keep = overwindows.KEEP
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
         flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
-        if len(states) == 1:
-            return self._save_folded(flagged, states[0], batch_id)
-        if states:
-            flagged = flagged.persist()  # read twice: the rows kept, and those evicted into the state
-        try:
-            kept, count = counted(flagged.where(keep).drop(keep))
-            evicted = f"{self.plan.view}_evicted"
-            flagged.where(f"not {keep}").select(*quoted(self.query.columns)).createOrReplaceTempView(evicted)
-            merged = []
-            for g, (partition_by, calls) in enumerate(self.query.prefix_groups):
-                states[g].createOrReplaceTempView(f"{evicted}_old{g}")
-                spark.sql(prefix.aggregate_sql(evicted, g, partition_by, calls)).createOrReplaceTempView(f"{evicted}_new{g}")
-                merged.append(spark.sql(prefix.merge_sql(f"{evicted}_old{g}", f"{evicted}_new{g}", g, partition_by, calls)))
-            self._write(kept, merged, batch_id)
-        finally:
-            flagged.unpersist()
-        return count()
+        if not states:
+            kept, count = counted(flagged.where(overwindows.KEEP).drop(overwindows.KEEP))
+            self._write_rows(kept, batch_id)
+            return count()
+        return self._save_folded(flagged, states, batch_id)
 
-    def _save_folded(self, flagged: Any, old: Any, batch_id: int) -> int:
-        """One group of prefix calls (the usual case): the rows kept and the group's summary of
-        the rows evicted come from one aggregate per partition over the flagged rows (the
-        summary over the evicted ones, the kept ones collected), so the window functions that
-        flag the rows run once, with no cache: the pass a whole history goes through on an
-        initial load. A partition's kept rows are what its frames still reach, so its array is
-        small. Returns the rows kept."""
+    def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
+        """The rows kept and each group's summary of the rows evicted, from one aggregate over
+        the flagged rows (prefix.aggregate_all: per group and partition, the summary over the
+        evicted rows, and the kept ones collected), so the window functions that flag the rows
+        run once, with no cache: the pass a whole history goes through on an initial load. A
+        partition's kept rows are what its frames still reach, so its array is small. Returns
+        the rows kept."""
         spark = flagged.sparkSession
-        (partition_by, calls), = self.query.prefix_groups
+        groups = self.query.prefix_groups
         view = f"{self.plan.view}_flagged"
+        rows = [f for f in flagged.schema.fields if f.name != overwindows.KEEP]
+        if len(groups) > 1:  # each row once per group (prefix.GROUP)
+            numbers = F.array(*[F.lit(g) for g in range(len(groups))])
+            flagged = flagged.select(F.explode(numbers).alias(prefix.GROUP), "*")
         flagged.createOrReplaceTempView(view)
         keep = exp.column(overwindows.KEEP)
-        rows = [f for f in flagged.schema.fields if f.name != overwindows.KEEP]
         evicted = exp.not_(keep)
-        new = prefix.aggregate(view, 0, partition_by, calls, where=evicted).select(
-            exp.alias_(exp.Filter(this=exp.Count(this=exp.Literal.number(1)), expression=exp.Where(this=evicted)), "_wv_evicted"),
+        # a partition's kept rows, once: in its first group's row
+        collected = keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(0)), keep)
+        carried = [
+            exp.alias_(prefix.filtered(exp.Count(this=exp.Literal.number(1)), evicted), "_wv_evicted"),
             exp.alias_(
-                exp.Filter(
-                    this=exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])),
-                    expression=exp.Where(this=keep),
-                ),
+                prefix.filtered(exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])), collected),
                 "_wv_kept",
             ),
-        )
-        spark.sql(sqlexpr.to_sql(new)).createOrReplaceTempView(f"{view}_new")
-        old.selectExpr("*", "true as _wv_old").createOrReplaceTempView(f"{view}_old")
-        carried = [exp.alias_(sqlexpr.column("_wv_old", "a"), "_wv_old")] + [
-            exp.alias_(sqlexpr.column(name, "b"), name) for name in ("_wv_evicted", "_wv_kept")
         ]
-        merged = spark.sql(prefix.merge_sql(f"{view}_old", f"{view}_new", 0, partition_by, calls, carried))
-        summary = [f for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
-
-        def blank(field: Any) -> Any:
-            return F.lit(None).cast(field.dataType).alias(field.name)
-
-        # one array per partition: its summary (if it has one) and its kept rows, as rows of the state
-        present = F.coalesce(F.col("_wv_old"), F.lit(False)) | (F.coalesce(F.col("_wv_evicted"), F.lit(0)) > 0)
-        summary_row = F.struct(
-            *map(blank, rows), *[F.col(f"`{f.name}`") for f in summary], F.lit("g0").alias(PART), present.alias("_wv_present")
-        )
-        kept_rows = F.transform(
-            F.coalesce(F.col("_wv_kept"), F.array()),
-            lambda r: F.struct(
-                *[r[f.name].alias(f.name) for f in rows], *map(blank, summary),
-                F.lit(None).cast("string").alias(PART), F.lit(True).alias("_wv_present"),
-            ),
-        )
+        new = spark.sql(sqlexpr.to_sql(prefix.aggregate_all(view, groups, evicted, carried)))
+        parts = []
+        for g, (partition_by, calls) in enumerate(groups):
+            ours = new if len(groups) == 1 else new.where(f"{prefix.GROUP} = {g}")
+            ours.createOrReplaceTempView(f"{view}_new{g}")
+            old[g].selectExpr("*", "true as _wv_old").createOrReplaceTempView(f"{view}_old{g}")
+            merged = spark.sql(
+                prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED)
+            )
+            parts.append(_state_rows(merged, rows, f"g{g}"))
         state, count = counted_if(
-            merged.select(F.inline(F.concat(F.array(summary_row), kept_rows))).where("_wv_present").drop("_wv_present"),
-            F.col(PART).isNull(),
+            reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts), F.col(PART).isNull()
         )
         self._write_rows(state, batch_id)
         return count()
