@@ -275,3 +275,34 @@ def test_a_state_written_by_an_earlier_release_is_read_on(project):
     assert len(project.rows("unbounded_stream")) == 8  # up to W = 48 min, each with its next row (peak_next) come
     assert not (root / "prefix").exists() or not any((root / "prefix").iterdir())
     assert not (root / "state" / name).exists()
+
+
+def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project):
+    """An on_update batch recomputes from the point the batch before kept its state for, which
+    that batch recorded in its commit (no job of its own to find it). A commit of an earlier
+    release lacks the record: the point is found from its state's rows, and the stream still
+    equals the batch view."""
+    setup(project, {"over": OVER}, emits=("on_update",))
+    spark = project.spark
+    start = datetime(2024, 1, 1, 9, 0)
+
+    def deliver(rows):
+        values = ", ".join(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows)
+        for table in ("ticks", "ticks_kept"):
+            spark.sql(f"insert into {project.schema}.{table} values {values}")
+
+    deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0)])
+    project.dbt("run", "-s", "over_upd_stream")
+    root, _ = state_folder(project, "over_upd_stream")
+    last = max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
+    commit = json.loads(last.read_text())
+    # W is 28 min; a row after it may come before A's row at 30 min, so change the LEAD (and
+    # `around`) of A's row at 9 min: the earliest row a later one changes
+    assert commit["recompute_from"] == int((start + timedelta(minutes=9) - datetime(1970, 1, 1)).total_seconds() * 10**6)
+    del commit["recompute_from"]  # as an earlier release wrote it
+    last.write_text(json.dumps(commit))
+    for rows in ([("B", 31, 7, 23.0), ("A", 33, 8, 12.0)], [("A", 40, 9, 15.0), ("B", 41, 10, 22.0)]):
+        deliver(rows)
+        project.dbt("run", "-s", "over_upd_stream", "over_upd_batch")
+        assert project.rows("over_upd_stream", "stock, ts, seq") == project.rows("over_upd_batch", "stock, ts, seq")
+    assert "recompute_from" in json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())

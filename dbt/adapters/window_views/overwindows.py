@@ -24,6 +24,7 @@ from dbt.adapters.window_views.sqlexpr import Named, column, epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 KEEP = "_wv_keep"
+RECOMPUTE_FROM = "_wv_from"  # on_update: the event time (epoch micros) the next batch recomputes from
 EVERY = 1 << 62  # an interval reaching every row (epoch micros stay far from overflow)
 
 
@@ -179,62 +180,53 @@ def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Ex
     return condition
 
 
-def _reached_back(t: exp.Expression, reach: Reach, bound: str, befores: Dict[tuple, Named]) -> exp.Expression:
-    """Whether the row lies within the PRECEDING reach of a frame starting at the column `bound`.
-    A reach in rows counts rows back from `bound` in a column of `befores`, one per partition,
+class _ReachedBack:
+    """Whether a row lies within the PRECEDING reach of a frame starting at a bound column. A
+    reach in rows counts rows back from the bound in a column of its own, one per partition,
     order and bound: calls that share them (the usual case) share its window passes, which Spark
-    would compute once per copy."""
-    keep = t >= column(bound) - reach.micros
-    if not reach.rows:
-        return keep
-    key = (reach.partition_by, reach.order_by, bound)
-    if key not in befores:
-        befores[key] = (f"_wv_before_{len(befores)}", _rows_before(t, column(bound), reach))
-    return exp.or_(keep, column(befores[key][0]) <= reach.rows)
+    would compute once per copy. `columns` are those counts, for the query to compute first."""
+
+    def __init__(self, t: exp.Expression) -> None:
+        self.t = t
+        self.columns: Dict[tuple, Named] = {}
+
+    def condition(self, reach: Reach, bound: str) -> exp.Expression:
+        keep = self.t >= column(bound) - reach.micros
+        if not reach.rows:
+            return keep
+        key = (reach.partition_by, reach.order_by, bound)
+        if key not in self.columns:
+            self.columns[key] = (f"_wv_before_{len(self.columns)}", _rows_before(self.t, column(bound), reach))
+        return exp.or_(keep, column(self.columns[key][0]) <= reach.rows)
+
+    def wrap(self, query: exp.Select) -> exp.Select:
+        """`query` with the row counts the conditions read."""
+        return sqlexpr.wrap(query, list(self.columns.values())) if self.columns else query
 
 
 def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
-def update_cut_sql(sql: str, over: OverPlan) -> Optional[str]:
-    """on_update: SQL over the retained rows (with `_wv_new` marking this batch's) for the earliest
-    ORDER BY value whose output a new row changes through a FOLLOWING reach (LEAD, n FOLLOWING);
-    rows at or after the first new row change anyway. None when no call looks ahead."""
-    ahead = [(i, r) for i, r in enumerate(over.reaches) if r.ahead_rows or r.ahead_micros]
-    if not ahead:
-        return None
-    select, _ = _input_rows(sql)
-    t = _t(over)
-    firsts = [(f"_wv_first_{i}", _over(exp.Min(this=exp.case().when(column("_wv_new"), t)), r.partition_by)) for i, r in ahead]
-    affected = []
-    for (first, _), (i, reach) in zip(firsts, ahead):
-        condition = exp.and_(column(first).is_(exp.null()).not_(), _changed_by(t, column(first), reach))
-        affected.append((f"_wv_affected_{i}", exp.case().when(condition, t)))
-    query = sqlexpr.wrap(sqlexpr.wrap(select, firsts), affected, star=False)
-    cut = sqlexpr.least([exp.Min(this=column(name)) for name in _names(affected)])
-    return sqlexpr.to_sql(sqlexpr.wrap(query, [("_wv_cut", cut)], star=False))
-
-
 def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
-    `reached`. A later row (after W) changes rows from its FOLLOWING reach back, and those read
-    their frames' PRECEDING reach further back; the earliest such point over all partitions
-    bounds the next batch's recompute, so it bounds the state in every partition."""
+    `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM` (the same in every
+    row). A later row (after W) changes rows from its FOLLOWING reach back, and those read their
+    frames' PRECEDING reach further back; the earliest such point over all partitions bounds the
+    next batch's recompute (so that batch needs no pass of its own to find it), so it bounds the
+    state in every partition."""
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
-    if any(r.unbounded for r in over.reaches):
-        return sqlexpr.to_sql(sqlexpr.wrap(select, [(KEEP, exp.true())]))
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
-    start = ("_wv_from", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
-    befores: Dict[tuple, Named] = {}
-    keeps = [_reached_back(t, reach, "_wv_from", befores) for reach in over.reaches]
+    start = (RECOMPUTE_FROM, sqlexpr.least([sqlexpr.coalesce(first, future), future]))
     query = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [start])
-    if befores:
-        query = sqlexpr.wrap(query, list(befores.values()))
-    return _flagged(query, _names(eligible) + ["_wv_from"] + _names(befores.values()), keeps, over)
+    if any(r.unbounded for r in over.reaches):
+        return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=_names(eligible)))
+    back = _ReachedBack(t)
+    keeps = [back.condition(reach, RECOMPUTE_FROM) for reach in over.reaches]
+    return _flagged(back.wrap(query), _names(eligible) + _names(back.columns.values()), keeps, over)
 
 
 def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:
@@ -266,7 +258,7 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     emitted = exp.and_(*[column(name) for name in _names(closed)])
     # a partition's cut depends on its PARTITION BY alone: one column per distinct one
     cuts: Dict[Tuple[str, ...], Named] = {}
-    befores: Dict[tuple, Named] = {}
+    back = _ReachedBack(t)
     keeps = []
     for reach in over.reaches:
         if reach.unbounded:
@@ -275,13 +267,9 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
         if reach.partition_by not in cuts:
             first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
             cuts[reach.partition_by] = (f"_wv_cut_{len(cuts)}", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
-        keeps.append(_reached_back(t, reach, cuts[reach.partition_by][0], befores))
-    query = select
-    if cuts:
-        query = sqlexpr.wrap(query, list(cuts.values()))
-    if befores:
-        query = sqlexpr.wrap(query, list(befores.values()))
-    return _flagged(query, _names(closed) + _names(cuts.values()) + _names(befores.values()), keeps, over)
+        keeps.append(back.condition(reach, cuts[reach.partition_by][0]))
+    query = sqlexpr.wrap(select, list(cuts.values())) if cuts else select
+    return _flagged(back.wrap(query), _names(closed) + _names(cuts.values()) + _names(back.columns.values()), keeps, over)
 
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}

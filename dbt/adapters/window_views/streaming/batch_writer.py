@@ -40,7 +40,7 @@ from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming import labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.state import State
+from dbt.adapters.window_views.streaming.state import RECOMPUTE_FROM, State
 
 
 logger = AdapterLogger("WindowViews")
@@ -206,7 +206,7 @@ class BatchWriter:
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
         if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
-            kept = ("watermark", "state", "state_rows")
+            kept = ("watermark", "state", "state_rows", RECOMPUTE_FROM)
             return {key: previous.get(key) for key in kept} | idle.carried(plan, previous) | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
         if idle_watermark is None:  # an idle step runs in the user's session, whose settings stay its own
@@ -233,23 +233,25 @@ class BatchWriter:
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
+            since = None
+            if plan.over is not None and plan.config.emit == "on_update" and stats["tmin"] is not None:
+                since = state.recompute_from(spark, previous, fresh.schema)
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = Output(plan, self.where, query, self.fs).stage(
-                    spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states
+                    spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, since
                 )
             with labels.step(spark, plan.model, batch_id, "state saved"):
-                kept = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+                saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
         return {
             "watermark": w_new,
             "state": str(batch_id),
-            "state_rows": kept,
             "rows_in": stats["n"],
             "late": stats["late"],
             "rows_out": out,
             "replaced_buckets": replaced,
-        } | clocks
+        } | saved | clocks
 
     def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones

@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import emit, overwindows, paths, sqlexpr, storage
+from dbt.adapters.window_views import emit, paths, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
@@ -37,15 +37,16 @@ class Output:
 
     def stage(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
-        tmin: Optional[int], tmax: Optional[int], states: List[Any],
+        tmin: Optional[int], tmax: Optional[int], states: List[Any], since: Optional[int] = None,
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced.
-        `retained` holds the state's rows and the new ones (those in (tmin, tmax))."""
+        `retained` holds the state's rows and the new ones (those in (tmin, tmax)); over windows
+        `on_update` recompute from `since` (State.recompute_from) or the first new row."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
         closes = w_new is not None and w_new != w_prev
         if window is None:
             if self.plan.config.emit == "on_update":
-                return self._update_rows(spark, retained, tmin, staging, states)
+                return self._update_rows(spark, retained, tmin, since, staging, states)
             if not closes:
                 return 0, []
             column = self.plan.config.watermark.column
@@ -77,17 +78,14 @@ class Output:
         return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], staging: str, states: List[Any]
+        self, spark: Any, retained: Any, tmin: Optional[int], since: Optional[int], staging: str, states: List[Any]
     ) -> Tuple[int, List[str]]:
-        """Over windows, on_update: recompute every row from the first one a new row changes."""
+        """Over windows, on_update: recompute every row from the first one a new row may change:
+        the point the last batch kept its state for (`since`: no later than the first row any
+        partition's next row changes, state.py), or with no state the first new row."""
         if tmin is None:
             return 0, []
-        cut = tmin
-        cut_sql = overwindows.update_cut_sql(self.plan.sql, self.plan.over)
-        if cut_sql is not None:
-            self.query.as_input(retained, "_wv_new")
-            affected = spark.sql(cut_sql).first()[0]
-            cut = tmin if affected is None else min(tmin, affected)
+        cut = tmin if since is None else min(tmin, since)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
         region = t >= cut
         result = self.query.compute(spark, retained, region, states)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from functools import reduce
 from typing import Any, Dict, List, Optional
 
+from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
@@ -25,6 +26,7 @@ from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 PART = "_wv_part"  # a state row's prefix group (g0, g1, ...); NULL for a kept input row
+RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUTE_FROM
 
 
 def _with_part(schema: Any) -> Any:
@@ -118,26 +120,44 @@ class State:
         self.fs.delete(paths.join(self.where.state, "prefix", str(batch_id)))
         rows.write.mode("overwrite").parquet(self._rows_dir(str(batch_id)))
 
-    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> int:
-        """Write the rows an open window or a frame still to come needs, and return how many;
-        over windows fold the rows they evict into the prefix state."""
+    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> Dict[str, Any]:
+        """Write the rows an open window or a frame still to come needs; returns what the commit
+        records of them: how many (`state_rows`), and for over windows `on_update` the point the
+        next batch recomputes from (`RECOMPUTE_FROM`). Over windows fold the rows they evict into
+        the prefix state."""
         if self.plan.window is not None or w_new is None:
             kept, count = counted(self._unclosed(retained, w_new))
             self._write(kept, states, batch_id)
-            return count()
+            return {"state_rows": count()}
         spark = retained.sparkSession
         self.query.as_input(retained)
-        if self.plan.config.emit == "on_update":
+        update = self.plan.config.emit == "on_update"
+        if update:
             sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
         flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
-        if not states:
-            kept, count = counted(flagged.where(overwindows.KEEP).drop(overwindows.KEEP))
+        if update:  # the same in every row; read as the state is written
+            bound = Observation()
+            flagged = flagged.observe(bound, F.min(overwindows.RECOMPUTE_FROM).alias("from")).drop(overwindows.RECOMPUTE_FROM)
+        if states:
+            count = self._save_folded(flagged, states, batch_id)
+        else:
+            kept, counter = counted(flagged.where(overwindows.KEEP).drop(overwindows.KEEP))
             self._write_rows(kept, batch_id)
-            return count()
-        return self._save_folded(flagged, states, batch_id)
+            count = counter()
+        return {"state_rows": count} | ({RECOMPUTE_FROM: bound.get.get("from")} if update else {})
+
+    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[int]:
+        """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
+        before (None: it kept no state, so from the first new row). A commit of an earlier
+        release lacks it: found from its state's rows, as that batch found it."""
+        if RECOMPUTE_FROM in previous or not previous.get("state") or previous.get("watermark") is None:
+            return previous.get(RECOMPUTE_FROM)
+        self.query.as_input(self.rows(spark, previous["state"], schema))
+        sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
+        return spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
         """The rows kept and each group's summary of the rows evicted, from one aggregate over
