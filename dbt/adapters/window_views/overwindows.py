@@ -219,14 +219,15 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     t = _t(over)
     future = reached + 1
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
-    first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
-    start = (RECOMPUTE_FROM, sqlexpr.least([sqlexpr.coalesce(first, future), future]))
-    query = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [start])
+    first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
+    # a scalar subquery, not MIN(...) OVER (): that window would move every row to one task
+    bound = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
+    query = sqlexpr.wrap(select, [(RECOMPUTE_FROM, exp.Subquery(this=bound))])
     if any(r.unbounded for r in over.reaches):
-        return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=_names(eligible)))
+        return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())]))
     back = _ReachedBack(t)
     keeps = [back.condition(reach, RECOMPUTE_FROM) for reach in over.reaches]
-    return _flagged(back.wrap(query), _names(eligible) + _names(back.columns.values()), keeps, over)
+    return _flagged(back.wrap(query), _names(back.columns.values()), keeps, over)
 
 
 def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:
