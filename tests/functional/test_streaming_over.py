@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 import pytest
 
 from conftest import errors, sources_yml
+from dbt.adapters.window_views.streaming import shuffles
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
 OVER = """
@@ -277,11 +278,15 @@ def test_a_state_written_by_an_earlier_release_is_read_on(project):
     assert not (root / "state" / name).exists()
 
 
-def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project):
+@pytest.mark.parametrize("large", [False, True], ids=["small batches", "large batches"])
+def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, monkeypatch, large):
     """An on_update batch recomputes from the point the batch before kept its state for, which
-    that batch recorded in its commit (no job of its own to find it). A commit of an earlier
-    release lacks the record: the point is found from its state's rows, and the stream still
-    equals the batch view."""
+    that batch recorded in its commit (no job of its own to find it): a window over every row in
+    a small batch, a scalar subquery in a large one (here every batch counts as large). A commit
+    of an earlier release lacks the record: the point is found from its state's rows, and the
+    stream still equals the batch view."""
+    if large:
+        monkeypatch.setattr(shuffles, "SMALL_BATCH_ROWS", 0)
     setup(project, {"over": OVER}, emits=("on_update",))
     spark = project.spark
     start = datetime(2024, 1, 1, 9, 0)

@@ -40,3 +40,11 @@ def test_each_partition_by_gets_its_own_cut_and_row_count():
     assert columns(on_close, "_wv_cut_") == {"_wv_cut_0", "_wv_cut_1"}
     assert columns(on_close, "_wv_before_") == columns(on_update, "_wv_before_") == {"_wv_before_0", "_wv_before_1"}
     assert re.search(r"PARTITION BY j\), \d+\), \d+\) AS `_wv_cut_1`", on_close)
+
+
+def test_the_on_update_recompute_point_is_a_window_in_small_batches_and_a_subquery_in_large_ones():
+    over = overwindows.plan(analysis.parse(SHARED), "ts")
+    small = overwindows.update_retain_sql(SHARED, over, 10**15)
+    large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False)
+    assert re.search(r"MIN\(`_wv_eligible_0`\) OVER \(\)", small) and "(SELECT LEAST(" not in small
+    assert " OVER ()" not in large and re.search(r"\(SELECT LEAST\(COALESCE\(LEAST\(MIN\(`_wv_eligible_0`\)", large)

@@ -208,26 +208,33 @@ def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
-def update_retain_sql(sql: str, over: OverPlan, reached: int) -> str:
+def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM` (the same in every
     row). A later row (after W) changes rows from its FOLLOWING reach back, and those read their
     frames' PRECEDING reach further back; the earliest such point over all partitions bounds the
     next batch's recompute (so that batch needs no pass of its own to find it), so it bounds the
-    state in every partition."""
+    state in every partition. That minimum is a window over every row (`one_task`: they pass
+    through one task, in the query's job) or a scalar subquery (a job of its own, for large batches
+    whose shuffles are jobs of their own anyway: an initial load's history in one task is slow)."""
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
-    first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
-    # a scalar subquery, not MIN(...) OVER (): that window would move every row to one task
-    bound = sqlexpr.wrap(sqlexpr.wrap(select, eligible), [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
-    query = sqlexpr.wrap(select, [(RECOMPUTE_FROM, exp.Subquery(this=bound))])
+    rows = sqlexpr.wrap(select, eligible)
+    if one_task:
+        first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
+        query = sqlexpr.wrap(rows, [(RECOMPUTE_FROM, sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
+    else:
+        first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
+        bound = sqlexpr.wrap(rows, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
+        query = sqlexpr.wrap(select, [(RECOMPUTE_FROM, exp.Subquery(this=bound))])
+    hidden = _names(eligible) if one_task else []
     if any(r.unbounded for r in over.reaches):
-        return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())]))
+        return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))
     back = _ReachedBack(t)
     keeps = [back.condition(reach, RECOMPUTE_FROM) for reach in over.reaches]
-    return _flagged(back.wrap(query), _names(back.columns.values()), keeps, over)
+    return _flagged(back.wrap(query), hidden + _names(back.columns.values()), keeps, over)
 
 
 def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:

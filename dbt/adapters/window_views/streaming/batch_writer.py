@@ -241,7 +241,8 @@ class BatchWriter:
                     spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, since
                 )
             with labels.step(spark, plan.model, batch_id, "state saved"):
-                saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+                small = shuffles.small(stats["n"] + (previous.get("state_rows") or 0))
+                saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id, small)
         finally:
             retained.unpersist()
         return {

@@ -22,9 +22,14 @@ def session_settings(spark: Any) -> Dict[str, Optional[str]]:
     return {key: spark.conf.get(key, None) for key in KEYS}
 
 
+def small(rows: int) -> bool:
+    """Whether a batch of `rows` (new and kept) rows is planned as one job of a few partitions."""
+    return rows <= SMALL_BATCH_ROWS
+
+
 def plan_for(spark: Any, rows: int, own: Dict[str, Optional[str]]) -> None:
     """Set the stream's session up for a batch of `rows` (new and kept) rows."""
-    if rows > SMALL_BATCH_ROWS:
+    if not small(rows):
         for key, value in own.items():
             if value is None:
                 spark.conf.unset(key)

@@ -120,11 +120,11 @@ class State:
         self.fs.delete(paths.join(self.where.state, "prefix", str(batch_id)))
         rows.write.mode("overwrite").parquet(self._rows_dir(str(batch_id)))
 
-    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> Dict[str, Any]:
+    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int, small: bool = True) -> Dict[str, Any]:
         """Write the rows an open window or a frame still to come needs; returns what the commit
         records of them: how many (`state_rows`), and for over windows `on_update` the point the
         next batch recomputes from (`RECOMPUTE_FROM`). Over windows fold the rows they evict into
-        the prefix state."""
+        the prefix state. `small`: the batch is planned as one job (shuffles.small)."""
         if self.plan.window is not None or w_new is None:
             kept, count = counted(self._unclosed(retained, w_new))
             self._write(kept, states, batch_id)
@@ -133,7 +133,7 @@ class State:
         self.query.as_input(retained)
         update = self.plan.config.emit == "on_update"
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new)
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=small)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
