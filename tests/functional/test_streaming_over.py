@@ -37,6 +37,8 @@ from {{ relation }}
 """
 UNBOUNDED = """
 select stock, ts, seq,
+  -- first: the summaries' first group has no PARTITION BY (the kept rows go with the next one's)
+  min(price) over (order by ts, seq rows between unbounded preceding and current row) as low_all,
   row_number() over (partition by stock order by ts, seq) as n,
   sum(price) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as running,
   rank() over (partition by stock order by ts) as rank_ts,
@@ -45,7 +47,6 @@ select stock, ts, seq,
   avg(price) over (partition by stock order by ts, seq rows between unbounded preceding and 1 preceding) as avg_before,
   count(*) over (partition by stock order by ts range between unbounded preceding and interval 1 minute preceding) as older,
   max(price) over (partition by stock order by ts, seq rows between unbounded preceding and 1 following) as peak_next,
-  min(price) over (order by ts, seq rows between unbounded preceding and current row) as low_all,
   sum(price) over (order by ts range between unbounded preceding and current row) as total_all
 from {{ relation }}
 where price is not null
@@ -254,7 +255,7 @@ def test_a_state_written_by_an_earlier_release_is_read_on(project):
     root, name = state_folder(project, "unbounded_stream")
     current = spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name)).cache()
     groups = sorted(r[0] for r in current.where("_wv_part is not null").select("_wv_part").distinct().collect())
-    assert groups == ["g0", "g1"], groups  # PARTITION BY stock, and no PARTITION BY
+    assert groups == ["g0", "g1"], groups  # no PARTITION BY, and PARTITION BY stock
     assert current.where("_wv_part is null").count() < 7  # some rows evicted into the summaries
     # the earlier layout: the rows alone, each group's summary in its own folder
     old = root.parent / "earlier"

@@ -176,8 +176,10 @@ class State:
         flagged.createOrReplaceTempView(view)
         keep = exp.column(overwindows.KEEP)
         evicted = exp.not_(keep)
-        # a partition's kept rows, once: in its first group's row
-        collected = keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(0)), keep)
+        # each kept row once: in the rows of the group with the finest PARTITION BY, so that
+        # its partitions' arrays are small (a global running total's would hold every kept row)
+        finest = max(range(len(groups)), key=lambda g: len(groups[g][0]))
+        collected = keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(finest)), keep)
         carried = [
             exp.alias_(prefix.filtered(exp.Count(this=exp.Literal.number(1)), evicted), "_wv_evicted"),
             exp.alias_(
