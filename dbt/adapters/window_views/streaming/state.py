@@ -152,8 +152,9 @@ class State:
     def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[int]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
         before (None: it kept no state, so from the first new row). A commit of an earlier
-        release lacks it: found from its state's rows, as that batch found it."""
-        if RECOMPUTE_FROM in previous or not previous.get("state") or previous.get("watermark") is None:
+        release lacks it (and a batch without rows after it carries that on): found from its
+        state's rows, as that batch found it."""
+        if previous.get(RECOMPUTE_FROM) is not None or not previous.get("state") or previous.get("watermark") is None:
             return previous.get(RECOMPUTE_FROM)
         self.query.as_input(self.rows(spark, previous["state"], schema))
         sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
