@@ -176,7 +176,9 @@ def aggregate_all(
     """Every group's state over the rows of `view` where `where` holds, in one aggregate (one
     pass over rows the window functions that flag them produce), with the `carried` aggregates.
     With several groups `view` holds each row once per group, numbered in `GROUP`: a row counts
-    in its group's partition only, and the other groups' keys and state columns are NULL in it."""
+    in its group's partition only, and the other groups' keys and state columns are NULL in it.
+    One group (the usual model) needs no numbering: its rows are the view's, unexploded, and
+    the aggregate is the group's own (`aggregate`)."""
     if len(groups) == 1:
         (partition_by, calls), = groups
         return aggregate(view, 0, partition_by, calls, where).select(*carried)

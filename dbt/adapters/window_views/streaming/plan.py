@@ -74,6 +74,12 @@ class StreamPlan:
         days = max(DAY, -(-span // DAY) * DAY)
         return {"h": days if span >= DAY else max(HOUR, -(-span // HOUR) * HOUR), "b": days}
 
+    @property
+    def recomputes_rows(self) -> bool:
+        """Over windows `on_update`: a batch recomputes every row from a point in event time,
+        which the batch before recorded with its state (state.py)."""
+        return self.over is not None and self.config.emit == "on_update"
+
     def describe(self) -> str:
         """The window as its call reads (kind, sizes), or the over-window calls; over several
         inputs, how they are combined."""

@@ -63,11 +63,12 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
 
 
 class State:
-    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem, small: bool = True) -> None:
         self.plan = plan
         self.where = where
         self.query = query
         self.fs = fs
+        self.small = small  # the batch is planned as one job (shuffles.small)
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -120,20 +121,20 @@ class State:
         self.fs.delete(paths.join(self.where.state, "prefix", str(batch_id)))
         rows.write.mode("overwrite").parquet(self._rows_dir(str(batch_id)))
 
-    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int, small: bool = True) -> Dict[str, Any]:
+    def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> Dict[str, Any]:
         """Write the rows an open window or a frame still to come needs; returns what the commit
         records of them: how many (`state_rows`), and for over windows `on_update` the point the
         next batch recomputes from (`RECOMPUTE_FROM`). Over windows fold the rows they evict into
-        the prefix state. `small`: the batch is planned as one job (shuffles.small)."""
+        the prefix state."""
         if self.plan.window is not None or w_new is None:
             kept, count = counted(self._unclosed(retained, w_new))
             self._write(kept, states, batch_id)
             return {"state_rows": count()}
         spark = retained.sparkSession
         self.query.as_input(retained)
-        update = self.plan.config.emit == "on_update"
+        update = self.plan.recomputes_rows
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=small)
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=self.small)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
@@ -153,7 +154,9 @@ class State:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
         before (None: it kept no state, so from the first new row). A commit of an earlier
         release lacks it (and a batch without rows after it carries that on): found from its
-        state's rows, as that batch found it."""
+        state's rows, as that batch found it. Other models: None."""
+        if not self.plan.recomputes_rows:
+            return None
         if previous.get(RECOMPUTE_FROM) is not None or not previous.get("state") or previous.get("watermark") is None:
             return previous.get(RECOMPUTE_FROM)
         self.query.as_input(self.rows(spark, previous["state"], schema))
