@@ -13,9 +13,7 @@ from urllib.parse import urlparse
 import pytest
 
 from conftest import errors, sources_yml
-from dbt.adapters.window_views import overwindows
 from dbt.adapters.window_views.streaming import shuffles
-from dbt.adapters.window_views.streaming.state import State
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
 OVER = """
@@ -147,78 +145,6 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     assert all(reported[f"{m}_stream"] == state_rows(project, f"{m}_stream") for m in models), reported
     properties = dict(project.spark.sql(f"show tblproperties {project.schema}.over_stream").collect())
     assert properties["window_views.state_rows"] == str(reported["over_stream"])
-
-
-# a RANGE reach and a LEAD: a partition whose last row waits for its next one keeps the hour before it
-REACH = """
-select stock, ts, seq,
-  lead(price) over (partition by stock order by ts, seq) as next_price,
-  avg(price) over (partition by stock order by ts range between interval 1 hour preceding and current row) as avg1h,
-  count(*) over (partition by stock order by ts, seq rows between unbounded preceding and current row) as n
-from {{ relation }}
-"""
-
-
-# RUNNING without a FOLLOWING reach: on_update, no row waits for a later one
-BEHIND = RUNNING.replace(
-    "  max(price) over (partition by stock order by ts, seq rows between unbounded preceding and 1 following) as peak_next\n", ""
-).replace("as avg_before,", "as avg_before")
-
-
-def state_contents(project, model: str):
-    """The rows of the stream's state after its last batch (kept rows and summaries), and what
-    its commit records of them."""
-    root, name = state_folder(project, model)
-    rows = project.spark.read.parquet(str(root / "state" / name)).collect()
-    commit = json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())
-    return sorted(map(repr, rows)), commit["state_rows"], commit.get("recompute_from")
-
-
-def test_an_initial_load_flags_only_each_partition_s_latest_rows(project, monkeypatch):
-    """An initial load flags each partition's latest rows and folds the older ones into the
-    prefix state unflagged (state.py, _save_suffix): the state equals the one flagging every row
-    writes, for partitions before 1970, with a NULL key and with fewer rows than the suffix
-    holds. Where the latest rows do not hold all the state keeps (Z's last row waits for its
-    next one, and keeps the hour before it; on_update, every row after it), every row is
-    flagged instead. Later batches on either state equal the batch view."""
-    setup(project, {"running": RUNNING, "behind": BEHIND, "reach": REACH}, emits=("on_window_close", "on_update"))
-    streams = ["running_stream", "behind_upd_stream", "reach_stream", "reach_upd_stream"]
-    start = datetime(2024, 1, 1, 9, 0)
-    rows = [(s, start + timedelta(minutes=2 * i + k), 100 * k + i, float(90 + (i * 7 + k) % 20))
-            for k, s in enumerate(["A", "B", None]) for i in range(90)]
-    rows += [("E", datetime(1969, 12, 31, 23, 0) + timedelta(minutes=i), 900 + i, float(i)) for i in range(40)]
-    rows += [("Z", start + timedelta(minutes=i), 1000 + i, float(50 + i)) for i in range(15)]
-    rows += [("F", start + timedelta(minutes=7), 1100, 3.0)]
-
-    def deliver(rows):
-        values = ", ".join(
-            f"({'null' if s is None else repr(s)}, timestamp'{ts:%Y-%m-%d %H:%M:%S}', {seq}, {p})" for s, ts, seq, p in rows
-        )
-        for table in ("ticks", "ticks_kept"):
-            project.spark.sql(f"insert into {project.schema}.{table} values {values}")
-
-    deliver(rows)
-    monkeypatch.setattr(overwindows, "suffix_partition", lambda *args: None)
-    project.dbt("run", "-s", *streams)
-    flagged_all = {m: state_contents(project, m) for m in streams}
-    monkeypatch.undo()
-    tried = {}
-    original = State._save_suffix
-
-    def spy(self, *args):
-        saved = original(self, *args)
-        tried[self.plan.model] = saved is not None
-        return saved
-
-    monkeypatch.setattr(State, "_save_suffix", spy)
-    project.dbt("run", "--full-refresh", "-s", *streams)
-    assert tried == {"running_stream": True, "behind_upd_stream": True, "reach_stream": False, "reach_upd_stream": False}
-    for m in streams:
-        assert state_contents(project, m) == flagged_all[m], m
-    deliver([(s, start + timedelta(minutes=185 + i), 2000 + i, 1.0 * i) for i, s in enumerate(["A", "Z", None, "E", "G"])])
-    project.dbt("run", "-s", *streams, *[m.replace("_stream", "_batch") for m in streams])
-    for m in streams:
-        assert project.rows(m, "stock, ts, seq") == project.rows(m.replace("_stream", "_batch"), "stock, ts, seq"), m
 
 
 @pytest.mark.parametrize(

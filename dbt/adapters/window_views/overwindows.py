@@ -280,50 +280,6 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     return _flagged(back.wrap(query), _names(closed) + _names(cuts.values()) + _names(back.columns.values()), keeps, over)
 
 
-SINCE, CUT = "_wv_since", "_wv_cut"  # a partition's suffix bound, and whether rows precede it
-
-
-def suffix_key(position: int) -> str:
-    return f"_wv_sk{position}"
-
-
-def suffix_partition(over: OverPlan, groups: Sequence[Tuple[str, ...]]) -> Optional[Tuple[str, ...]]:
-    """The one PARTITION BY of every call and prefix group, when the state can be found from each
-    partition's latest rows alone (suffix_bounds_sql); None when calls reach every row or
-    partition differently."""
-    partitions = {r.partition_by for r in over.reaches} | set(groups) | ({over.closure} if over.closure else set())
-    if any(r.unbounded for r in over.reaches) or len(partitions) != 1:
-        return None
-    return next(iter(partitions))
-
-
-def suffix_bounds_sql(sql: str, over: OverPlan, reached: int, partition_by: Tuple[str, ...]) -> str:
-    """SQL over the model's input: per partition (keys `suffix_key(j)`), the event time `SINCE`
-    from which its rows hold everything the state may keep at watermark `reached`, and `CUT`:
-    whether rows precede it. An initial load flags those rows only, and folds the rows before
-    them into the prefix state unflagged: a partition's top rows (Spark keeps a top-k per task
-    before the shuffle) and those within the frames' reach of W, instead of sorting the whole
-    history. Whether the rows sufficed is seen after flagging them: the first is not kept (the
-    state checks, and flags every row when it is: eviction is monotone in event time)."""
-    select, _ = _input_rows(sql)
-    t = _t(over)
-    k = 2 * (max(r.rows for r in over.reaches) + max(r.ahead_rows for r in over.reaches)) + 8
-    margin = max(max(r.micros, r.ahead_micros) for r in over.reaches)
-    keys = [(suffix_key(j), sqlexpr.parse(p)) for j, p in enumerate(partition_by)]
-    rank = sqlexpr.window(exp.RowNumber(), [p for _, p in keys], [sqlexpr.ordered(t, descending=True)])
-    ranked = sqlexpr.wrap(select, [*keys, ("_wv_t", t), ("_wv_rn", rank)], star=False)
-    top = sqlexpr.wrap(ranked, where=column("_wv_rn") <= k + 1)
-    since = sqlexpr.least([exp.Min(this=exp.case().when(column("_wv_rn") <= k, column("_wv_t"))), exp.convert(reached - margin)])
-    bounds = [*[(name, column(name)) for name, _ in keys], (SINCE, since), (CUT, exp.Max(this=column("_wv_rn")) > k)]
-    query = sqlexpr.wrap(top, bounds, star=False)
-    return sqlexpr.to_sql(query.group_by(*[column(name) for name, _ in keys]) if keys else query)
-
-
-def input_rows_sql(sql: str) -> str:
-    """The rows the model's window functions see (its FROM and WHERE), with the input's columns."""
-    return sqlexpr.to_sql(_input_rows(sql)[0])
-
-
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}
 # functions whose value over the reversed order is another function's over the ascending one
 _MIRROR_FUNCTION = {exp.FirstValue: exp.LastValue, exp.LastValue: exp.FirstValue, exp.Lag: exp.Lead, exp.Lead: exp.Lag}

@@ -225,7 +225,7 @@ class BatchWriter:
                 reached = stats["tmax"] - plan.config.watermark.delay.micros
                 w_new = reached if w_prev is None else max(w_prev, reached)
             clocks = idle.arrival(w_new)
-        state = State(plan, self.where, query, self.fs, small=shuffles.small(handled), first=not previous.get("state"))
+        state = State(plan, self.where, query, self.fs, small=shuffles.small(handled))
         retained = fresh.selectExpr("*", "true as _wv_new")
         if plan.slicing is not None:  # a window_aggregate keeps pane partials, not rows
             retained = pane_state.retained(spark, plan.slicing, fresh, state, previous.get("state"))

@@ -10,9 +10,9 @@ and have no `_wv_part` (read as NULL: every row a kept row)."""
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any, Callable, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional
 
-from pyspark.sql import Observation, Window
+from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
@@ -63,15 +63,12 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
 
 
 class State:
-    def __init__(
-        self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem, small: bool = True, first: bool = False
-    ) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem, small: bool = True) -> None:
         self.plan = plan
         self.where = where
         self.query = query
         self.fs = fs
         self.small = small  # the batch is planned as one job (shuffles.small)
-        self.first = first  # the state starts empty: an initial load, a rebuild
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -133,23 +130,11 @@ class State:
             kept, count = counted(self._unclosed(retained, w_new))
             self._write(kept, states, batch_id)
             return {"state_rows": count()}
-        if self.first:
-            saved = self._save_suffix(retained, w_new, batch_id)
-            if saved is not None:
-                return saved
-        return self._save_flagged(retained, w_new, states, batch_id, self.small)
-
-    def _save_flagged(
-        self, retained: Any, w_new: int, states: List[Any], batch_id: int, one_task: bool,
-        check: Optional[Callable[[Any], Any]] = None, extra: Sequence[str] = (),
-    ) -> Dict[str, Any]:
-        """Over windows: flag the retained rows (overwindows.py), `check` them, and save them.
-        `extra`: columns of `retained` the flags carry for `check`, which drops them."""
         spark = retained.sparkSession
-        self.query.as_input(retained, *extra)
+        self.query.as_input(retained)
         update = self.plan.recomputes_rows
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=one_task)
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=self.small)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
@@ -157,8 +142,6 @@ class State:
         if update:  # the same in every row; read as the state is written
             bound = Observation()
             flagged = flagged.observe(bound, F.min(overwindows.RECOMPUTE_FROM).alias("from")).drop(overwindows.RECOMPUTE_FROM)
-        if check is not None:
-            flagged = check(flagged)
         if states:
             count = self._save_folded(flagged, states, batch_id)
         else:
@@ -166,48 +149,6 @@ class State:
             self._write_rows(kept, batch_id)
             count = counter()
         return {"state_rows": count} | ({RECOMPUTE_FROM: bound.get.get("from")} if update else {})
-
-    def _save_suffix(self, retained: Any, w_new: int, batch_id: int) -> Optional[Dict[str, Any]]:
-        """An initial load's state without sorting the history: each partition's latest rows
-        (overwindows.suffix_bounds_sql) flagged, the rows before them folded into the prefix
-        state as evicted. None when the model's windows do not allow it, or when a partition's
-        first such row is kept (the rows did not suffice: every row is flagged instead)."""
-        partition_by = overwindows.suffix_partition(self.plan.over, [p for p, _ in self.query.prefix_groups])
-        if partition_by is None or self.plan.shape != "single":
-            return None
-        spark = retained.sparkSession
-        self.query.as_input(retained)
-        bounds = spark.sql(overwindows.suffix_bounds_sql(self.plan.sql, self.plan.over, w_new, partition_by)).cache()
-        try:
-            bounds.count()  # a few rows per partition, read by both branches of the state's job
-            keys = [overwindows.suffix_key(j) for j in range(len(partition_by))]
-            keyed = retained.select("*", *[F.expr(p).alias(f"_wv_rk{j}") for j, p in enumerate(partition_by)])
-            on = [keyed[f"_wv_rk{j}"].eqNullSafe(bounds[k]) for j, k in enumerate(keys)]
-            joined = keyed.join(F.broadcast(bounds), on or F.lit(True)).drop(*keys, *[f"_wv_rk{j}" for j in range(len(keys))])
-            since = F.col("_wv_t") >= F.col(overwindows.SINCE)
-            old = self._evicted(spark, joined.where(~since))
-            violations = Observation()
-
-            def check(flagged: Any) -> Any:
-                first = F.min("_wv_t").over(Window.partitionBy(*[F.expr(p) for p in partition_by]))
-                kept_first = F.col(overwindows.KEEP) & F.col(overwindows.CUT) & (F.col("_wv_t") == first)
-                checked = flagged.withColumn("_wv_kept_first", kept_first)
-                return checked.observe(violations, F.count_if("_wv_kept_first").alias("rows")).drop(
-                    overwindows.SINCE, overwindows.CUT, "_wv_kept_first"
-                )
-
-            extra = (overwindows.SINCE, overwindows.CUT)
-            saved = self._save_flagged(joined.where(since), w_new, old, batch_id, True, check, extra)
-        finally:
-            bounds.unpersist()
-        return None if violations.get["rows"] else saved
-
-    def _evicted(self, spark: Any, rows: Any) -> List[Any]:
-        """Each prefix group's summary of `rows`, as evicted (the rows the model's windows see)."""
-        self.query.as_input(rows)
-        view = f"{self.plan.view}_before"
-        spark.sql(overwindows.input_rows_sql(self.plan.sql)).createOrReplaceTempView(view)
-        return [spark.sql(prefix.aggregate_sql(view, g, p, calls)) for g, (p, calls) in enumerate(self.query.prefix_groups)]
 
     def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[int]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
