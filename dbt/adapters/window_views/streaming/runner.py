@@ -265,7 +265,8 @@ def _await(query: Any, plan: StreamPlan, each_interval: Optional[Callable[[], An
     else:
         deadline = time.monotonic() + trigger.max_duration.micros / 1_000_000
         while (left := deadline - time.monotonic()) > 0:
-            if query.awaitTermination(min(trigger.processing_time.micros / 1_000_000, left)):
+            # Spark waits whole milliseconds and refuses 0: a deadline less than 1 ms away waits 1 ms
+            if query.awaitTermination(max(0.001, min(trigger.processing_time.micros / 1_000_000, left))):
                 break
             try:
                 each_interval()
