@@ -284,8 +284,9 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
     """An on_update batch recomputes from the point the batch before kept its state for, which
     that batch recorded in its commit (no job of its own to find it): a window over every row in
     a small batch, a scalar subquery in a large one (here every batch counts as large). A commit
-    of an earlier release lacks the record: the point is found from its state's rows, and the
-    stream still equals the batch view."""
+    of an earlier release lacks the record, and kept one point for all partitions, not each
+    partition's beside its rows: the point is found from its state's rows, taken for every
+    partition, and the stream still equals the batch view."""
     if large:
         monkeypatch.setattr(shuffles, "SMALL_BATCH_ROWS", 0)
     setup(project, {"over": OVER}, emits=("on_update",))
@@ -305,15 +306,75 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
     # W is 28 min; a row after it may come before A's row at 30 min, so change the LEAD (and
     # `around`) of A's row at 9 min: the earliest row a later one changes
     assert commit["recompute_from"] == int((start + timedelta(minutes=9) - datetime(1970, 1, 1)).total_seconds() * 10**6)
-    # an earlier release wrote no record; a batch without rows after it carried that on as null
-    # (each variant takes one of the two shapes)
+    # and each partition's own point beside its kept rows (every call has PARTITION BY stock, a
+    # LEAD looks ahead, and the output holds `stock`)
+    assert commit["recompute_by"] == ["stock"]
+    # an earlier release wrote no record, and one point for all partitions; a batch without rows
+    # after it carried the record on as null (each variant takes one of the two shapes)
     if large:
         del commit["recompute_from"]
     else:
         commit["recompute_from"] = None
+    del commit["recompute_by"]
     last.write_text(json.dumps(commit))
     for rows in ([("B", 31, 7, 23.0), ("A", 33, 8, 12.0)], [("A", 40, 9, 15.0), ("B", 41, 10, 22.0)]):
         deliver(rows)
         project.dbt("run", "-s", "over_upd_stream", "over_upd_batch")
         assert project.rows("over_upd_stream", "stock, ts, seq") == project.rows("over_upd_batch", "stock, ts, seq")
-    assert "recompute_from" in json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())
+    last = json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())
+    assert "recompute_from" in last and last["recompute_by"] == ["stock"]
+
+
+def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project):
+    """A LEAD makes a partition's last row wait for the next one. When a partition stops getting
+    rows, that wait must not hold back the others: each partition keeps and recomputes from its
+    own point (its PARTITION BY columns are in the output), so the state and the rows a run
+    rewrites stay flat while the quiet partition's last row waits, and the row is revised when
+    its next row comes at last. A model whose output lacks the PARTITION BY columns keeps one
+    point for all partitions (the stream still equals the batch view)."""
+    select = """
+    select {cols}ts, seq, price,
+      lead(price) over (partition by stock order by ts, seq) as next_price,
+      avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3
+    from {{{{ relation }}}}
+    """
+    setup(project, {"quiet": select.format(cols="stock, "), "blind": select.format(cols="")}, emits=("on_update",))
+    spark = project.spark
+    start = datetime(2024, 1, 1, 9, 0)
+    seq = 0
+
+    def deliver(stocks, first, minutes):
+        nonlocal seq
+        rows = []
+        for m in range(first, first + minutes):
+            for s in stocks:
+                seq += 1
+                rows.append(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {seq}, {seq % 7 + 1.0})")
+        for table in ("ticks", "ticks_kept"):
+            spark.sql(f"insert into {project.schema}.{table} values {', '.join(rows)}")
+
+    models = ["quiet_upd_stream", "blind_upd_stream"]
+    kept, rewritten = {m: [] for m in models}, {m: [] for m in models}
+    for run in range(5):  # Z's last row is at 9:09; then A and B each get 20 rows an hour apart
+        deliver("ABZ" if run == 0 else "AB", 60 * run, 10 if run == 0 else 20)
+        result = project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
+        for r in result.result:
+            if r.node.name in models:
+                kept[r.node.name].append(r.adapter_response["state_rows"])
+                rewritten[r.node.name].append(r.adapter_response["rows_out"])
+        assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
+        assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
+    # per partition: A and B keep their last rows and what their frames reach, Z its last row
+    assert kept["quiet_upd_stream"][1:] == [kept["quiet_upd_stream"][1]] * 4, kept
+    assert kept["quiet_upd_stream"][-1] <= 2 * 6 + 1, kept
+    # each run rewrites its 40 new rows and the few before them the new rows change
+    assert max(rewritten["quiet_upd_stream"][1:]) <= 40 + 2 * 3, rewritten
+    # one point for all: Z's 9:09 row holds it back, so the state grows with every run
+    assert kept["blind_upd_stream"][-1] >= kept["blind_upd_stream"][1] + 3 * 40, kept
+    # Z's next row revises its 9:09 row, however long it waited
+    deliver("Z", 5 * 60, 1)
+    project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
+    assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
+    assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
+    z = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == "Z"]
+    assert z[-2][1] == start + timedelta(minutes=9) and z[-2][4] is not None  # next_price now known

@@ -48,3 +48,20 @@ def test_the_on_update_recompute_point_is_a_window_in_small_batches_and_a_subque
     large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False)
     assert re.search(r"MIN\(`_wv_eligible_0`\) OVER \(\)", small) and "(SELECT LEAST(" not in small
     assert " OVER ()" not in large and re.search(r"\(SELECT LEAST\(COALESCE\(LEAST\(MIN\(`_wv_eligible_0`\)", large)
+
+
+def partitioned_by(sql: str):
+    return overwindows.plan(analysis.parse(sql), "ts").partitioned_by
+
+
+def test_on_update_keeps_each_partitions_point_where_a_call_looks_ahead_by_selected_columns():
+    assert partitioned_by(SHARED) == ("k",)
+    assert partitioned_by("select *, lead(v) over (partition by k, j order by ts) as n from t") == ("k", "j")
+    assert partitioned_by("select t.k as k, ts, sum(v) over (partition by k order by ts rows between current row and 1 following) as s from t") == ("k",)
+    # nothing looks ahead: one point for all is W + 1 at most a frame away
+    assert partitioned_by("select k, ts, lag(v) over (partition by k order by ts) as p from t") == ()
+    # not one PARTITION BY, not a plain column, or not passed on unchanged
+    assert partitioned_by(TWO_PARTITIONINGS) == ()
+    assert partitioned_by("select k, ts, lead(v) over (partition by lower(k) order by ts) as n from t") == ()
+    assert partitioned_by("select ts, lead(v) over (partition by k order by ts) as n from t") == ()
+    assert partitioned_by("select upper(k) as k, ts, lead(v) over (partition by k order by ts) as n from t") == ()

@@ -27,11 +27,11 @@ def test_small_batches_are_planned_once_over_partitions_sized_to_their_rows():
     spark = Session({"spark.sql.shuffle.partitions": "200"})
     own = shuffles.session_settings(spark)
     assert own == {"spark.sql.adaptive.enabled": None, "spark.sql.shuffle.partitions": "200"}
-    shuffles.plan_for(spark, 10, own)
+    assert shuffles.plan_for(spark, 10, own)
     assert spark.conf.values == {"spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "1"}
     shuffles.plan_for(spark, 600_000, own)
     assert spark.conf.values["spark.sql.shuffle.partitions"] == "3"
-    shuffles.plan_for(spark, 5_000_000, own)  # an initial load: the session's own settings
+    assert not shuffles.plan_for(spark, 5_000_000, own)  # an initial load: the session's own settings
     assert spark.conf.values == {"spark.sql.shuffle.partitions": "200"}
 
 

@@ -48,6 +48,9 @@ class OverPlan:
     calls: Tuple[str, ...]
     prefix: Tuple[prefix.PrefixCall, ...] = ()  # calls kept as per-partition state
     closure: Optional[Tuple[str, ...]] = None  # PARTITION BY in which evicted rows must form a prefix
+    # on_update: the PARTITION BY columns each partition recomputes by on its own, when a call
+    # looks ahead (_partitioned); empty: one point in event time for all
+    partitioned_by: Tuple[str, ...] = ()
 
     @property
     def unbounded(self) -> List[str]:
@@ -132,7 +135,34 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
             states.append(state)
             if state.kind in prefix.TIE_SENSITIVE:
                 closure = state.partition_by
-    return OverPlan(watermark_column, tuple(reaches), tuple(c.sql for c in calls), tuple(states), closure)
+    return OverPlan(
+        watermark_column, tuple(reaches), tuple(c.sql for c in calls), tuple(states), closure, _partitioned(reaches, select)
+    )
+
+
+def _partitioned(reaches: Sequence[Reach], select: exp.Select) -> Tuple[str, ...]:
+    """on_update: the PARTITION BY columns by which each partition keeps and recomputes its rows
+    from its own point. It matters where a call looks ahead (LEAD, n FOLLOWING): a partition's
+    last row waits for the next one, so one point for all partitions would stay at the last row
+    of a partition that gets no more rows, and every partition keep every row since. Possible
+    when every call has the one PARTITION BY, of plain columns the SELECT passes on unchanged
+    (the output must hold them too: ModelQuery.partitioned_by)."""
+    partitions = {r.partition_by for r in reaches}
+    if len(partitions) != 1 or not any(r.ahead_rows or r.ahead_micros for r in reaches):
+        return ()
+    (partition,) = partitions
+    star = any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)) for e in select.expressions)
+    passed = {e.name.lower() for e in select.expressions if isinstance(e, exp.Column)} | {
+        e.alias.lower() for e in select.expressions
+        if isinstance(e, exp.Alias) and isinstance(e.this, exp.Column) and e.this.name.lower() == e.alias.lower()
+    }
+    names = []
+    for sql in partition:
+        node = analysis.parse(sql)
+        if not isinstance(node, exp.Column) or not (star or node.name.lower() in passed):
+            return ()
+        names.append(node.name)
+    return tuple(names)
 
 
 def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
@@ -208,28 +238,31 @@ def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
-def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True) -> str:
+def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True, partitioned: bool = False) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
-    `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM` (the same in every
-    row). A later row (after W) changes rows from its FOLLOWING reach back, and those read their
-    frames' PRECEDING reach further back; the earliest such point over all partitions bounds the
-    next batch's recompute (so that batch needs no pass of its own to find it), so it bounds the
-    state in every partition. That minimum is a window over every row (`one_task`: they pass
-    through one task, in the query's job) or a scalar subquery (a job of its own, for large batches
-    whose shuffles are jobs of their own anyway: an initial load's history in one task is slow)."""
+    `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM`. A later row
+    (after W) changes rows from its FOLLOWING reach back, and those read their frames' PRECEDING
+    reach further back. `partitioned` (by OverPlan.partitioned_by): the point is each partition's own,
+    the same in its rows, which the state keeps beside them. Without, it is the earliest over all
+    partitions, the same in every row: it bounds the next batch's recompute (so that batch needs
+    no pass of its own to find it), so it bounds the state in every partition. That minimum is a
+    window over every row (`one_task`: they pass through one task, in the query's job) or a scalar
+    subquery (a job of its own, for large batches whose shuffles are jobs of their own anyway: an
+    initial load's history in one task is slow)."""
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     rows = sqlexpr.wrap(select, eligible)
-    if one_task:
-        first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in _names(eligible)])
+    if partitioned or one_task:
+        partition = over.reaches[0].partition_by if partitioned else ()  # every call's (_partitioned)
+        first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
         query = sqlexpr.wrap(rows, [(RECOMPUTE_FROM, sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
     else:
         first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
         bound = sqlexpr.wrap(rows, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
         query = sqlexpr.wrap(select, [(RECOMPUTE_FROM, exp.Subquery(this=bound))])
-    hidden = _names(eligible) if one_task else []
+    hidden = _names(eligible) if partitioned or one_task else []
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))
     back = _ReachedBack(t)

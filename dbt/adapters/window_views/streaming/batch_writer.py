@@ -40,7 +40,7 @@ from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming import labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.state import RECOMPUTE_FROM, State
+from dbt.adapters.window_views.streaming.state import RECORDED, State
 
 
 logger = AdapterLogger("WindowViews")
@@ -206,14 +206,16 @@ class BatchWriter:
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
         if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
-            kept = ("watermark", "state", "state_rows") + ((RECOMPUTE_FROM,) if plan.recomputes_rows else ())
+            kept = ("watermark", "state", "state_rows") + (RECORDED if plan.recomputes_rows else ())
             return {key: previous.get(key) for key in kept} | idle.carried(plan, previous) | {
                 "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
         handled = stats["n"] + (previous.get("state_rows") or 0)  # new and kept rows
-        if idle_watermark is None:  # an idle step runs in the user's session, whose settings stay its own
+        if idle_watermark is None:
             if self.session_settings is None:
                 self.session_settings = shuffles.session_settings(spark)
-            shuffles.plan_for(spark, handled, self.session_settings)
+            small = shuffles.plan_for(spark, handled, self.session_settings)
+        else:  # an idle step runs in the user's session, whose settings stay its own
+            small = shuffles.small(handled)
         fresh = rows.where("not _wv_late").drop("_wv_late")
         w_new = w_prev if idle_watermark is None else idle_watermark
         if idle_watermark is not None:  # no rows: the idle clocks stay (idle.py)
@@ -225,19 +227,19 @@ class BatchWriter:
                 reached = stats["tmax"] - plan.config.watermark.delay.micros
                 w_new = reached if w_prev is None else max(w_prev, reached)
             clocks = idle.arrival(w_new)
-        state = State(plan, self.where, query, self.fs, small=shuffles.small(handled))
+        state = State(plan, self.where, query, self.fs, small)
         retained = fresh.selectExpr("*", "true as _wv_new")
         if plan.slicing is not None:  # a window_aggregate keeps pane partials, not rows
             retained = pane_state.retained(spark, plan.slicing, fresh, state, previous.get("state"))
         elif previous.get("state"):
             old = state.rows(spark, previous["state"], fresh.schema)
-            retained = old.selectExpr("*", "false as _wv_new").unionByName(retained)
+            retained = old.selectExpr("*", "false as _wv_new").unionByName(retained, allowMissingColumns=True)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            since = state.recompute_from(spark, previous, fresh.schema) if stats["tmin"] is not None else None
+            recompute = state.recompute_from(spark, previous, fresh.schema) if stats["tmin"] is not None else None
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = Output(plan, self.where, query, self.fs).stage(
-                    spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, since
+                    spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, recompute
                 )
             with labels.step(spark, plan.model, batch_id, "state saved"):
                 saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id)

@@ -38,6 +38,16 @@ class ModelQuery:
         self.columns = list(columns)  # the upstream table's
         self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
 
+    @property
+    def partitioned_by(self) -> Tuple[str, ...]:
+        """Over windows `on_update`: the PARTITION BY columns by which each partition keeps and
+        recomputes its rows from its own point (OverPlan.partitioned_by), when the output holds
+        them too: an output row's partition tells whether a batch replaces it. Empty: one point
+        in event time for every partition."""
+        by = self.plan.over.partitioned_by if self.plan.recomputes_rows and self.plan.shape == "single" else ()
+        names = {f.name.lower() for f in self.schema.fields}
+        return by if all(c.lower() in names for c in by) else ()
+
     def as_input(self, rows: Any, *extra: str) -> None:
         """Put `rows` where the model SQL reads its upstream table (the temp view; several
         inputs: each input's rows in its view, sides.py)."""

@@ -9,8 +9,9 @@ hold such rows.
 from __future__ import annotations
 
 import re
-from typing import Any, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Tuple
 
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import emit, paths, sqlexpr, storage
@@ -19,6 +20,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.state import FROM, Recompute
 
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
 WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
@@ -26,6 +28,7 @@ T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 # the bucket of `size` micros that holds an output row's `key`, named by `letter` and its index
 BUCKET_OF = sqlexpr.parse("concat(:letter, cast(div(:key - pmod(:key, :size), :size) as string))")
 NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
+CUT = "_wv_cut"  # where a partition recomputes from (Output._cuts)
 
 
 class Output:
@@ -37,16 +40,16 @@ class Output:
 
     def stage(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
-        tmin: Optional[int], tmax: Optional[int], states: List[Any], since: Optional[int] = None,
+        tmin: Optional[int], tmax: Optional[int], states: List[Any], recompute: Optional[Recompute] = None,
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced.
         `retained` holds the state's rows and the new ones (those in (tmin, tmax)); over windows
-        `on_update` recompute from `since` (State.recompute_from) or the first new row."""
+        `on_update` recompute from where `recompute` says (State.recompute_from)."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
         closes = w_new is not None and w_new != w_prev
         if window is None:
             if self.plan.config.emit == "on_update":
-                return self._update_rows(spark, retained, tmin, since, staging, states)
+                return self._update_rows(spark, retained, tmin, recompute, staging, states)
             if not closes:
                 return 0, []
             column = self.plan.config.watermark.column
@@ -75,29 +78,56 @@ class Output:
             region = exp.and_(after, WINDOW_START >= lo, WINDOW_END <= hi)
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
         result = self.query.compute(spark, rows, region)
-        return self._upsert(spark, result, region, WINDOW_END, low, high, staging)
+        return self._upsert(spark, result, _outside(region), WINDOW_END, low, high, staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], since: Optional[int], staging: str, states: List[Any]
+        self, spark: Any, retained: Any, tmin: Optional[int], recompute: Recompute, staging: str, states: List[Any]
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row may change:
-        the point the last batch kept its state for (`since`: no later than the first row any
-        partition's next row changes, state.py), or with no state the first new row."""
+        the point the last batch kept its state for (`recompute.since`: no later than the first
+        row any partition's next row changes, state.py), or with no state the first new row. By
+        partition (`recompute.by`), only the partitions with new rows, each from its own point."""
         if tmin is None:
             return 0, []
-        cut = tmin if since is None else min(tmin, since)
+        cut = tmin if recompute.since is None else min(tmin, recompute.since)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
-        region = t >= cut
-        result = self.query.compute(spark, retained, region, states)
-        return self._upsert(spark, result, region, t, cut - 1, None, staging)
+        if not recompute.by:
+            region = t >= cut
+            result = self.query.compute(spark, retained, region, states)
+            return self._upsert(spark, result, _outside(region), t, cut - 1, None, staging)
+        cuts = self._cuts(retained, recompute)
+        if cut < tmin - self.plan.bucket_sizes[NEW_BUCKETS]:
+            # the earliest point is held back by a partition without new rows (its last row waits
+            # for a next one): where those with new rows recompute from, so that the batch reads
+            # and rewrites their hours only (a small job of its own)
+            cut = cuts.agg(F.min(CUT)).first()[0]
+        keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
+        ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
+        result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
+        return self._upsert(spark, result, lambda old: old.join(cuts, ours, "left_anti"), t, cut - 1, None, staging)
+
+    @staticmethod
+    def _cuts(retained: Any, recompute: Recompute) -> Any:
+        """Per partition with new rows (`_wv_by_<i>` its PARTITION BY values): where it recomputes
+        from (CUT), the earlier of its first new row and the point its kept rows hold (FROM; a
+        state of an earlier release: `since`, every partition's). A partition with no kept rows
+        has no row a new one could change before it. Small: the state's rows are few per
+        partition, so Spark shuffles it (a hash join, no broadcast job) beside the model's rows."""
+        new = F.min(F.when(F.col("_wv_new"), F.col("_wv_t")))
+        kept = F.min(FROM) if recompute.kept else F.lit(recompute.since)
+        by = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(recompute.by)]
+        cuts = retained.groupBy(*by).agg(new.alias("_wv_new_t"), kept.cast("bigint").alias("_wv_kept_t"))
+        cut = F.least(F.coalesce("_wv_kept_t", "_wv_new_t"), F.col("_wv_new_t"))
+        return cuts.where("_wv_new_t is not null").select(*[f"_wv_by_{i}" for i in range(len(by))], cut.alias(CUT)).hint("shuffle_hash")
 
     def _upsert(
-        self, spark: Any, result: Any, region: exp.Expression, key: exp.Expression, low: Optional[int],
+        self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression, low: Optional[int],
         high: Optional[int], staging: str,
     ) -> Tuple[int, List[str]]:
-        """Replace the output rows in `region` (a condition over output columns, with `key` in
-        (low, high]) by `result`, rewriting only the buckets of `key` that hold such rows: the
-        result is staged, then the rows of those buckets outside the region beside it. A table
+        """Replace the output rows in a region (`outside` keeps an old frame's rows outside it;
+        the region's `key` lies in (low, high]) by `result`, rewriting only the buckets of `key`
+        that hold such rows: the result is staged, then the rows of those buckets outside the
+        region beside it. A table
         without files yet (an initial load, a rebuild) is written in days, so the history lands
         in few files; a later batch reads each bucket by its own size and writes hours, so a day
         moves to hours once, when a batch first rewrites it. (Writing days only into an empty
@@ -124,9 +154,7 @@ class Output:
         existing = [paths.join(self.where.table, f) for f in files if storage.bucket_of(f) in touched]
         if existing:
             # the rows of those buckets outside the region, staged with the result in one write
-            kept = spark.read.schema(result.schema).parquet(*existing).where(
-                sqlexpr.to_sql(exp.not_(sqlexpr.coalesce(region, False)))
-            )
+            kept = outside(spark.read.schema(result.schema).parquet(*existing))
             staged = staged.unionByName(kept.selectExpr("*", bucket))
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(staging))
         touched.update(storage.staged_buckets(self.fs, staging))
@@ -156,3 +184,8 @@ class Output:
             str(staging)
         )
         return rows_out()
+
+
+def _outside(region: exp.Expression) -> Callable[[Any], Any]:
+    """For Output._upsert: the rows of a frame outside `region`, a condition over output columns."""
+    return lambda rows: rows.where(sqlexpr.to_sql(exp.not_(sqlexpr.coalesce(region, False))))

@@ -27,15 +27,16 @@ def small(rows: int) -> bool:
     return rows <= SMALL_BATCH_ROWS
 
 
-def plan_for(spark: Any, rows: int, own: Dict[str, Optional[str]]) -> None:
-    """Set the stream's session up for a batch of `rows` (new and kept) rows."""
+def plan_for(spark: Any, rows: int, own: Dict[str, Optional[str]]) -> bool:
+    """Set the stream's session up for a batch of `rows` (new and kept) rows; returns whether it is `small`."""
     if not small(rows):
         for key, value in own.items():
             if value is None:
                 spark.conf.unset(key)
             else:
                 spark.conf.set(key, value)
-        return
+        return False
     configured = int(own["spark.sql.shuffle.partitions"] or 200)
     spark.conf.set("spark.sql.adaptive.enabled", "false")
     spark.conf.set("spark.sql.shuffle.partitions", str(max(1, min(configured, -(-rows // ROWS_PER_PARTITION)))))
+    return True

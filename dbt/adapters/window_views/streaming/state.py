@@ -9,12 +9,13 @@ and have no `_wv_part` (read as NULL: every row a kept row)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import reduce
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
-from pyspark.sql.types import StringType, StructField, StructType
+from pyspark.sql.types import LongType, StringType, StructField, StructType
 from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, paths, prefix, sqlexpr
@@ -26,11 +27,23 @@ from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 PART = "_wv_part"  # a state row's prefix group (g0, g1, ...); NULL for a kept input row
-RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUTE_FROM
+RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUTE_FROM: the earliest over all rows
+RECOMPUTE_BY = "recompute_by"  # the commit's record that each kept row holds its partition's point (FROM)
+RECORDED = (RECOMPUTE_FROM, RECOMPUTE_BY)  # what a batch without rows carries on
+FROM = "_wv_from"  # a kept row's partition's overwindows.RECOMPUTE_FROM (ModelQuery.partitioned_by)
 
 
-def _with_part(schema: Any) -> Any:
-    return StructType([*schema.fields, StructField(PART, StringType())])
+@dataclass(frozen=True)
+class Recompute:
+    """Where an over-window `on_update` batch recomputes from (State.recompute_from)."""
+
+    since: Optional[int]  # the earliest point over all partitions (None: no state, from the first new row)
+    by: Tuple[str, ...]  # the PARTITION BY columns by which each partition recomputes from its own point
+    kept: bool  # whether the state's rows hold their partition's point (FROM); if not, `since` is every partition's
+
+
+def _with(schema: Any, *fields: StructField) -> Any:
+    return StructType([*schema.fields, *fields])
 
 
 # what a merged summary carries beside its columns: whether it had an old state, how many rows
@@ -63,12 +76,13 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
 
 
 class State:
-    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem, small: bool = True) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, query: ModelQuery, fs: FileSystem, small: bool) -> None:
         self.plan = plan
         self.where = where
         self.query = query
         self.fs = fs
         self.small = small  # the batch is planned as one job (shuffles.small)
+        self.by = query.partitioned_by
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -87,7 +101,8 @@ class State:
 
     def _read(self, spark: Any, state: str, schema: Any, part: Optional[str]) -> Any:
         """The rows of `state` with `part` in `_wv_part` (None: the kept input rows)."""
-        rows = spark.read.schema(_with_part(schema)).parquet(self._rows_dir(state))
+        fields = [StructField(PART, StringType())] + ([StructField(FROM, LongType())] if self.by and part is None else [])
+        rows = spark.read.schema(_with(schema, *fields)).parquet(self._rows_dir(state))
         which = exp.column(PART).is_(exp.null()) if part is None else exp.column(PART).eq(exp.Literal.string(part))
         return rows.where(sqlexpr.to_sql(which)).drop(PART)
 
@@ -124,8 +139,9 @@ class State:
     def save(self, retained: Any, w_new: Optional[int], states: List[Any], batch_id: int) -> Dict[str, Any]:
         """Write the rows an open window or a frame still to come needs; returns what the commit
         records of them: how many (`state_rows`), and for over windows `on_update` the point the
-        next batch recomputes from (`RECOMPUTE_FROM`). Over windows fold the rows they evict into
-        the prefix state."""
+        next batch recomputes from (`RECOMPUTE_FROM`: the earliest of all partitions; by
+        partition, each kept row holds its partition's in FROM). Over windows fold the rows they
+        evict into the prefix state."""
         if self.plan.window is not None or w_new is None:
             kept, count = counted(self._unclosed(retained, w_new))
             self._write(kept, states, batch_id)
@@ -134,34 +150,41 @@ class State:
         self.query.as_input(retained)
         update = self.plan.recomputes_rows
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, one_task=self.small)
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, self.small, bool(self.by))
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
         flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
-        if update:  # the same in every row; read as the state is written
+        if update:  # read as the state is written
             bound = Observation()
-            flagged = flagged.observe(bound, F.min(overwindows.RECOMPUTE_FROM).alias("from")).drop(overwindows.RECOMPUTE_FROM)
+            flagged = flagged.observe(bound, F.min(overwindows.RECOMPUTE_FROM).alias("from"))
+            if self.by:  # each partition's own, kept beside its rows
+                flagged = flagged.withColumnRenamed(overwindows.RECOMPUTE_FROM, FROM)
+            else:  # the same in every row
+                flagged = flagged.drop(overwindows.RECOMPUTE_FROM)
         if states:
             count = self._save_folded(flagged, states, batch_id)
         else:
             kept, counter = counted(flagged.where(overwindows.KEEP).drop(overwindows.KEEP))
             self._write_rows(kept, batch_id)
             count = counter()
-        return {"state_rows": count} | ({RECOMPUTE_FROM: bound.get.get("from")} if update else {})
+        if not update:
+            return {"state_rows": count}
+        return {"state_rows": count, RECOMPUTE_FROM: bound.get.get("from")} | ({RECOMPUTE_BY: list(self.by)} if self.by else {})
 
-    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[int]:
+    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[Recompute]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
-        before (None: it kept no state, so from the first new row). A commit of an earlier
-        release lacks it (and a batch without rows after it carries that on): found from its
-        state's rows, as that batch found it. Other models: None."""
+        before (`since` None: it kept no state, so from the first new row). A commit of an
+        earlier release lacks it (and a batch without rows after it carries that on): found
+        from its state's rows, as that batch found it. Other models: None."""
         if not self.plan.recomputes_rows:
             return None
-        if previous.get(RECOMPUTE_FROM) is not None or not previous.get("state") or previous.get("watermark") is None:
-            return previous.get(RECOMPUTE_FROM)
-        self.query.as_input(self.rows(spark, previous["state"], schema))
-        sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
-        return spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
+        since = previous.get(RECOMPUTE_FROM)
+        if since is None and previous.get("state") and previous.get("watermark") is not None:
+            self.query.as_input(self.rows(spark, previous["state"], schema))
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
+            since = spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
+        return Recompute(since, self.by, bool(previous.get(RECOMPUTE_BY)))
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
         """The rows kept and each group's summary of the rows evicted, from one aggregate over
