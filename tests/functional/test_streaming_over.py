@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Tuple
 from urllib.parse import urlparse
 
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from conftest import errors, sources_yml
@@ -367,10 +369,12 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     # per partition: A and B keep their last rows and what their frames reach, Z its last row
     assert kept["quiet_upd_stream"][1:] == [kept["quiet_upd_stream"][1]] * 4, kept
     assert kept["quiet_upd_stream"][-1] <= 2 * 6 + 1, kept
-    # each run rewrites its 40 new rows and the few before them the new rows change
-    assert max(rewritten["quiet_upd_stream"][1:]) <= 40 + 2 * 3, rewritten
-    # one point for all: Z's 9:09 row holds it back, so the state grows with every run
+    # once Z is held back (more than an hour), each run rewrites its 40 new rows and the few
+    # before them that the new rows change
+    assert max(rewritten["quiet_upd_stream"][2:]) <= 40 + 2 * 3, rewritten
+    # one point for all: Z's 9:09 row holds it back, so the state and the rows rewritten grow
     assert kept["blind_upd_stream"][-1] >= kept["blind_upd_stream"][1] + 3 * 40, kept
+    assert rewritten["blind_upd_stream"][-1] > 3 * 40, rewritten
     # Z's next row revises its 9:09 row, however long it waited
     deliver("Z", 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
@@ -378,3 +382,33 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
     z = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == "Z"]
     assert z[-2][1] == start + timedelta(minutes=9) and z[-2][4] is not None  # next_price now known
+
+
+def test_a_batch_without_rows_carries_on_what_its_model_records(project):
+    """A micro-batch over new files without rows changes nothing: its commit carries W and the
+    state on, and an over-window `on_update` model's record of where its next batch recomputes
+    from (which that batch reads), which no other model's commit holds."""
+    setup(project, {"over": OVER}, emits=("on_update",))
+    project.model(
+        "counts_stream",
+        "{{ config(materialized='window_view', execution='streaming', emit='on_update', "
+        "watermark={'column': 'ts', 'delay': '2 minutes'}) }}\n"
+        "select window_start, window_end, count(*) as n "
+        "from {{ window_views.tumble(source('raw', 'ticks'), 'ts', '10 minutes') }} group by window_start, window_end",
+    )
+    spark = project.spark
+    values = "('A', timestamp'2024-01-01 09:00:00', 1, 10.0), ('A', timestamp'2024-01-01 09:05:00', 2, 11.0)"
+    for table in ("ticks", "ticks_kept"):
+        spark.sql(f"insert into {project.schema}.{table} values {values}")
+    models = ("over_upd_stream", "counts_stream")
+    project.dbt("run", "-s", *models)
+    location = spark.sql(f"describe table extended {project.schema}.ticks").where("col_name = 'Location'").first()[1]
+    schema = pa.schema([("stock", pa.string()), ("ts", pa.timestamp("us", tz="UTC")), ("seq", pa.int32()), ("price", pa.float64())])
+    pq.write_table(schema.empty_table(), str(Path(urlparse(location).path) / "empty.parquet"))
+    result = project.dbt("run", "-s", *models)
+    assert {r.node.name: (r.adapter_response["batches"], r.adapter_response["rows_in"]) for r in result.result} == {m: (1, 0) for m in models}
+    over, counts = (json.loads(max(state_folder(project, m)[0].glob("commits/*.json"), key=lambda p: int(p.stem)).read_text()) for m in models)
+    assert over["rows_in"] == 0 and over["recompute_from"] is not None and over["recompute_by"] == ["stock"]
+    assert counts["rows_in"] == 0 and "recompute_from" not in counts and "recompute_by" not in counts
+    project.dbt("run", "-s", "over_upd_batch")
+    assert project.rows("over_upd_stream", "stock, ts, seq") == project.rows("over_upd_batch", "stock, ts, seq")

@@ -238,31 +238,46 @@ def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
-def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True, partitioned: bool = False) -> str:
+def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM`. A later row
     (after W) changes rows from its FOLLOWING reach back, and those read their frames' PRECEDING
-    reach further back. `partitioned` (by OverPlan.partitioned_by): the point is each partition's own,
-    the same in its rows, which the state keeps beside them. Without, it is the earliest over all
-    partitions, the same in every row: it bounds the next batch's recompute (so that batch needs
-    no pass of its own to find it), so it bounds the state in every partition. That minimum is a
-    window over every row (`one_task`: they pass through one task, in the query's job) or a scalar
-    subquery (a job of its own, for large batches whose shuffles are jobs of their own anyway: an
-    initial load's history in one task is slow)."""
+    reach further back; the state keeps every row from the point. It is the earliest such row
+    over all partitions, the same in every row, so the next batch recomputes every partition
+    from it (no pass of its own to find it). By partition (`horizon`: OverPlan.partitioned_by),
+    a partition whose own point is more than `horizon` before W + 1 — its last row waits for a
+    next one that has not come — keeps its own point, which no longer holds the others back;
+    the others share the earliest of theirs (so a batch where no partition is held back still
+    recomputes from one point). The minimum over all rows is a window over every row
+    (`one_task`: they pass through one task, in the query's job) or a scalar subquery (a job of
+    its own, for large batches whose shuffles are jobs of their own anyway: an initial load's
+    history in one task is slow)."""
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     rows = sqlexpr.wrap(select, eligible)
-    if partitioned or one_task:
-        partition = over.reaches[0].partition_by if partitioned else ()  # every call's (_partitioned)
+    hidden = _names(eligible)
+    shared = _names(eligible)  # the columns whose minimum over all rows is the shared point
+    if horizon is not None:
+        partition = over.reaches[0].partition_by  # every call's (_partitioned)
         first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
-        query = sqlexpr.wrap(rows, [(RECOMPUTE_FROM, sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
+        own = sqlexpr.least([sqlexpr.coalesce(first, future), future])
+        held = column("_wv_own") < future - horizon
+        rows = sqlexpr.wrap(sqlexpr.wrap(rows, [("_wv_own", own)]), [("_wv_shared", exp.case().when(exp.not_(held.copy()), column("_wv_own")))])
+        hidden, shared = hidden + ["_wv_own", "_wv_shared"], ["_wv_shared"]
+    if one_task:
+        first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in shared])
+        point = sqlexpr.least([sqlexpr.coalesce(first, future), future])
+        query = rows
     else:
-        first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
+        first = sqlexpr.least([exp.Min(this=column(name)) for name in shared])
         bound = sqlexpr.wrap(rows, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
-        query = sqlexpr.wrap(select, [(RECOMPUTE_FROM, exp.Subquery(this=bound))])
-    hidden = _names(eligible) if partitioned or one_task else []
+        point = exp.Subquery(this=bound)
+        query, hidden = (rows, hidden) if horizon is not None else (select, [])
+    if horizon is not None:
+        point = exp.case().when(held, column("_wv_own")).else_(point)
+    query = sqlexpr.wrap(query, [(RECOMPUTE_FROM, point)])
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))
     back = _ReachedBack(t)

@@ -85,8 +85,9 @@ class Output:
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row may change:
         the point the last batch kept its state for (`recompute.since`: no later than the first
-        row any partition's next row changes, state.py), or with no state the first new row. By
-        partition (`recompute.by`), only the partitions with new rows, each from its own point."""
+        row any partition's next row changes, state.py), or with no state the first new row. When
+        a partition is held back (`recompute.by`), only the partitions with new rows, each from
+        its own point."""
         if tmin is None:
             return 0, []
         cut = tmin if recompute.since is None else min(tmin, recompute.since)
@@ -95,28 +96,29 @@ class Output:
             region = t >= cut
             result = self.query.compute(spark, retained, region, states)
             return self._upsert(spark, result, _outside(region), t, cut - 1, None, staging)
-        cuts = self._cuts(retained, recompute)
-        if cut < tmin - self.plan.bucket_sizes[NEW_BUCKETS]:
-            # the earliest point is held back by a partition without new rows (its last row waits
-            # for a next one): where those with new rows recompute from, so that the batch reads
-            # and rewrites their hours only (a small job of its own)
-            cut = cuts.agg(F.min(CUT)).first()[0]
+        # the earliest point is held back by a partition (state.py): where those with new rows
+        # recompute from, so that the batch reads and rewrites their hours only (a small job)
+        cuts = self._cuts(retained, recompute.by)
+        cut = cuts.agg(F.min(CUT)).first()[0]
         keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
-        return self._upsert(spark, result, lambda old: old.join(cuts, ours, "left_anti"), t, cut - 1, None, staging)
+
+        def outside(old: Any) -> Any:  # only rows at or after the earliest point go through the join
+            return _outside(t >= cut)(old).unionByName(old.where(sqlexpr.to_sql(t >= cut)).join(cuts, ours, "left_anti"))
+
+        return self._upsert(spark, result, outside, t, cut - 1, None, staging)
 
     @staticmethod
-    def _cuts(retained: Any, recompute: Recompute) -> Any:
+    def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
         """Per partition with new rows (`_wv_by_<i>` its PARTITION BY values): where it recomputes
-        from (CUT), the earlier of its first new row and the point its kept rows hold (FROM; a
-        state of an earlier release: `since`, every partition's). A partition with no kept rows
-        has no row a new one could change before it. Small: the state's rows are few per
-        partition, so Spark shuffles it (a hash join, no broadcast job) beside the model's rows."""
+        from (CUT), the earlier of its first new row and the point its kept rows hold (FROM). A
+        partition without kept rows has no row a new one could change before it. Small: the
+        state's rows are few per partition, so Spark shuffles it (a hash join, no broadcast job)
+        beside the model's rows."""
         new = F.min(F.when(F.col("_wv_new"), F.col("_wv_t")))
-        kept = F.min(FROM) if recompute.kept else F.lit(recompute.since)
-        by = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(recompute.by)]
-        cuts = retained.groupBy(*by).agg(new.alias("_wv_new_t"), kept.cast("bigint").alias("_wv_kept_t"))
+        keys = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(by)]
+        cuts = retained.groupBy(*keys).agg(new.alias("_wv_new_t"), F.min(FROM).alias("_wv_kept_t"))
         cut = F.least(F.coalesce("_wv_kept_t", "_wv_new_t"), F.col("_wv_new_t"))
         return cuts.where("_wv_new_t is not null").select(*[f"_wv_by_{i}" for i in range(len(by))], cut.alias(CUT)).hint("shuffle_hash")
 

@@ -38,8 +38,9 @@ class Recompute:
     """Where an over-window `on_update` batch recomputes from (State.recompute_from)."""
 
     since: Optional[int]  # the earliest point over all partitions (None: no state, from the first new row)
-    by: Tuple[str, ...]  # the PARTITION BY columns by which each partition recomputes from its own point
-    kept: bool  # whether the state's rows hold their partition's point (FROM); if not, `since` is every partition's
+    # the PARTITION BY columns, when a partition is held back (overwindows.update_retain_sql): each
+    # partition with new rows recomputes from its own point (FROM); empty: every one from `since`
+    by: Tuple[str, ...]
 
 
 def _with(schema: Any, *fields: StructField) -> Any:
@@ -83,6 +84,9 @@ class State:
         self.fs = fs
         self.small = small  # the batch is planned as one job (shuffles.small)
         self.by = query.partitioned_by
+        # a partition whose point is this far before W + 1 keeps its own (an hour's bucket: the
+        # rows a batch rewrites from the shared point stay within about one)
+        self.horizon = plan.bucket_sizes["h"]
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -150,7 +154,7 @@ class State:
         self.query.as_input(retained)
         update = self.plan.recomputes_rows
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, self.small, bool(self.by))
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, self.small, self.horizon if self.by else None)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
@@ -184,7 +188,9 @@ class State:
             self.query.as_input(self.rows(spark, previous["state"], schema))
             sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
             since = spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
-        return Recompute(since, self.by, bool(previous.get(RECOMPUTE_BY)))
+        # the earliest point is a held-back partition's own: each partition from its own
+        held = bool(previous.get(RECOMPUTE_BY)) and since is not None and since < previous["watermark"] + 1 - self.horizon
+        return Recompute(since, self.by if held else ())
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
         """The rows kept and each group's summary of the rows evicted, from one aggregate over
