@@ -58,19 +58,19 @@ WATERMARK = "watermark={'column': 'ts', 'delay': '5 minutes'}"
 FLOOR_CONTEXT = 10  # final rows the floor keeps per stock before its first open one: avg10's 9 preceding, LAG's 1
 
 
-def write_rows(spark, rows: int, stocks: int, start_s: int, span_s: int, seed: int, mode: str, path: str) -> None:
-    """Rows spread evenly over [start, start + span) with up to 2 minutes of disorder. Times are
-    unique: whole seconds, plus microseconds from the row's id and the write's seed (single
-    digit) — rows whose ids agree mod 100,000 lie hours apart — so `order by ts` has no ties,
-    and stream = batch is well posed (with ties, LAG/LEAD and ROWS frames may read the tied rows
-    in either order, in Spark's batch too)."""
+def write_rows(spark, rows: int, stocks: int, start_s: int, span_s: int, seed: int, mode: str, path: str, quiet: int = 0) -> None:
+    """Rows spread evenly over [start, start + span) with up to 2 minutes of disorder, none for
+    the first `quiet` stocks (S0, S1, ...). Times are unique: whole seconds, plus microseconds
+    from the row's id and the write's seed (single digit) — rows whose ids agree mod 100,000 lie
+    hours apart — so `order by ts` has no ties, and stream = batch is well posed (with ties,
+    LAG/LEAD and ROWS frames may read the tied rows in either order, in Spark's batch too)."""
     assert 0 < seed < 10
     second = f"{start_s} + cast(id * {span_s} / {rows} as bigint) - cast(rand({seed}) * 120 as bigint)"
     df = spark.range(rows).selectExpr(
         f"concat('S', cast(pmod(id * 7919 + {seed}, {stocks}) as string)) as stock",
         f"timestamp_micros(({second}) * 1000000 + pmod(id, 100000) * 10 + {seed}) as ts",
         f"round(100 + rand({seed + 1}) * 10, 2) as price",
-    )
+    ).where(f"pmod(id * 7919 + {seed}, {stocks}) >= {quiet}")
     df.repartition(4).write.mode(mode).parquet(path)
 
 
@@ -145,6 +145,8 @@ def main() -> int:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--stocks", type=int, default=2_000)
     parser.add_argument("--increments", type=int, default=2, help="1%% appends, each followed by the three runs")
+    parser.add_argument("--quiet", type=int, default=0, help="stocks without rows in the appends (S0, S1, ...): "
+                        "their last rows wait for a LEAD, so from the second increment on_update recomputes by partition")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
@@ -195,7 +197,7 @@ def main() -> int:
     messages: Dict[str, str] = {}
     new_rows = args.rows // 100
     for i in range(args.increments):
-        write_rows(spark, new_rows, args.stocks, start + span + i * span // 100, span // 100, 2 + i, "append", str(location))
+        write_rows(spark, new_rows, args.stocks, start + span + i * span // 100, span // 100, 2 + i, "append", str(location), args.quiet)
         spark.catalog.refreshTable(f"{SCHEMA}.ticks")
         for name in streams:
             jobs.since_last()
@@ -228,7 +230,7 @@ def main() -> int:
     tb = statistics.median(t1["over_batch"])
     at_10m = args.rows >= 10_000_000
     print(f"\nstreaming over windows: {args.rows:,} rows over {args.stocks:,} partitions, then {args.increments} x {new_rows:,} "
-          f"new ({platform.machine()}, {spark.sparkContext.defaultParallelism} cores, spark {spark.version})")
+          f"new{f' (none for {args.quiet} stocks)' if args.quiet else ''} ({platform.machine()}, {spark.sparkContext.defaultParallelism} cores, spark {spark.version})")
     print(f"batch: first build {initial['over_batch']:.1f} s, recompute after each increment "
           f"{', '.join(f'{t:.1f}' for t in t1['over_batch'])} s (Tb = median {tb:.1f} s)")
     print("| model | initial load T0 | T0 / batch build | T1 (1% more, median) | T1 / Tb | Spark jobs per micro-batch | state rows | run message |")

@@ -65,3 +65,16 @@ def test_on_update_keeps_each_partitions_point_where_a_call_looks_ahead_by_selec
     assert partitioned_by("select k, ts, lead(v) over (partition by lower(k) order by ts) as n from t") == ()
     assert partitioned_by("select ts, lead(v) over (partition by k order by ts) as n from t") == ()
     assert partitioned_by("select upper(k) as k, ts, lead(v) over (partition by k order by ts) as n from t") == ()
+
+
+def test_by_partition_a_large_batch_finds_the_shared_point_in_the_last_horizon_only():
+    """Every point not held back lies in the last `horizon`, and whether a row there is changed
+    by a later one does not depend on the rows before it: the subquery that finds the shared
+    point of a large batch (an initial load) reads those rows only, not the history."""
+    over = overwindows.plan(analysis.parse(SHARED), "ts")
+    hour = 3600 * 10**6
+    large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False, horizon=hour)
+    assert re.search(rf"FROM t WHERE UNIX_MICROS\(CAST\(`ts` AS TIMESTAMP\)\) >= {10**15 + 1 - hour}\)", large)
+    small = overwindows.update_retain_sql(SHARED, over, 10**15, horizon=hour)
+    assert "FROM t)" in small and "WHERE" not in small
+    assert "_wv_own" in large and "_wv_own" in small  # each partition's own point, held back or not

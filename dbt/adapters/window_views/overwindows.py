@@ -247,36 +247,36 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = T
     from it (no pass of its own to find it). By partition (`horizon`: OverPlan.partitioned_by),
     a partition whose own point is more than `horizon` before W + 1 — its last row waits for a
     next one that has not come — keeps its own point, which no longer holds the others back;
-    the others share the earliest of theirs (so a batch where no partition is held back still
-    recomputes from one point). The minimum over all rows is a window over every row
-    (`one_task`: they pass through one task, in the query's job) or a scalar subquery (a job of
-    its own, for large batches whose shuffles are jobs of their own anyway: an initial load's
-    history in one task is slow)."""
+    the others share the earliest such row of the last `horizon`, where all their points lie
+    (so a batch where no partition is held back still recomputes from one point). The earliest
+    is a window over every row (`one_task`: they pass through one task, in the query's job) or a
+    scalar subquery (a job of its own, for large batches whose shuffles are jobs of their own
+    anyway: an initial load's history in one task is slow; by partition it reads the last
+    `horizon` only)."""
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     rows = sqlexpr.wrap(select, eligible)
     hidden = _names(eligible)
-    shared = _names(eligible)  # the columns whose minimum over all rows is the shared point
-    if horizon is not None:
-        partition = over.reaches[0].partition_by  # every call's (_partitioned)
-        first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
-        own = sqlexpr.least([sqlexpr.coalesce(first, future), future])
-        held = column("_wv_own") < future - horizon
-        rows = sqlexpr.wrap(sqlexpr.wrap(rows, [("_wv_own", own)]), [("_wv_shared", exp.case().when(exp.not_(held.copy()), column("_wv_own")))])
-        hidden, shared = hidden + ["_wv_own", "_wv_shared"], ["_wv_shared"]
+    recent = None if horizon is None else t >= future - horizon
     if one_task:
-        first = sqlexpr.least([sqlexpr.window(exp.Min(this=column(name))) for name in shared])
-        point = sqlexpr.least([sqlexpr.coalesce(first, future), future])
+        shared = [column(name) if recent is None else exp.case().when(recent.copy(), column(name)) for name in _names(eligible)]
+        point = sqlexpr.least([sqlexpr.coalesce(sqlexpr.least([sqlexpr.window(exp.Min(this=c)) for c in shared]), future), future])
         query = rows
     else:
-        first = sqlexpr.least([exp.Min(this=column(name)) for name in shared])
-        bound = sqlexpr.wrap(rows, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
+        # a row of the last `horizon` is changed by a later one or not whatever the rows before
+        scanned = rows if recent is None else sqlexpr.wrap(select.where(recent.copy()), eligible)
+        first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
+        bound = sqlexpr.wrap(scanned, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
         point = exp.Subquery(this=bound)
-        query, hidden = (rows, hidden) if horizon is not None else (select, [])
-    if horizon is not None:
-        point = exp.case().when(held, column("_wv_own")).else_(point)
+        query, hidden = (rows, hidden) if recent is not None else (select, [])
+    if recent is not None:
+        partition = over.reaches[0].partition_by  # every call's (_partitioned)
+        first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
+        query = sqlexpr.wrap(query, [("_wv_own", sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
+        hidden = hidden + ["_wv_own"]
+        point = exp.case().when(column("_wv_own") < future - horizon, column("_wv_own")).else_(point)
     query = sqlexpr.wrap(query, [(RECOMPUTE_FROM, point)])
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))
