@@ -332,8 +332,9 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     rows, that wait must not hold back the others: each partition keeps and recomputes from its
     own point (its PARTITION BY columns are in the output), so the state and the rows a run
     rewrites stay flat while the quiet partition's last row waits, and the row is revised when
-    its next row comes at last. A model whose output lacks the PARTITION BY columns keeps one
-    point for all partitions (the stream still equals the batch view)."""
+    its next row comes at last. A NULL stock is a partition too, held back and revised the
+    same way. A model whose output lacks the PARTITION BY columns keeps one point for all
+    partitions (the stream still equals the batch view)."""
     select = """
     select {cols}ts, seq, price,
       lead(price) over (partition by stock order by ts, seq) as next_price,
@@ -351,14 +352,15 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
         for m in range(first, first + minutes):
             for s in stocks:
                 seq += 1
-                rows.append(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {seq}, {seq % 7 + 1.0})")
+                stock = "NULL" if s is None else f"'{s}'"
+                rows.append(f"({stock}, timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {seq}, {seq % 7 + 1.0})")
         for table in ("ticks", "ticks_kept"):
             spark.sql(f"insert into {project.schema}.{table} values {', '.join(rows)}")
 
     models = ["quiet_upd_stream", "blind_upd_stream"]
     kept, rewritten = {m: [] for m in models}, {m: [] for m in models}
-    for run in range(5):  # Z's last row is at 9:09; then A and B each get 20 rows an hour apart
-        deliver("ABZ" if run == 0 else "AB", 60 * run, 10 if run == 0 else 20)
+    for run in range(5):  # Z's and NULL's last rows are at 9:09; then A and B each get 20 rows an hour apart
+        deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
         result = project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
         for r in result.result:
             if r.node.name in models:
@@ -366,22 +368,24 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
                 rewritten[r.node.name].append(r.adapter_response["rows_out"])
         assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
         assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
-    # per partition: A and B keep their last rows and what their frames reach, Z its last row
+    # per partition: A and B keep their last rows and what their frames reach; Z and NULL their
+    # last rows, which wait for a next one, and the two before that their avg3 reads
     assert kept["quiet_upd_stream"][1:] == [kept["quiet_upd_stream"][1]] * 4, kept
-    assert kept["quiet_upd_stream"][-1] <= 2 * 6 + 1, kept
-    # once Z is held back (more than an hour), each run rewrites its 40 new rows and the few
-    # before them that the new rows change
+    assert kept["quiet_upd_stream"][-1] <= 2 * 6 + 2 * 3, kept
+    # once Z and NULL are held back (more than an hour), each run rewrites its 40 new rows and
+    # the few before them that the new rows change
     assert max(rewritten["quiet_upd_stream"][2:]) <= 40 + 2 * 3, rewritten
-    # one point for all: Z's 9:09 row holds it back, so the state and the rows rewritten grow
+    # one point for all: the 9:09 rows hold it back, so the state and the rows rewritten grow
     assert kept["blind_upd_stream"][-1] >= kept["blind_upd_stream"][1] + 3 * 40, kept
     assert rewritten["blind_upd_stream"][-1] > 3 * 40, rewritten
-    # Z's next row revises its 9:09 row, however long it waited
-    deliver("Z", 5 * 60, 1)
+    # the next rows of Z and NULL revise their 9:09 rows, however long they waited
+    deliver(["Z", None], 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
     assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
     assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
-    z = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == "Z"]
-    assert z[-2][1] == start + timedelta(minutes=9) and z[-2][4] is not None  # next_price now known
+    for stock in ("Z", None):
+        waited = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == stock]
+        assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, stock  # next_price now known
 
 
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):

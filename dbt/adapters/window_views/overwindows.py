@@ -238,6 +238,13 @@ def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
+def held_back_before(reached: int, horizon: int) -> int:
+    """By partition (update_retain_sql): a partition whose own point lies before this, at
+    watermark `reached`, is held back — its last row waits for a next one that has not come —
+    and keeps its own point; the others share one."""
+    return reached + 1 - horizon
+
+
 def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM`. A later row
@@ -259,7 +266,8 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = T
     eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
     rows = sqlexpr.wrap(select, eligible)
     hidden = _names(eligible)
-    recent = None if horizon is None else t >= future - horizon
+    held = None if horizon is None else held_back_before(reached, horizon)
+    recent = None if held is None else t >= held
     if one_task:
         shared = [column(name) if recent is None else exp.case().when(recent.copy(), column(name)) for name in _names(eligible)]
         point = sqlexpr.least([sqlexpr.coalesce(sqlexpr.least([sqlexpr.window(exp.Min(this=c)) for c in shared]), future), future])
@@ -276,7 +284,7 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = T
         first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
         query = sqlexpr.wrap(query, [("_wv_own", sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
         hidden = hidden + ["_wv_own"]
-        point = exp.case().when(column("_wv_own") < future - horizon, column("_wv_own")).else_(point)
+        point = exp.case().when(column("_wv_own") < held, column("_wv_own")).else_(point)
     query = sqlexpr.wrap(query, [(RECOMPUTE_FROM, point)])
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))

@@ -40,11 +40,12 @@ class Output:
 
     def stage(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
-        tmin: Optional[int], tmax: Optional[int], states: List[Any], recompute: Optional[Recompute] = None,
+        tmin: Optional[int], tmax: Optional[int], states: List[Any], recompute: Optional[Recompute],
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced.
         `retained` holds the state's rows and the new ones (those in (tmin, tmax)); over windows
-        `on_update` recompute from where `recompute` says (State.recompute_from)."""
+        `on_update` recompute from where `recompute` says (State.recompute_from; None for other
+        models)."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
         closes = w_new is not None and w_new != w_prev
         if window is None:
@@ -115,7 +116,8 @@ class Output:
         from (CUT), the earlier of its first new row and the point its kept rows hold (FROM). A
         partition without kept rows has no row a new one could change before it. Small: the
         state's rows are few per partition, so Spark shuffles it (a hash join, no broadcast job)
-        beside the model's rows."""
+        beside the model's rows. (Collected once instead, as a local relation, the batch cost
+        more: bench/README.)"""
         new = F.min(F.when(F.col("_wv_new"), F.col("_wv_t")))
         keys = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(by)]
         cuts = retained.groupBy(*keys).agg(new.alias("_wv_new_t"), F.min(FROM).alias("_wv_kept_t"))

@@ -189,7 +189,10 @@ class State:
             sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, previous["watermark"])
             since = spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
         # the earliest point is a held-back partition's own: each partition from its own
-        held = bool(previous.get(RECOMPUTE_BY)) and since is not None and since < previous["watermark"] + 1 - self.horizon
+        held = (
+            bool(previous.get(RECOMPUTE_BY)) and since is not None
+            and since < overwindows.held_back_before(previous["watermark"], self.horizon)
+        )
         return Recompute(since, self.by if held else ())
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
