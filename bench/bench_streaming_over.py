@@ -67,10 +67,13 @@ def write_rows(spark, rows: int, stocks: int, start_s: int, span_s: int, seed: i
     assert 0 < seed < 10
     second = f"{start_s} + cast(id * {span_s} / {rows} as bigint) - cast(rand({seed}) * 120 as bigint)"
     df = spark.range(rows).selectExpr(
-        f"concat('S', cast(pmod(id * 7919 + {seed}, {stocks}) as string)) as stock",
+        "id",
+        f"pmod(id * 7919 + {seed}, {stocks}) as number",
+    ).where(f"number >= {quiet}").selectExpr(
+        "concat('S', cast(number as string)) as stock",
         f"timestamp_micros(({second}) * 1000000 + pmod(id, 100000) * 10 + {seed}) as ts",
         f"round(100 + rand({seed + 1}) * 10, 2) as price",
-    ).where(f"pmod(id * 7919 + {seed}, {stocks}) >= {quiet}")
+    )
     df.repartition(4).write.mode(mode).parquet(path)
 
 
