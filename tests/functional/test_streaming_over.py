@@ -332,7 +332,8 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     rows, that wait must not hold back the others: each partition keeps and recomputes from its
     own point (its PARTITION BY columns are in the output), so the state and the rows a run
     rewrites stay flat while the quiet partition's last row waits, and the row is revised when
-    its next row comes at last. A NULL stock is a partition too, held back and revised the
+    its next row comes at last. That run rewrites the hours of the revised rows and of the new
+    ones, not the hours between. A NULL stock is a partition too, held back and revised the
     same way. A model whose output lacks the PARTITION BY columns keeps one point for all
     partitions (the stream still equals the batch view)."""
     select = """
@@ -381,6 +382,15 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     # the next rows of Z and NULL revise their 9:09 rows, however long they waited
     deliver(["Z", None], 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
+    # the run rewrote the 9:00 hour (the revised rows) and the 14:00 hour (the new ones), not the
+    # four hours between, which hold no row of Z or NULL; one point for all rewrites every hour
+    replaced = {}
+    for m in models:
+        last = max(state_folder(project, m)[0].glob("commits/*.json"), key=lambda p: int(p.stem))
+        replaced[m] = sorted(int(b[1:]) for b in json.loads(last.read_text())["replaced_buckets"])
+    first = replaced["quiet_upd_stream"][0]
+    assert replaced["quiet_upd_stream"] == [first, first + 5], replaced
+    assert replaced["blind_upd_stream"] == list(range(first, first + 6)), replaced
     assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
     assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
     for stock in ("Z", None):

@@ -9,7 +9,7 @@ hold such rows.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, List, Optional, Tuple
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -25,8 +25,10 @@ from dbt.adapters.window_views.streaming.state import FROM, Recompute
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
 WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
-# the bucket of `size` micros that holds an output row's `key`, named by `letter` and its index
-BUCKET_OF = sqlexpr.parse("concat(:letter, cast(div(:key - pmod(:key, :size), :size) as string))")
+# the index of the bucket of `size` micros that holds `key` (floored: before 1970 negative)
+BUCKET_INDEX = sqlexpr.parse("div(:key - pmod(:key, :size), :size)")
+# a bucket's name: the `letter` of its size and its `index`
+BUCKET_NAME = sqlexpr.parse("concat(:letter, cast(:index as string))")
 NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
 CUT = "_wv_cut"  # where a partition recomputes from (Output._cuts)
 
@@ -79,7 +81,7 @@ class Output:
             region = exp.and_(after, WINDOW_START >= lo, WINDOW_END <= hi)
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
         result = self.query.compute(spark, rows, region)
-        return self._upsert(spark, result, _outside(region), WINDOW_END, low, high, staging)
+        return self._upsert(spark, result, _outside(region), WINDOW_END, _within(low, high), staging)
 
     def _update_rows(
         self, spark: Any, retained: Any, tmin: Optional[int], recompute: Recompute, staging: str, states: List[Any]
@@ -88,7 +90,7 @@ class Output:
         the point the last batch kept its state for (`recompute.since`: no later than the first
         row any partition's next row changes, state.py), or with no state the first new row. When
         a partition is held back (`recompute.by`), only the partitions with new rows, each from
-        its own point."""
+        its own point, rewriting only the hours that hold their rows from there."""
         if tmin is None:
             return 0, []
         cut = tmin if recompute.since is None else min(tmin, recompute.since)
@@ -96,19 +98,25 @@ class Output:
         if not recompute.by:
             region = t >= cut
             result = self.query.compute(spark, retained, region, states)
-            return self._upsert(spark, result, _outside(region), t, cut - 1, None, staging)
+            return self._upsert(spark, result, _outside(region), t, _within(cut - 1, None), staging)
         # the earliest point is held back by a partition (state.py): where those with new rows
-        # recompute from, so that the batch reads and rewrites their hours only (a small job)
+        # recompute from, and the hours their retained rows from there fall in. The state keeps
+        # each partition's rows from its point, so those hours hold every row replaced and every
+        # row written, and the batch reads and rewrites them only (one small job), however long
+        # ago a held-back partition's point lies: the hours between stay as they are
         cuts = self._cuts(retained, recompute.by)
-        cut = cuts.agg(F.min(CUT)).first()[0]
         keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
+        hour = self.plan.bucket_sizes[NEW_BUCKETS]
+        index = F.expr(sqlexpr.to_sql(sqlexpr.fill(BUCKET_INDEX, key=T, size=exp.Literal.number(hour))))
+        found = retained.join(cuts, ours).agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
+        cut = found["cut"]
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
 
         def outside(old: Any) -> Any:  # only rows at or after the earliest point go through the join
             return _outside(t >= cut)(old).unionByName(old.where(sqlexpr.to_sql(t >= cut)).join(cuts, ours, "left_anti"))
 
-        return self._upsert(spark, result, outside, t, cut - 1, None, staging)
+        return self._upsert(spark, result, outside, t, _holding(found["hours"], hour), staging)
 
     @staticmethod
     def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
@@ -125,13 +133,13 @@ class Output:
         return cuts.where("_wv_new_t is not null").select(*[f"_wv_by_{i}" for i in range(len(by))], cut.alias(CUT)).hint("shuffle_hash")
 
     def _upsert(
-        self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression, low: Optional[int],
-        high: Optional[int], staging: str,
+        self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression,
+        reaches: Callable[[int, int], bool], staging: str,
     ) -> Tuple[int, List[str]]:
-        """Replace the output rows in a region (`outside` keeps an old frame's rows outside it;
-        the region's `key` lies in (low, high]) by `result`, rewriting only the buckets of `key`
-        that hold such rows: the result is staged, then the rows of those buckets outside the
-        region beside it. A table
+        """Replace the output rows in a region (`outside` keeps an old frame's rows outside it)
+        by `result`, rewriting only the buckets of `key` that may hold such rows (`reaches`:
+        whether the bucket of a size and index does): the result is staged, then the rows of
+        those buckets outside the region beside it. A table
         without files yet (an initial load, a rebuild) is written in days, so the history lands
         in few files; a later batch reads each bucket by its own size and writes hours, so a day
         moves to hours once, when a batch first rewrites it. (Writing days only into an empty
@@ -143,15 +151,15 @@ class Output:
         bucket = sqlexpr.to_sql(
             exp.alias_(
                 sqlexpr.fill(
-                    BUCKET_OF, key=key, size=exp.Literal.number(sizes[letter]), letter=exp.Literal.string(letter)
+                    BUCKET_NAME, letter=exp.Literal.string(letter),
+                    index=sqlexpr.fill(BUCKET_INDEX, key=key, size=exp.Literal.number(sizes[letter])),
                 ),
                 storage.BUCKET,
             )
         )
         touched = set()
         for name in {storage.bucket_of(f) for f in files}:
-            size, k = self._bucket(name, files)
-            if (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high):
+            if reaches(*self._bucket(name, files)):
                 touched.add(name)
         result, rows_out = counted(result)
         staged = result.selectExpr("*", bucket)
@@ -188,6 +196,18 @@ class Output:
             str(staging)
         )
         return rows_out()
+
+
+def _within(low: Optional[int], high: Optional[int]) -> Callable[[int, int], bool]:
+    """For Output._upsert: whether the bucket of a size and index may hold a key in (low, high]
+    (None: unbounded)."""
+    return lambda size, k: (low is None or (k + 1) * size > low + 1) and (high is None or k * size <= high)
+
+
+def _holding(hours: Sequence[int], hour: int) -> Callable[[int, int], bool]:
+    """For Output._upsert: whether the bucket of a size and index holds one of `hours` (indices
+    of buckets of `hour` micros; a bucket's size is a multiple of it)."""
+    return lambda size, k: any(k * size <= h * hour < (k + 1) * size for h in hours)
 
 
 def _outside(region: exp.Expression) -> Callable[[Any], Any]:
