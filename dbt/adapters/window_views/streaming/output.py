@@ -123,9 +123,10 @@ class Output:
         """Per partition with new rows (`_wv_by_<i>` its PARTITION BY values): where it recomputes
         from (CUT), the earlier of its first new row and the point its kept rows hold (FROM). A
         partition without kept rows has no row a new one could change before it. Small: the
-        state's rows are few per partition, so Spark shuffles it (a hash join, no broadcast job)
-        beside the model's rows. (Collected once instead, as a local relation, the batch cost
-        more: bench/README.)"""
+        state's rows are few per partition, so Spark shuffles it (hash joins, no broadcast job)
+        beside the retained rows in the cut job and beside the model's rows and the old output
+        after it. (Collected once instead, as a local relation, the batch cost more:
+        bench/README.)"""
         new = F.min(F.when(F.col("_wv_new"), F.col("_wv_t")))
         keys = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(by)]
         cuts = retained.groupBy(*keys).agg(new.alias("_wv_new_t"), F.min(FROM).alias("_wv_kept_t"))
