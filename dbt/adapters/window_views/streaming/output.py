@@ -107,7 +107,7 @@ class Output:
         cuts = self._cuts(retained, recompute.by)
         keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
-        hour = self.plan.bucket_sizes[NEW_BUCKETS]
+        hour = self.plan.hold_horizon
         index = F.expr(sqlexpr.to_sql(sqlexpr.fill(BUCKET_INDEX, key=T, size=exp.Literal.number(hour))))
         found = retained.join(cuts, ours).agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
         cut = found["cut"]

@@ -75,6 +75,14 @@ class StreamPlan:
         return {"h": days if span >= DAY else max(HOUR, -(-span // HOUR) * HOUR), "b": days}
 
     @property
+    def hold_horizon(self) -> int:
+        """Over windows `on_update` by partition: how far before W + 1 a partition's own point
+        lies when it is held back (overwindows.held_back_before), and the bucket a held-back
+        batch collects the hours it rewrites in (output.py): one 'h' bucket, as the rows a
+        batch rewrites from the shared point stay within about one."""
+        return self.bucket_sizes["h"]
+
+    @property
     def recomputes_rows(self) -> bool:
         """Over windows `on_update`: a batch recomputes every row from a point in event time,
         which the batch before recorded with its state (state.py)."""

@@ -84,9 +84,6 @@ class State:
         self.fs = fs
         self.small = small  # the batch is planned as one job (shuffles.small)
         self.by = query.partitioned_by
-        # a partition whose point is this far before W + 1 keeps its own (an hour's bucket: the
-        # rows a batch rewrites from the shared point stay within about one)
-        self.horizon = plan.bucket_sizes["h"]
 
     def _rows_dir(self, state: str) -> str:
         return paths.join(self.where.state, "state", state)
@@ -154,7 +151,8 @@ class State:
         self.query.as_input(retained)
         update = self.plan.recomputes_rows
         if update:
-            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, self.small, self.horizon if self.by else None)
+            horizon = self.plan.hold_horizon if self.by else None
+            sql = overwindows.update_retain_sql(self.plan.sql, self.plan.over, w_new, self.small, horizon)
         else:
             sql = overwindows.retain_sql(self.plan.sql, self.plan.over, w_new)
         t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
@@ -191,7 +189,7 @@ class State:
         # the earliest point is a held-back partition's own: each partition from its own
         held = (
             bool(previous.get(RECOMPUTE_BY)) and since is not None
-            and since < overwindows.held_back_before(previous["watermark"], self.horizon)
+            and since < overwindows.held_back_before(previous["watermark"], self.plan.hold_horizon)
         )
         return Recompute(since, self.by if held else ())
 
