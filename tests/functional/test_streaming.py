@@ -109,10 +109,10 @@ def test_tumble_on_update(project):
     assert project.rows("tumble_upd") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
-def test_on_update_loads_in_days_and_moves_a_day_to_hours_when_it_rewrites_it(project):
-    """An initial load (and an earlier release) groups on_update files by day ('b' buckets); a
-    later batch writes hours ('h'): a day it rewrites moves to hours, a day it does not touch
-    stays as it was, and no row is lost or doubled."""
+def test_on_update_loads_the_past_in_days_and_writes_hours_from_the_day_later_batches_rewrite(project):
+    """An initial load groups on_update files by day ('b' buckets) before the day W is in, and
+    by hour ('h') from it, where the next batches rewrite: they read and write the hours their
+    rows reach, a day they do not touch stays as it was, and no row is lost or doubled."""
     make_source(project)
     window_view(project, "tumble_moved", "on_update", TUMBLE_SUM)
 
@@ -120,19 +120,23 @@ def test_on_update_loads_in_days_and_moves_a_day_to_hours_when_it_rewrites_it(pr
         values = ", ".join(f"(timestamp'{when}', {price}, 'A')" for when, price in rows)
         project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
-    def buckets():
-        names = project.spark.sql(f"select input_file_name() as f from {project.schema}.tumble_moved").collect()
-        return sorted({r.f.rsplit("/", 1)[1].split("-n", 1)[0][0] for r in names})
+    def files():  # each window's file
+        names = project.spark.sql(f"select window_start, input_file_name() as f from {project.schema}.tumble_moved").collect()
+        return {r.window_start: r.f.rsplit("/", 1)[1] for r in names}
 
     deliver_at(("2020-04-15 08:05:00", 1), ("2020-04-15 09:05:00", 2), ("2020-04-16 10:05:00", 4))
     run(project, "tumble_moved")
-    assert buckets() == ["b"]
+    loaded = files()
+    assert {start.day: name[0] for start, name in loaded.items()} == {15: "b", 16: "h"}
     deliver_at(("2020-04-16 10:15:00", 8), ("2020-04-16 10:06:00", 16))
     run(project, "tumble_moved")
-    assert buckets() == ["b", "h"]  # 04-15 untouched, 04-16 rewritten as hours
     deliver_at(("2020-04-16 10:25:00", 32), ("2020-04-16 10:16:00", 64))
     run(project, "tumble_moved")
-    assert buckets() == ["b", "h"]
+    after = files()
+    assert {start: name for start, name in after.items() if start.day == 15} == {
+        start: name for start, name in loaded.items() if start.day == 15
+    }  # 04-15's day untouched
+    assert {name[0] for start, name in after.items() if start.day == 16} == {"h"}
     day = lambda d, hh, mm: datetime(2020, 4, d, hh, mm)  # noqa: E731
     assert project.rows("tumble_moved") == [
         (day(15, 8, 0), day(15, 8, 10), 1, 1),

@@ -398,6 +398,46 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
         assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, stock  # next_price now known
 
 
+def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(project):
+    """An initial load writes the days before W's day as days ('b' buckets), hours after. A row
+    there that waits for its partition's next row (LEAD) is revised when that row comes, a day
+    later: the run reads and rewrites that day, which moves to hours, and keeps every other row
+    of it; no row is lost or doubled."""
+    select = """
+    select stock, ts, seq, price, lead(price) over (partition by stock order by ts, seq) as next_price
+    from {{ relation }}
+    """
+    setup(project, {"waits": select}, emits=("on_update",))
+    spark = project.spark
+
+    def deliver(*rows):
+        values = ", ".join(f"('{s}', timestamp'{ts}', {seq}, {seq}.0)" for s, ts, seq in rows)
+        for table in ("ticks", "ticks_kept"):
+            spark.sql(f"insert into {project.schema}.{table} values {values}")
+
+    def files():  # each row's file
+        rows = spark.sql(f"select seq, input_file_name() as f from {project.schema}.waits_upd_stream").collect()
+        return {r.seq: r.f.rsplit("/", 1)[1] for r in rows}
+
+    def run():
+        project.dbt("run", "-s", "waits_upd_stream", "waits_upd_batch")
+        assert project.rows("waits_upd_stream", "seq") == project.rows("waits_upd_batch", "seq")
+
+    deliver(("Z", "2024-01-01 23:50:00", 1), ("Y", "2024-01-01 23:55:00", 2), ("Y", "2024-01-01 23:56:00", 3),
+            ("A", "2024-01-02 09:00:00", 4), ("A", "2024-01-02 09:05:00", 5))
+    run()
+    loaded = files()
+    assert {seq: name[0] for seq, name in loaded.items()} == {1: "b", 2: "b", 3: "b", 4: "h", 5: "h"}
+    deliver(("A", "2024-01-02 09:10:00", 6))
+    run()
+    assert {seq: files()[seq] for seq in (1, 2, 3)} == {seq: loaded[seq] for seq in (1, 2, 3)}  # the day untouched
+    deliver(("Z", "2024-01-02 09:20:00", 7))
+    run()
+    moved = files()
+    assert {seq: moved[seq][0] for seq in (1, 2, 3)} == {1: "h", 2: "h", 3: "h"}  # the day, rewritten as hours
+    assert [r[4] for r in project.rows("waits_upd_stream", "seq") if r[0] == "Z"] == [7.0, None]  # 23:50 revised
+
+
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):
     """A micro-batch over new files without rows changes nothing: its commit carries W and the
     state on, and an over-window `on_update` model's record of where its next batch recomputes

@@ -68,8 +68,8 @@ class StreamPlan:
         micro-batch rewrites the buckets its changed rows fall in, so it costs about the hours
         its rows reach: a bucket is named by a letter for its size and its index. 'h': whole
         hours that hold the longest window (whole days for windows of a day or more); 'b': whole
-        days, for an initial load into an empty table (and what earlier releases wrote); a day
-        moves to hours when a later batch rewrites it (output.py)."""
+        days, for the days an initial load writes before W's (and what earlier releases wrote);
+        a day moves to hours when a later batch rewrites it (output.py)."""
         span = self.window.span if self.window else 0
         days = max(DAY, -(-span // DAY) * DAY)
         return {"h": days if span >= DAY else max(HOUR, -(-span // HOUR) * HOUR), "b": days}
@@ -77,9 +77,10 @@ class StreamPlan:
     @property
     def hold_horizon(self) -> int:
         """Over windows `on_update` by partition: how far before W + 1 a partition's own point
-        lies when it is held back (overwindows.held_back_before), and the bucket a held-back
-        batch collects the hours it rewrites in (output.py): one 'h' bucket, as the rows a
-        batch rewrites from the shared point stay within about one."""
+        lies when it is held back (overwindows.held_back_before), the bucket a held-back batch
+        collects the hours it rewrites in, and how far before W + 1 an initial load's hour
+        buckets begin (output.py): one 'h' bucket, as the rows a batch rewrites from the shared
+        point stay within about one."""
         return self.bucket_sizes["h"]
 
     @property
