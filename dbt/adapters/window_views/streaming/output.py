@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
+from pyspark.sql import Window
 from pyspark.sql import functions as F
 from sqlglot import exp
 
@@ -110,7 +111,12 @@ class Output:
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
         hour = self.plan.hold_horizon
         index = F.expr(sqlexpr.to_sql(sqlexpr.fill(BUCKET_INDEX, key=T, size=exp.Literal.number(hour))))
-        found = retained.join(cuts, ours).agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
+        # the cuts again, as a window over the retained rows: one shuffle, where a join with the
+        # cuts' aggregate shuffles the retained rows twice
+        new, own = _own_cut(lambda agg: agg.over(Window.partitionBy(*[F.col(f"`{c}`") for c in recompute.by])))
+        theirs = retained.select(T.name, new.alias("_wv_new_t"), own.alias(CUT))
+        theirs = theirs.where(f"_wv_new_t is not null and {T.name} >= {CUT}")
+        found = theirs.agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
         cut = found["cut"]
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
 
@@ -122,17 +128,13 @@ class Output:
     @staticmethod
     def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
         """Per partition with new rows (`_wv_by_<i>` its PARTITION BY values): where it recomputes
-        from (CUT), the earlier of its first new row and the point its kept rows hold (FROM). A
-        partition without kept rows has no row a new one could change before it. Small: the
-        state's rows are few per partition, so Spark shuffles it (hash joins, no broadcast job)
-        beside the retained rows in the cut job and beside the model's rows and the old output
-        after it. (Collected once instead, as a local relation, the batch cost more:
-        bench/README.)"""
-        new = F.min(F.when(F.col("_wv_new"), F.col("_wv_t")))
+        from (CUT, _own_cut). Small: the state's rows are few per partition, so Spark shuffles it
+        (hash joins, no broadcast job) beside the model's rows and the old output. (Collected
+        once instead, as a local relation, the batch cost more: bench/README.)"""
+        new, cut = _own_cut(lambda agg: agg)
         keys = [F.col(f"`{c}`").alias(f"_wv_by_{i}") for i, c in enumerate(by)]
-        cuts = retained.groupBy(*keys).agg(new.alias("_wv_new_t"), F.min(FROM).alias("_wv_kept_t"))
-        cut = F.least(F.coalesce("_wv_kept_t", "_wv_new_t"), F.col("_wv_new_t"))
-        return cuts.where("_wv_new_t is not null").select(*[f"_wv_by_{i}" for i in range(len(by))], cut.alias(CUT)).hint("shuffle_hash")
+        cuts = retained.groupBy(*keys).agg(new.alias("_wv_new_t"), cut.alias(CUT))
+        return cuts.where("_wv_new_t is not null").drop("_wv_new_t").hint("shuffle_hash")
 
     def _upsert(
         self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression,
@@ -206,6 +208,15 @@ class Output:
             str(staging)
         )
         return rows_out()
+
+
+def _own_cut(per_partition: Callable[[Any], Any]) -> Tuple[Any, Any]:
+    """A partition's first new row, and where it recomputes from (CUT): the earlier of that row
+    and the point its kept rows hold (FROM); a partition without kept rows has no row a new one
+    could change before it. `per_partition` makes an aggregate a partition's (a group's, or a
+    window's over the partition)."""
+    new = per_partition(F.min(F.when(F.col("_wv_new"), F.col("_wv_t"))))
+    return new, F.least(F.coalesce(per_partition(F.min(FROM)), new), new)
 
 
 def _within(low: Optional[int], high: Optional[int]) -> Callable[[int, int], bool]:
