@@ -78,3 +78,19 @@ def test_by_partition_a_large_batch_finds_the_shared_point_in_the_last_horizon_o
     small = overwindows.update_retain_sql(SHARED, over, 10**15, horizon=hour)
     assert "FROM t)" in small and "WHERE" not in small
     assert "_wv_own" in large and "_wv_own" in small  # each partition's own point, held back or not
+
+
+def sorted_by(sql: str):
+    return overwindows.plan(analysis.parse(sql), "ts").sorted_by
+
+
+def test_calls_sharing_one_partition_by_and_order_by_of_columns_read_rows_sorted_once():
+    assert sorted_by(SHARED) == (("k",), (("ts", False, True),))
+    assert sorted_by("select *, lag(v) over (partition by t.k, `j` order by ts, seq nulls last) as p from t") == (
+        ("k", "j"), (("ts", False, True), ("seq", False, False)),
+    )
+    # two PARTITION BYs, two ORDER BYs, an expression, or no PARTITION BY: each window pass sorts its own
+    assert sorted_by(TWO_PARTITIONINGS) is None
+    assert sorted_by("select k, ts, lag(v) over (partition by k order by ts) as a, lag(v) over (partition by k order by ts, seq) as b from t") is None
+    assert sorted_by("select k, ts, lead(v) over (partition by lower(k) order by ts) as n from t") is None
+    assert sorted_by("select ts, lag(v) over (order by ts) as p from t") is None

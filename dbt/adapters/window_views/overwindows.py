@@ -56,6 +56,22 @@ class OverPlan:
     def unbounded(self) -> List[str]:
         return [call for call, reach in zip(self.calls, self.reaches) if reach.unbounded]
 
+    @property
+    def sorted_by(self) -> Optional[Tuple[Tuple[str, ...], Tuple[OrderKey, ...]]]:
+        """The PARTITION BY column names and the ORDER BY keys every call shares, when they are
+        plain columns: rows clustered and sorted by them are what each window pass over them
+        (the model's, the state's) reads, with no shuffle or sort of its own. None when the
+        calls differ or use expressions."""
+        specs = {(r.partition_by, r.order_by) for r in self.reaches}
+        if len(specs) != 1:
+            return None
+        ((partition, order),) = specs
+        nodes = [analysis.parse(k) for k in (*partition, *(o for o, _, _ in order))]
+        if not partition or not all(isinstance(n, exp.Column) for n in nodes):
+            return None
+        names = tuple(n.name for n in nodes)
+        return names[: len(partition)], tuple((name, desc, first) for name, (_, desc, first) in zip(names[len(partition):], order))
+
 
 def _unqualified(sql: str) -> str:
     return analysis.unqualified(analysis.parse(sql))
