@@ -127,7 +127,7 @@ def test_on_update_loads_the_past_in_days_and_writes_hours_from_the_day_later_ba
     deliver_at(("2020-04-15 08:05:00", 1), ("2020-04-15 09:05:00", 2), ("2020-04-16 10:05:00", 4))
     run(project, "tumble_moved")
     loaded = files()
-    assert {start.day: name[0] for start, name in loaded.items()} == {15: "b", 16: "h"}
+    assert {(start.day, name[0]) for start, name in loaded.items()} == {(15, "b"), (16, "h")}  # no day mixed
     deliver_at(("2020-04-16 10:15:00", 8), ("2020-04-16 10:06:00", 16))
     run(project, "tumble_moved")
     deliver_at(("2020-04-16 10:25:00", 32), ("2020-04-16 10:16:00", 64))

@@ -34,6 +34,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import filesystems, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
+from dbt.adapters.window_views.overwindows import OverPlan
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
@@ -87,7 +88,7 @@ def spark_error(exc: PySparkException) -> str:
     return INTERNAL.sub("(internal)", text)
 
 
-def _sorted_once(retained: Any, over: Any) -> Any:
+def _sorted_once(spark: Any, retained: Any, over: OverPlan, view: str) -> Any:
     """An over-window batch's retained rows, clustered and sorted as every window pass over
     them reads them (OverPlan.sorted_by) and cached: the output's job shuffles and sorts them
     once, the state's pass reads them sorted, with no shuffle or sort of its own. It pays on an
@@ -97,15 +98,14 @@ def _sorted_once(retained: Any, over: Any) -> Any:
     if spec is None:
         return retained
     partition, order = spec
-
-    def key(name: str, desc: bool, nulls_first: bool) -> Any:
-        c = F.col(f"`{name}`")
-        if desc:
-            return c.desc_nulls_first() if nulls_first else c.desc_nulls_last()
-        return c.asc_nulls_first() if nulls_first else c.asc_nulls_last()
-
-    sort = [key(name, False, True) for name in partition] + [key(*o) for o in order]
-    return retained.repartition(*[F.col(f"`{name}`") for name in partition]).sortWithinPartitions(*sort).persist()
+    retained.createOrReplaceTempView(view)
+    # what a window pass requires of its input: its PARTITION BY ascending, then its ORDER BY
+    keys = [sqlexpr.ordered(sqlexpr.column(name)) for name in partition]
+    keys += [sqlexpr.ordered(sqlexpr.column(name), desc, nulls_first) for name, desc, nulls_first in order]
+    query = exp.select("*").from_(view)
+    query.set("distribute", exp.Distribute(expressions=[sqlexpr.column(name) for name in partition]))
+    query.set("sort", exp.Sort(expressions=keys))
+    return spark.sql(sqlexpr.to_sql(query)).persist()
 
 
 class BatchWriter:
@@ -257,7 +257,7 @@ class BatchWriter:
             old = state.rows(spark, previous["state"], fresh.schema)
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained, allowMissingColumns=True)
         if plan.over is not None and plan.shape == "single":
-            retained = _sorted_once(retained, plan.over)
+            retained = _sorted_once(spark, retained, plan.over, f"{plan.view}_sorted")
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
             recompute = state.recompute_from(spark, previous, fresh.schema) if stats["tmin"] is not None else None

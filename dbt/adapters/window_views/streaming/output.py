@@ -40,6 +40,9 @@ class Output:
         self.where = where
         self.query = query
         self.fs = fs
+        # into an empty table, the event time (window_end) from which rows go in hours, before it
+        # in days (_bucket_name); None: days only. Fixed by stage() for its batch
+        self.hours_from: Optional[int] = None
 
     def stage(
         self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
@@ -50,10 +53,13 @@ class Output:
         `on_update` recompute from where `recompute` says (State.recompute_from; None for other
         models)."""
         window, staging = self.plan.window, storage.staging_dir(self.where.table, batch_id)
+        if w_new is not None:  # the day of W + 1 - hold_horizon, floored: before 1970 too
+            day = self.plan.bucket_sizes[BULK_BUCKETS]
+            self.hours_from = (w_new + 1 - self.plan.hold_horizon) // day * day
         closes = w_new is not None and w_new != w_prev
         if window is None:
             if self.plan.config.emit == "on_update":
-                return self._update_rows(spark, retained, tmin, w_new, recompute, staging, states)
+                return self._update_rows(spark, retained, tmin, recompute, staging, states)
             if not closes:
                 return 0, []
             column = self.plan.config.watermark.column
@@ -82,11 +88,10 @@ class Output:
             region = exp.and_(after, WINDOW_START >= lo, WINDOW_END <= hi)
             low, high = (lo if w_prev is None else max(lo, w_prev)), hi
         result = self.query.compute(spark, rows, region)
-        return self._upsert(spark, result, _outside(region), WINDOW_END, _within(low, high), staging, w_new)
+        return self._upsert(spark, result, _outside(region), WINDOW_END, _within(low, high), staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], w_new: Optional[int], recompute: Recompute, staging: str,
-        states: List[Any],
+        self, spark: Any, retained: Any, tmin: Optional[int], recompute: Recompute, staging: str, states: List[Any],
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row may change:
         the point the last batch kept its state for (`recompute.since`: no later than the first
@@ -100,7 +105,7 @@ class Output:
         if not recompute.by:
             region = t >= cut
             result = self.query.compute(spark, retained, region, states)
-            return self._upsert(spark, result, _outside(region), t, _within(cut - 1, None), staging, w_new)
+            return self._upsert(spark, result, _outside(region), t, _within(cut - 1, None), staging)
         # the earliest point is held back by a partition (state.py): where those with new rows
         # recompute from, and the hours their retained rows from there fall in. The state keeps
         # each partition's rows from its point, so those hours hold every row replaced and every
@@ -123,7 +128,7 @@ class Output:
         def outside(old: Any) -> Any:  # only rows at or after the earliest point go through the join
             return _outside(t >= cut)(old).unionByName(old.where(sqlexpr.to_sql(t >= cut)).join(cuts, ours, "left_anti"))
 
-        return self._upsert(spark, result, outside, t, _holding(found["hours"], hour), staging, w_new)
+        return self._upsert(spark, result, outside, t, _holding(found["hours"], hour), staging)
 
     @staticmethod
     def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
@@ -138,14 +143,14 @@ class Output:
 
     def _upsert(
         self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression,
-        reaches: Callable[[int, int], bool], staging: str, w_new: Optional[int],
+        reaches: Callable[[int, int], bool], staging: str,
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in a region (`outside` keeps an old frame's rows outside it)
         by `result`, rewriting only the buckets of `key` that may hold such rows (`reaches`:
         whether the bucket of a size and index does): the result is staged, then the rows of
         those buckets outside the region beside it, in hours (an empty table: _bucket_name)."""
         files = storage.live_file_names(self.fs, self.where.table)
-        bucket = sqlexpr.to_sql(exp.alias_(self._bucket_name(key, not files, w_new), storage.BUCKET))
+        bucket = sqlexpr.to_sql(exp.alias_(self._bucket_name(key, not files), storage.BUCKET))
         touched = set()
         for name in {storage.bucket_of(f) for f in files}:
             if reaches(*self._bucket(name, files)):
@@ -161,11 +166,11 @@ class Output:
         touched.update(storage.staged_buckets(self.fs, staging))
         return rows_out(), sorted(touched)
 
-    def _bucket_name(self, key: exp.Expression, empty: bool, w_new: Optional[int]) -> exp.Expression:
+    def _bucket_name(self, key: exp.Expression, empty: bool) -> exp.Expression:
         """The bucket a row with `key` is staged in. Into a table with files: hours. Into an
-        empty table: days before the day the next batch's rewrites reach back into (that of
-        W + 1 - hold_horizon: over windows, the shared point lies after it, and a window TVF
-        rewrites windows ending after W), hours from it. So the history lands in few files and
+        empty table: days before the day the next batch's rewrites reach back into (hours_from,
+        that of W + 1 - hold_horizon: over windows, the shared point lies after it, and a window
+        TVF rewrites windows ending after W), hours from it. So the history lands in few files and
         the next batch reads and rewrites the hours its rows reach, not a whole day; a day
         moves to hours when a later batch first rewrites it (a held-back partition's rows).
         Every staged bucket is touched or new either way: a batch never adds to a bucket it did
@@ -178,11 +183,9 @@ class Output:
 
         if not empty:
             return named(NEW_BUCKETS)
-        if w_new is None:  # no event time yet: no batch rewrites anything soon
+        if self.hours_from is None:  # no event time yet: no batch rewrites anything soon
             return named(BULK_BUCKETS)
-        day = sizes[BULK_BUCKETS]
-        first_hour = (w_new + 1 - self.plan.hold_horizon) // day * day  # floored: before 1970 too
-        return exp.If(this=key >= first_hour, true=named(NEW_BUCKETS), false=named(BULK_BUCKETS))
+        return exp.If(this=key >= self.hours_from, true=named(NEW_BUCKETS), false=named(BULK_BUCKETS))
 
     def _bucket(self, name: str, files: List[str]) -> Tuple[int, int]:
         """The size and index of the bucket a table file's name starts with. A table read without a

@@ -76,11 +76,11 @@ class StreamPlan:
 
     @property
     def hold_horizon(self) -> int:
-        """Over windows `on_update` by partition: how far before W + 1 a partition's own point
-        lies when it is held back (overwindows.held_back_before), the bucket a held-back batch
-        collects the hours it rewrites in, and how far before W + 1 an initial load's hour
-        buckets begin (output.py): one 'h' bucket, as the rows a batch rewrites from the shared
-        point stay within about one."""
+        """`on_update`: how far before W + 1 an initial load's hour buckets begin (output.py;
+        every model: window TVFs and over windows), as the rows later batches rewrite stay within
+        about one 'h' bucket of it. Over windows by partition also read it as how far before
+        W + 1 a partition's own point lies when it is held back (overwindows.held_back_before)
+        and as the bucket a held-back batch collects the hours it rewrites in."""
         return self.bucket_sizes["h"]
 
     @property
