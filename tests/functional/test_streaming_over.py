@@ -333,9 +333,11 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     own point (its PARTITION BY columns are in the output), so the state and the rows a run
     rewrites stay flat while the quiet partition's last row waits, and the row is revised when
     its next row comes at last. That run rewrites the hours of the revised rows and of the new
-    ones, not the hours between. A NULL stock is a partition too, held back and revised the
-    same way. A model whose output lacks the PARTITION BY columns keeps one point for all
-    partitions (the stream still equals the batch view)."""
+    ones, not the hours between. A run whose new rows reach no held-back partition starts no
+    more Spark jobs than one with none held back: the state recorded where they are. A NULL
+    stock is a partition too, held back and revised the same way. A model whose output lacks the
+    PARTITION BY columns keeps one point for all partitions (the stream still equals the batch
+    view)."""
     select = """
     select {cols}ts, seq, price,
       lead(price) over (partition by stock order by ts, seq) as next_price,
@@ -358,8 +360,17 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
         for table in ("ticks", "ticks_kept"):
             spark.sql(f"insert into {project.schema}.{table} values {', '.join(rows)}")
 
+    store = spark.sparkContext._jsc.sc().statusStore()
+
+    def batch_jobs() -> int:  # the Spark jobs of quiet_upd_stream's last micro-batch (streaming/labels.py)
+        jobs = store.jobsList(None)
+        described = (jobs.apply(i).description() for i in range(jobs.size()))
+        prefix = "window_view quiet_upd_stream, micro-batch "
+        batches = [int(d.get()[len(prefix):].split(":")[0]) for d in described if d.isDefined() and d.get().startswith(prefix)]
+        return batches.count(max(batches))
+
     models = ["quiet_upd_stream", "blind_upd_stream"]
-    kept, rewritten = {m: [] for m in models}, {m: [] for m in models}
+    kept, rewritten, jobs = {m: [] for m in models}, {m: [] for m in models}, []
     for run in range(5):  # Z's and NULL's last rows are at 9:09; then A and B each get 20 rows an hour apart
         deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
         result = project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
@@ -367,6 +378,7 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
             if r.node.name in models:
                 kept[r.node.name].append(r.adapter_response["state_rows"])
                 rewritten[r.node.name].append(r.adapter_response["rows_out"])
+        jobs.append(batch_jobs())
         assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
         assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
     # per partition: A and B keep their last rows and what their frames reach; Z and NULL their
@@ -376,12 +388,18 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     # once Z and NULL are held back (more than an hour), each run rewrites its 40 new rows and
     # the few before them that the new rows change
     assert max(rewritten["quiet_upd_stream"][2:]) <= 40 + 2 * 3, rewritten
+    # and as many jobs as run 1, before any was held back: the new rows are in none of them, as
+    # the state's record of where Z and NULL are tells
+    assert jobs[2:] == [jobs[1]] * 3, jobs
+    last = max(state_folder(project, "quiet_upd_stream")[0].glob("commits/*.json"), key=lambda p: int(p.stem))
+    assert len(json.loads(last.read_text())["held_back_at"]) == 2
     # one point for all: the 9:09 rows hold it back, so the state and the rows rewritten grow
     assert kept["blind_upd_stream"][-1] >= kept["blind_upd_stream"][1] + 3 * 40, kept
     assert rewritten["blind_upd_stream"][-1] > 3 * 40, rewritten
     # the next rows of Z and NULL revise their 9:09 rows, however long they waited
     deliver(["Z", None], 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
+    assert batch_jobs() == jobs[1] + 1, jobs  # new rows in held-back partitions: a job finds their cuts
     # the run rewrote the 9:00 hour (the revised rows) and the 14:00 hour (the new ones), not the
     # four hours between, which hold no row of Z or NULL; one point for all rewrites every hour
     replaced = {}
@@ -466,3 +484,33 @@ def test_a_batch_without_rows_carries_on_what_its_model_records(project):
     assert counts["rows_in"] == 0 and "recompute_from" not in counts and "recompute_by" not in counts
     project.dbt("run", "-s", "over_upd_batch")
     assert project.rows("over_upd_stream", "stock, ts, seq") == project.rows("over_upd_batch", "stock, ts, seq")
+
+
+def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sort(spark):
+    """An over-window batch clusters, sorts and caches its retained rows once (every call shares a
+    PARTITION BY and ORDER BY of columns): a window pass over the cache, the model's or the
+    state's, plans no exchange or sort of its own and returns what it would over the rows as
+    they came."""
+    from dbt.adapters.window_views import analysis, overwindows
+    from dbt.adapters.window_views.streaming.batch_writer import _sorted_once
+
+    sql = ("select k, ts, seq, lag(v) over (partition by k order by ts desc, seq nulls last) as p, "
+           "sum(v) over (partition by k order by ts desc, seq nulls last rows between 1 preceding and current row) as s from _wv_test_cache")
+    over = overwindows.plan(analysis.parse(sql), "ts")
+    rows = spark.createDataFrame(
+        [(k, datetime(2024, 1, 1, h % 3), seq, h * 10 + seq) for k in ("a", "b", None) for h in range(4) for seq in (None, 1, 2)],
+        "k string, ts timestamp, seq int, v int",
+    )
+    cached = _sorted_once(spark, rows, over, "_wv_test_sorted")
+    try:
+        cached.createOrReplaceTempView("_wv_test_cache")
+        over_cache = spark.sql(sql)
+        plan = over_cache._jdf.queryExecution().executedPlan().toString()
+        outer = plan.split("InMemoryTableScan")[0]  # the cached plan's own exchange and sort are below
+        assert "Window" in outer and "Exchange" not in outer and "Sort" not in outer, plan
+        expected = spark.sql(sql.replace("_wv_test_cache", "_wv_test_sorted"))  # the rows as they came
+        assert sorted(map(tuple, over_cache.collect()), key=repr) == sorted(map(tuple, expected.collect()), key=repr)
+    finally:
+        cached.unpersist()
+        spark.catalog.dropTempView("_wv_test_cache")
+        spark.catalog.dropTempView("_wv_test_sorted")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import threading
 import time
-from typing import Any, Dict, Optional
+from typing import Any, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
@@ -42,7 +42,7 @@ from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming import labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.state import RECORDED, State
+from dbt.adapters.window_views.streaming.state import RECORDED, State, held_rows_metric
 
 
 logger = AdapterLogger("WindowViews")
@@ -224,7 +224,8 @@ class BatchWriter:
         query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
         if idle_watermark is None:
             with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
-                stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev)
+                held = held_rows_metric(previous, query.partitioned_by, ~F.col("_wv_late"))
+                stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
         if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
@@ -260,7 +261,7 @@ class BatchWriter:
             retained = _sorted_once(spark, retained, plan.over, f"{plan.view}_sorted")
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            recompute = state.recompute_from(spark, previous, fresh.schema) if stats["tmin"] is not None else None
+            recompute = state.recompute_from(spark, previous, fresh.schema, stats.get("held_new")) if stats["tmin"] is not None else None
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = Output(plan, self.where, query, self.fs).stage(
                     spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, recompute
@@ -278,13 +279,14 @@ class BatchWriter:
             "replaced_buckets": replaced,
         } | saved | clocks
 
-    def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> Dict[str, Any]:
+    def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int], extra: List[Any]) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
         nothing is written). Usually one job: the late rows' write counts what it reads. A
         first batch (no watermark yet) has late rows only where the event time is NULL, seldom:
         it counts from the event times alone (parquet reads that one column) and writes late
-        rows only if there are any."""
+        rows only if there are any. `extra`: more counts over the new rows (State's
+        held_rows_metric), made only after a batch with state, so never on a first batch."""
         late, t = F.col("_wv_late"), F.col("_wv_t")
         counts = [
             F.count(F.lit(1)).alias("n"),
@@ -302,7 +304,7 @@ class BatchWriter:
                 self._stage_late(rows, columns, batch_id, w_prev)
             return stats
         observation = Observation()
-        observed = rows.observe(observation, *counts)
+        observed = rows.observe(observation, *counts, *extra)
         if keep:
             self._stage_late(observed, columns, batch_id, w_prev)
         else:

@@ -29,8 +29,15 @@ T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 PART = "_wv_part"  # a state row's prefix group (g0, g1, ...); NULL for a kept input row
 RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUTE_FROM: the earliest over all rows
 RECOMPUTE_BY = "recompute_by"  # the commit's record that each kept row holds its partition's point (FROM)
-RECORDED = (RECOMPUTE_FROM, RECOMPUTE_BY)  # what a batch without rows carries on
+# by partition: the point the partitions not held back share (None: there are none), and where the
+# held-back ones are (held_position; absent: more than HELD_MAX), so that a batch whose new rows
+# reach none of them recomputes from that point, as if none were held back (State.recompute_from)
+RECOMPUTE_SHARED = "recompute_from_shared"
+HELD = "held_back_at"
+RECORDED = (RECOMPUTE_FROM, RECOMPUTE_BY, RECOMPUTE_SHARED, HELD)  # what a batch without rows carries on
 FROM = "_wv_from"  # a kept row's partition's overwindows.RECOMPUTE_FROM (ModelQuery.partitioned_by)
+HELD_POSITIONS = 1 << 20
+HELD_MAX = 1000  # more held-back partitions: not recorded, and each batch finds the cuts (a job)
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,22 @@ class Recompute:
     # the PARTITION BY columns, when a partition is held back (overwindows.update_retain_sql): each
     # partition with new rows recomputes from its own point (FROM); empty: every one from `since`
     by: Tuple[str, ...]
+
+
+def held_position(by: Tuple[str, ...]) -> Any:
+    """A partition's place among HELD_POSITIONS: a hash of its PARTITION BY values, the same in
+    the state's rows and in new ones. Two partitions may share one (a batch then finds the cuts
+    where it need not, which costs a job), a partition never has two (no batch misses one)."""
+    return F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in by]), F.lit(HELD_POSITIONS))
+
+
+def held_rows_metric(previous: Dict[str, Any], by: Tuple[str, ...], on_time: Any) -> List[Any]:
+    """For the count of a batch's new rows (`on_time`: those not late): how many fall in the
+    partitions the batch before held back (`held_new`), when it recorded where they are."""
+    positions = previous.get(HELD)
+    if not by or positions is None or previous.get(RECOMPUTE_BY) is None:
+        return []
+    return [F.count_if(on_time & held_position(by).isin(positions)).alias("held_new")]
 
 
 def _with(schema: Any, *fields: StructField) -> Any:
@@ -159,7 +182,12 @@ class State:
         flagged = spark.sql(sql).selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t")))
         if update:  # read as the state is written
             bound = Observation()
-            flagged = flagged.observe(bound, F.min(overwindows.RECOMPUTE_FROM).alias("from"))
+            point = F.col(overwindows.RECOMPUTE_FROM)
+            metrics = [F.min(point).alias("from")]
+            if self.by:
+                held = point < overwindows.held_back_before(w_new, self.plan.hold_horizon)
+                metrics += [F.min(F.when(~held, point)).alias("shared"), F.collect_set(F.when(held, held_position(self.by))).alias("held")]
+            flagged = flagged.observe(bound, *metrics)
             if self.by:  # each partition's own, kept beside its rows
                 flagged = flagged.withColumnRenamed(overwindows.RECOMPUTE_FROM, FROM)
             else:  # the same in every row
@@ -172,13 +200,24 @@ class State:
             count = counter()
         if not update:
             return {"state_rows": count}
-        return {"state_rows": count, RECOMPUTE_FROM: bound.get.get("from")} | ({RECOMPUTE_BY: list(self.by)} if self.by else {})
+        found = bound.get
+        recorded = {"state_rows": count, RECOMPUTE_FROM: found.get("from")}
+        if not self.by:
+            return recorded
+        held = sorted(found.get("held") or [])
+        return recorded | {RECOMPUTE_BY: list(self.by), RECOMPUTE_SHARED: found.get("shared")} | (
+            {HELD: held} if len(held) <= HELD_MAX else {}
+        )
 
-    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any) -> Optional[Recompute]:
+    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any, held_new: Optional[int] = None) -> Optional[Recompute]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
         before (`since` None: it kept no state, so from the first new row). A commit of an
         earlier release lacks it (and a batch without rows after it carries that on): found
-        from its state's rows, as that batch found it. Other models: None."""
+        from its state's rows, as that batch found it. When a partition is held back but none
+        of this batch's new rows is in one (`held_new`: how many are, counted with the new
+        rows, held_rows_metric), the batch recomputes from the point the others share: a
+        held-back partition keeps every row from its own, earlier point, so its rows after the
+        shared one are recomputed as they were. Other models: None."""
         if not self.plan.recomputes_rows:
             return None
         since = previous.get(RECOMPUTE_FROM)
@@ -191,6 +230,8 @@ class State:
             bool(previous.get(RECOMPUTE_BY)) and since is not None
             and since < overwindows.held_back_before(previous["watermark"], self.plan.hold_horizon)
         )
+        if held and held_new == 0 and HELD in previous and RECOMPUTE_SHARED in previous:
+            return Recompute(previous[RECOMPUTE_SHARED], ())
         return Recompute(since, self.by if held else ())
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
