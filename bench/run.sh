@@ -2,7 +2,7 @@
 # Every benchmark of bench/README.md in one command; each prints its ratios, measured in this run
 # against plain Spark or the batch build, next to its target (met / NOT met).
 #   bash bench/run.sh           # default sizes: 14 minutes on 2 cores (2026-11-25)
-#   bash bench/run.sh --large   # the 10M-row runs the targets name (about 85 minutes)
+#   bash bench/run.sh --large   # the 10M-row runs the targets name (56–83 minutes)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh > /dev/null
