@@ -59,9 +59,10 @@ def held_position(by: Tuple[str, ...]) -> Any:
 
 def held_rows_metric(previous: Dict[str, Any], by: Tuple[str, ...], on_time: Any) -> List[Any]:
     """For the count of a batch's new rows (`on_time`: those not late): how many fall in the
-    partitions the batch before held back (`held_new`), when it recorded where they are."""
+    partitions the batch before held back (`held_new`), when it recorded where they are (it
+    records them, with the shared point, by partition only)."""
     positions = previous.get(HELD)
-    if not by or positions is None or previous.get(RECOMPUTE_BY) is None:
+    if not by or positions is None:
         return []
     return [F.count_if(on_time & held_position(by).isin(positions)).alias("held_new")]
 
@@ -230,7 +231,7 @@ class State:
             bool(previous.get(RECOMPUTE_BY)) and since is not None
             and since < overwindows.held_back_before(previous["watermark"], self.plan.hold_horizon)
         )
-        if held and held_new == 0 and HELD in previous and RECOMPUTE_SHARED in previous:
+        if held and held_new == 0:  # counted only where HELD, and so RECOMPUTE_SHARED, was recorded
             return Recompute(previous[RECOMPUTE_SHARED], ())
         return Recompute(since, self.by if held else ())
 
