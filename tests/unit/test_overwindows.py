@@ -46,8 +46,18 @@ def test_the_on_update_recompute_point_is_a_window_in_small_batches_and_a_subque
     over = overwindows.plan(analysis.parse(SHARED), "ts")
     small = overwindows.update_retain_sql(SHARED, over, 10**15)
     large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False)
-    assert re.search(r"MIN\(`_wv_eligible_0`\) OVER \(\)", small) and "(SELECT LEAST(" not in small
-    assert " OVER ()" not in large and re.search(r"\(SELECT LEAST\(COALESCE\(LEAST\(MIN\(`_wv_eligible_0`\)", large)
+    assert re.search(r"MIN\(`_wv_eligible`\) OVER \(\)", small) and "(SELECT LEAST(" not in small
+    assert " OVER ()" not in large and re.search(r"\(SELECT LEAST\(COALESCE\(MIN\(`_wv_eligible`\)", large)
+
+
+def test_on_update_finds_the_rows_a_later_one_changes_in_one_column_each_reach_once():
+    """Four calls, two distinct reaches ahead (LEAD's one row; none for LAG, the moving average
+    and the range): one column holds a row's time where any of them makes a later row change it,
+    and the reach three calls share is tested once, not once per call."""
+    on_update = flagging(SHARED)[1]
+    assert columns(on_update, "_wv_eligible_") == set() and on_update.count("AS `_wv_eligible`") == 1
+    # at or after W + 1: alone (LAG, the average, the range) and in LEAD's test with its row
+    assert on_update.count(f">= ({10**15 + 1} - 0)") == 2
 
 
 def partitioned_by(sql: str):

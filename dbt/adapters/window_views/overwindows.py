@@ -250,8 +250,20 @@ class _ReachedBack:
         return sqlexpr.wrap(query, list(self.columns.values())) if self.columns else query
 
 
+def _distinct(conditions: Iterable[exp.Expression]) -> List[exp.Expression]:
+    """The conditions, each once: calls that share a reach share its condition, which Spark
+    would otherwise evaluate once per copy."""
+    seen: Dict[str, exp.Expression] = {}
+    for condition in conditions:
+        seen.setdefault(condition.sql("spark"), condition)
+    return list(seen.values())
+
+
 def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
+
+
+_ELIGIBLE = "_wv_eligible"
 
 
 def held_back_before(reached: int, horizon: int) -> int:
@@ -279,26 +291,32 @@ def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = T
     select, _ = _input_rows(sql)
     t = _t(over)
     future = reached + 1
-    eligible = [(f"_wv_eligible_{i}", exp.case().when(_changed_by(t, future, r), t)) for i, r in enumerate(over.reaches)]
-    rows = sqlexpr.wrap(select, eligible)
-    hidden = _names(eligible)
+    # one column: the row's time where some call's reach makes a later row change it (reaches
+    # that several calls share are tested once)
+    changed = exp.or_(*_distinct(_changed_by(t, future, r) for r in over.reaches))
+    flag = (_ELIGIBLE, exp.case().when(changed, t))
+    eligible = column(_ELIGIBLE)
+    rows = sqlexpr.wrap(select, [flag])
+    hidden = [_ELIGIBLE]
     held = None if horizon is None else held_back_before(reached, horizon)
     recent = None if held is None else t >= held
+
+    def earliest(first: exp.Expression) -> exp.Expression:
+        return sqlexpr.least([sqlexpr.coalesce(first, future), future])
+
     if one_task:
-        shared = [column(name) if recent is None else exp.case().when(recent.copy(), column(name)) for name in _names(eligible)]
-        point = sqlexpr.least([sqlexpr.coalesce(sqlexpr.least([sqlexpr.window(exp.Min(this=c)) for c in shared]), future), future])
+        shared = eligible if recent is None else exp.case().when(recent.copy(), eligible)
+        point = earliest(sqlexpr.window(exp.Min(this=shared)))
         query = rows
     else:
         # a row of the last `horizon` is changed by a later one or not whatever the rows before
-        scanned = rows if recent is None else sqlexpr.wrap(select.where(recent.copy()), eligible)
-        first = sqlexpr.least([exp.Min(this=column(name)) for name in _names(eligible)])
-        bound = sqlexpr.wrap(scanned, [("_wv_bound", sqlexpr.least([sqlexpr.coalesce(first, future), future]))], star=False)
+        scanned = rows if recent is None else sqlexpr.wrap(select.where(recent.copy()), [flag])
+        bound = sqlexpr.wrap(scanned, [("_wv_bound", earliest(exp.Min(this=eligible)))], star=False)
         point = exp.Subquery(this=bound)
         query, hidden = (rows, hidden) if recent is not None else (select, [])
     if recent is not None:
         partition = over.reaches[0].partition_by  # every call's (_partitioned)
-        first = sqlexpr.least([_over(exp.Min(this=column(name)), partition) for name in _names(eligible)])
-        query = sqlexpr.wrap(query, [("_wv_own", sqlexpr.least([sqlexpr.coalesce(first, future), future]))])
+        query = sqlexpr.wrap(query, [("_wv_own", earliest(_over(exp.Min(this=eligible), partition)))])
         hidden = hidden + ["_wv_own"]
         point = exp.case().when(column("_wv_own") < held, column("_wv_own")).else_(point)
     query = sqlexpr.wrap(query, [(RECOMPUTE_FROM, point)])
@@ -313,7 +331,7 @@ def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], 
     """The rows of `query` with `_wv_keep`: whether the state keeps them. Where a prefix summary
     needs whole ties in order (DENSE_RANK, FIRST_VALUE), every row from a partition's first kept
     one is kept too, so the evicted rows are a prefix of it."""
-    keep = sqlexpr.coalesce(exp.or_(*keeps), exp.true())
+    keep = sqlexpr.coalesce(exp.or_(*_distinct(keeps)), exp.true())
     flagged = sqlexpr.wrap(query, [(KEEP, keep)], hidden=hidden)
     if over.closure is not None:
         t = _t(over)
