@@ -15,7 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from conftest import errors, sources_yml
-from dbt.adapters.window_views.streaming import shuffles
+from dbt.adapters.window_views.streaming import shuffles, state
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
 OVER = """
@@ -68,13 +68,59 @@ from {{ relation }}
 """
 
 
-def state_folder(project, model: str) -> Tuple[Path, str]:
-    """The stream's checkpoint folder of the plugin, and the state folder its last commit names."""
+# a LEAD makes each partition's last row wait for its next one
+QUIET = """
+select {cols}ts, seq, price,
+  lead(price) over (partition by stock order by ts, seq) as next_price,
+  avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3
+from {{{{ relation }}}}
+"""
+
+
+def checkpoint(project, model: str) -> Tuple[Path, dict]:
+    """The stream's checkpoint folder of the plugin, and its last commit."""
     location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
     table = Path(urlparse(location).path)
     root = table.with_name(table.name + "__checkpoint") / "window_views"
     last = max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
-    return root, json.loads(last.read_text())["state"]
+    return root, json.loads(last.read_text())
+
+
+def state_folder(project, model: str) -> Tuple[Path, str]:
+    """The stream's checkpoint folder of the plugin, and the state folder its last commit names."""
+    root, last = checkpoint(project, model)
+    return root, last["state"]
+
+
+def last_commit(project, model: str) -> dict:
+    return checkpoint(project, model)[1]
+
+
+def batch_jobs(project, model: str) -> int:
+    """The Spark jobs of the model's last micro-batch (streaming/labels.py names them)."""
+    jobs = project.spark.sparkContext._jsc.sc().statusStore().jobsList(None)
+    described = (jobs.apply(i).description() for i in range(jobs.size()))
+    prefix = f"window_view {model}, micro-batch "
+    batches = [int(d.get()[len(prefix):].split(":")[0]) for d in described if d.isDefined() and d.get().startswith(prefix)]
+    return batches.count(max(batches))
+
+
+class Ticks:
+    """Ticks delivered to both sources (`ticks` for the stream, `ticks_kept` for the batch view):
+    each minute from `start`, one row per stock, `None` the NULL stock."""
+
+    def __init__(self, project, start: datetime) -> None:
+        self.project, self.start, self.seq = project, start, 0
+
+    def deliver(self, stocks, first: int, minutes: int) -> None:
+        rows = []
+        for m in range(first, first + minutes):
+            for s in stocks:
+                self.seq += 1
+                stock = "NULL" if s is None else f"'{s}'"
+                rows.append(f"({stock}, timestamp'{self.start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {self.seq}, {self.seq % 7 + 1.0})")
+        for table in ("ticks", "ticks_kept"):
+            self.project.spark.sql(f"insert into {self.project.schema}.{table} values {', '.join(rows)}")
 
 
 def state_rows(project, model: str) -> int:
@@ -323,7 +369,7 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
         deliver(rows)
         project.dbt("run", "-s", "over_upd_stream", "over_upd_batch")
         assert project.rows("over_upd_stream", "stock, ts, seq") == project.rows("over_upd_batch", "stock, ts, seq")
-    last = json.loads(max(root.glob("commits/*.json"), key=lambda p: int(p.stem)).read_text())
+    last = last_commit(project, "over_upd_stream")
     assert "recompute_from" in last and last["recompute_by"] == ["stock"]
 
 
@@ -338,47 +384,20 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     stock is a partition too, held back and revised the same way. A model whose output lacks the
     PARTITION BY columns keeps one point for all partitions (the stream still equals the batch
     view)."""
-    select = """
-    select {cols}ts, seq, price,
-      lead(price) over (partition by stock order by ts, seq) as next_price,
-      avg(price) over (partition by stock order by ts, seq rows between 2 preceding and current row) as avg3
-    from {{{{ relation }}}}
-    """
-    setup(project, {"quiet": select.format(cols="stock, "), "blind": select.format(cols="")}, emits=("on_update",))
-    spark = project.spark
+    setup(project, {"quiet": QUIET.format(cols="stock, "), "blind": QUIET.format(cols="")}, emits=("on_update",))
     start = datetime(2024, 1, 1, 9, 0)
-    seq = 0
-
-    def deliver(stocks, first, minutes):
-        nonlocal seq
-        rows = []
-        for m in range(first, first + minutes):
-            for s in stocks:
-                seq += 1
-                stock = "NULL" if s is None else f"'{s}'"
-                rows.append(f"({stock}, timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {seq}, {seq % 7 + 1.0})")
-        for table in ("ticks", "ticks_kept"):
-            spark.sql(f"insert into {project.schema}.{table} values {', '.join(rows)}")
-
-    store = spark.sparkContext._jsc.sc().statusStore()
-
-    def batch_jobs() -> int:  # the Spark jobs of quiet_upd_stream's last micro-batch (streaming/labels.py)
-        jobs = store.jobsList(None)
-        described = (jobs.apply(i).description() for i in range(jobs.size()))
-        prefix = "window_view quiet_upd_stream, micro-batch "
-        batches = [int(d.get()[len(prefix):].split(":")[0]) for d in described if d.isDefined() and d.get().startswith(prefix)]
-        return batches.count(max(batches))
+    ticks = Ticks(project, start)
 
     models = ["quiet_upd_stream", "blind_upd_stream"]
     kept, rewritten, jobs = {m: [] for m in models}, {m: [] for m in models}, []
     for run in range(5):  # Z's and NULL's last rows are at 9:09; then A and B each get 20 rows an hour apart
-        deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
+        ticks.deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
         result = project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
         for r in result.result:
             if r.node.name in models:
                 kept[r.node.name].append(r.adapter_response["state_rows"])
                 rewritten[r.node.name].append(r.adapter_response["rows_out"])
-        jobs.append(batch_jobs())
+        jobs.append(batch_jobs(project, "quiet_upd_stream"))
         assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
         assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
     # per partition: A and B keep their last rows and what their frames reach; Z and NULL their
@@ -391,21 +410,19 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     # and as many jobs as run 1, before any was held back: the new rows are in none of them, as
     # the state's record of where Z and NULL are tells
     assert jobs[2:] == [jobs[1]] * 3, jobs
-    last = max(state_folder(project, "quiet_upd_stream")[0].glob("commits/*.json"), key=lambda p: int(p.stem))
-    assert len(json.loads(last.read_text())["held_back_at"]) == 2
+    assert len(last_commit(project, "quiet_upd_stream")["held_back_at"]) == 2
     # one point for all: the 9:09 rows hold it back, so the state and the rows rewritten grow
     assert kept["blind_upd_stream"][-1] >= kept["blind_upd_stream"][1] + 3 * 40, kept
     assert rewritten["blind_upd_stream"][-1] > 3 * 40, rewritten
     # the next rows of Z and NULL revise their 9:09 rows, however long they waited
-    deliver(["Z", None], 5 * 60, 1)
+    ticks.deliver(["Z", None], 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
-    assert batch_jobs() == jobs[1] + 1, jobs  # new rows in held-back partitions: a job finds their cuts
+    assert batch_jobs(project, "quiet_upd_stream") == jobs[1] + 1, jobs  # new rows in held-back partitions: a job finds their cuts
     # the run rewrote the 9:00 hour (the revised rows) and the 14:00 hour (the new ones), not the
     # four hours between, which hold no row of Z or NULL; one point for all rewrites every hour
     replaced = {}
     for m in models:
-        last = max(state_folder(project, m)[0].glob("commits/*.json"), key=lambda p: int(p.stem))
-        replaced[m] = sorted(int(b[1:]) for b in json.loads(last.read_text())["replaced_buckets"])
+        replaced[m] = sorted(int(b[1:]) for b in last_commit(project, m)["replaced_buckets"])
     first = replaced["quiet_upd_stream"][0]
     assert replaced["quiet_upd_stream"] == [first, first + 5], replaced
     assert replaced["blind_upd_stream"] == list(range(first, first + 6)), replaced
@@ -414,6 +431,24 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     for stock in ("Z", None):
         waited = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == stock]
         assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, stock  # next_price now known
+
+
+def test_on_update_past_the_cap_of_held_back_partitions_records_none_and_finds_the_cuts(project, monkeypatch):
+    """With more held-back partitions than the state records (HELD_MAX), it records none: the
+    next batch cannot tell whether its new rows reach one, so it finds each partition's cut (one
+    more Spark job) as if they did, and its rows still equal the batch view's."""
+    monkeypatch.setattr(state, "HELD_MAX", 1)
+    setup(project, {"quiet": QUIET.format(cols="stock, ")}, emits=("on_update",))
+    ticks = Ticks(project, datetime(2024, 1, 1, 9, 0))
+    jobs = []
+    for run in range(3):  # Z's and NULL's last rows are at 9:09, A and B go on an hour apart: two held back
+        ticks.deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
+        project.dbt("run", "-s", "quiet_upd_stream", "quiet_upd_batch")
+        jobs.append(batch_jobs(project, "quiet_upd_stream"))
+        assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
+    last = last_commit(project, "quiet_upd_stream")
+    assert last["recompute_by"] == ["stock"] and "held_back_at" not in last, last
+    assert jobs[2] == jobs[1] + 1, jobs
 
 
 def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(project):
@@ -479,7 +514,7 @@ def test_a_batch_without_rows_carries_on_what_its_model_records(project):
     pq.write_table(schema.empty_table(), str(Path(urlparse(location).path) / "empty.parquet"))
     result = project.dbt("run", "-s", *models)
     assert {r.node.name: (r.adapter_response["batches"], r.adapter_response["rows_in"]) for r in result.result} == {m: (1, 0) for m in models}
-    over, counts = (json.loads(max(state_folder(project, m)[0].glob("commits/*.json"), key=lambda p: int(p.stem)).read_text()) for m in models)
+    over, counts = (last_commit(project, m) for m in models)
     assert over["rows_in"] == 0 and over["recompute_from"] is not None and over["recompute_by"] == ["stock"]
     assert counts["rows_in"] == 0 and "recompute_from" not in counts and "recompute_by" not in counts
     project.dbt("run", "-s", "over_upd_batch")

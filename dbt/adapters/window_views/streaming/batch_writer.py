@@ -100,6 +100,7 @@ def _sorted_once(spark: Any, retained: Any, over: OverPlan, view: str) -> Any:
     partition, order = spec
     retained.createOrReplaceTempView(view)
     # what a window pass requires of its input: its PARTITION BY ascending, then its ORDER BY
+    # (bare column names, quoted here: sqlexpr.order_by would parse them as SQL)
     keys = [sqlexpr.ordered(sqlexpr.column(name)) for name in partition]
     keys += [sqlexpr.ordered(sqlexpr.column(name), desc, nulls_first) for name, desc, nulls_first in order]
     query = exp.select("*").from_(view)
@@ -257,8 +258,9 @@ class BatchWriter:
         elif previous.get("state"):
             old = state.rows(spark, previous["state"], fresh.schema)
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained, allowMissingColumns=True)
+        sorted_view = f"{plan.view}_sorted"
         if plan.over is not None and plan.shape == "single":
-            retained = _sorted_once(spark, retained, plan.over, f"{plan.view}_sorted")
+            retained = _sorted_once(spark, retained, plan.over, sorted_view)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
             recompute = state.recompute_from(spark, previous, fresh.schema, stats.get("held_new")) if stats["tmin"] is not None else None
@@ -270,6 +272,7 @@ class BatchWriter:
                 saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
+            spark.catalog.dropTempView(sorted_view)
         return {
             "watermark": w_new,
             "state": str(batch_id),
