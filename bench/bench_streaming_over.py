@@ -150,6 +150,8 @@ def main() -> int:
     parser.add_argument("--increments", type=int, default=2, help="1%% appends, each followed by the three runs")
     parser.add_argument("--quiet", type=int, default=0, help="stocks without rows in the appends (S0, S1, ...): "
                         "their last rows wait for a LEAD, so from the second increment on_update recomputes by partition")
+    parser.add_argument("--revive", action="store_true", help="the quiet stocks get rows again in the last increment: "
+                        "on_update revises their waiting rows (a batch whose new rows reach held-back partitions)")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
@@ -200,7 +202,8 @@ def main() -> int:
     messages: Dict[str, str] = {}
     new_rows = args.rows // 100
     for i in range(args.increments):
-        write_rows(spark, new_rows, args.stocks, start + span + i * span // 100, span // 100, 2 + i, "append", str(location), args.quiet)
+        quiet = 0 if args.revive and i == args.increments - 1 else args.quiet
+        write_rows(spark, new_rows, args.stocks, start + span + i * span // 100, span // 100, 2 + i, "append", str(location), quiet)
         spark.catalog.refreshTable(f"{SCHEMA}.ticks")
         for name in streams:
             jobs.since_last()
@@ -233,7 +236,7 @@ def main() -> int:
     tb = statistics.median(t1["over_batch"])
     at_10m = args.rows >= 10_000_000
     print(f"\nstreaming over windows: {args.rows:,} rows over {args.stocks:,} partitions, then {args.increments} x {new_rows:,} "
-          f"new{f' (none for {args.quiet} stocks)' if args.quiet else ''} ({platform.machine()}, {spark.sparkContext.defaultParallelism} cores, spark {spark.version})")
+          f"new{f' (none for {args.quiet} stocks' + (' but in the last)' if args.revive else ')') if args.quiet else ''} ({platform.machine()}, {spark.sparkContext.defaultParallelism} cores, spark {spark.version})")
     print(f"batch: first build {initial['over_batch']:.1f} s, recompute after each increment "
           f"{', '.join(f'{t:.1f}' for t in t1['over_batch'])} s (Tb = median {tb:.1f} s)")
     print("| model | initial load T0 | T0 / batch build | T1 (1% more, median) | T1 / Tb | Spark jobs per micro-batch | state rows | run message |")

@@ -6,6 +6,7 @@ import json
 import shutil
 import random
 from datetime import datetime, timedelta
+from itertools import takewhile
 from pathlib import Path
 from typing import Tuple
 from urllib.parse import urlparse
@@ -77,13 +78,18 @@ from {{{{ relation }}}}
 """
 
 
-def checkpoint(project, model: str) -> Tuple[Path, dict]:
-    """The stream's checkpoint folder of the plugin, and its last commit."""
+def last_commit_file(project, model: str) -> Path:
+    """The last commit of the stream's checkpoint folder of the plugin."""
     location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
     table = Path(urlparse(location).path)
     root = table.with_name(table.name + "__checkpoint") / "window_views"
-    last = max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
-    return root, json.loads(last.read_text())
+    return max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
+
+
+def checkpoint(project, model: str) -> Tuple[Path, dict]:
+    """The stream's checkpoint folder of the plugin, and its last commit."""
+    last = last_commit_file(project, model)
+    return last.parent.parent, json.loads(last.read_text())
 
 
 def state_folder(project, model: str) -> Tuple[Path, str]:
@@ -97,12 +103,16 @@ def last_commit(project, model: str) -> dict:
 
 
 def batch_jobs(project, model: str) -> int:
-    """The Spark jobs of the model's last micro-batch (streaming/labels.py names them)."""
+    """The Spark jobs of the model's last micro-batch (streaming/labels.py names them): the last
+    ones of its name (an earlier test's model of the same name ran in this session too)."""
     jobs = project.spark.sparkContext._jsc.sc().statusStore().jobsList(None)
-    described = (jobs.apply(i).description() for i in range(jobs.size()))
     prefix = f"window_view {model}, micro-batch "
-    batches = [int(d.get()[len(prefix):].split(":")[0]) for d in described if d.isDefined() and d.get().startswith(prefix)]
-    return batches.count(max(batches))
+    batches = []
+    for job in sorted((jobs.apply(i) for i in range(jobs.size())), key=lambda j: j.jobId()):
+        described = job.description()
+        if described.isDefined() and described.get().startswith(prefix):
+            batches.append(int(described.get()[len(prefix):].split(":")[0]))
+    return sum(1 for _ in takewhile(lambda b: b == batches[-1], reversed(batches)))
 
 
 class Ticks:
@@ -379,8 +389,9 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     own point (its PARTITION BY columns are in the output), so the state and the rows a run
     rewrites stay flat while the quiet partition's last row waits, and the row is revised when
     its next row comes at last. That run rewrites the hours of the revised rows and of the new
-    ones, not the hours between. A run whose new rows reach no held-back partition starts no
-    more Spark jobs than one with none held back: the state recorded where they are. A NULL
+    ones, not the hours between. A run starts no more Spark jobs than one with none held back,
+    whether its new rows reach a held-back partition or not: the state recorded where they are
+    and the hours of their rows. A NULL
     stock is a partition too, held back and revised the same way. A model whose output lacks the
     PARTITION BY columns keeps one point for all partitions (the stream still equals the batch
     view)."""
@@ -417,14 +428,16 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     # the next rows of Z and NULL revise their 9:09 rows, however long they waited
     ticks.deliver(["Z", None], 5 * 60, 1)
     project.dbt("run", "-s", *models, "quiet_upd_batch", "blind_upd_batch")
-    assert batch_jobs(project, "quiet_upd_stream") == jobs[1] + 1, jobs  # new rows in held-back partitions: a job finds their cuts
-    # the run rewrote the 9:00 hour (the revised rows) and the 14:00 hour (the new ones), not the
-    # four hours between, which hold no row of Z or NULL; one point for all rewrites every hour
+    # new rows in held-back partitions: no job more, the state recorded the hours of their rows
+    assert batch_jobs(project, "quiet_upd_stream") == jobs[1], jobs
+    # the run rewrote the 9:00 hour (the revised rows), the 13:00 hour (where A and B's shared
+    # point lies, as any run does) and the 14:00 hour (the new rows), not the three hours
+    # between, which hold no row of Z or NULL; one point for all rewrites every hour
     replaced = {}
     for m in models:
         replaced[m] = sorted(int(b[1:]) for b in last_commit(project, m)["replaced_buckets"])
     first = replaced["quiet_upd_stream"][0]
-    assert replaced["quiet_upd_stream"] == [first, first + 5], replaced
+    assert replaced["quiet_upd_stream"] == [first, first + 4, first + 5], replaced
     assert replaced["blind_upd_stream"] == list(range(first, first + 6)), replaced
     assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
     assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
@@ -433,22 +446,36 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
         assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, stock  # next_price now known
 
 
-def test_on_update_past_the_cap_of_held_back_partitions_records_none_and_finds_the_cuts(project, monkeypatch):
-    """With more held-back partitions than the state records (HELD_MAX), it records none: the
-    next batch cannot tell whether its new rows reach one, so it finds each partition's cut (one
-    more Spark job) as if they did, and its rows still equal the batch view's."""
-    monkeypatch.setattr(state, "HELD_MAX", 1)
+@pytest.mark.parametrize("record", ["past the cap", "an earlier release's"])
+def test_on_update_without_the_hours_of_held_back_partitions_finds_them_in_a_job(project, monkeypatch, record):
+    """The state records where the held-back partitions are and the hours of their rows, up to
+    HELD_MAX of them. Past the cap it records none: a batch cannot tell whether its new rows reach
+    one, so it finds each partition's cut and the hours it rewrites (one more Spark job), as it
+    does after a commit of an earlier release, which recorded the places but not the hours.
+    Either way its rows equal the batch view's."""
+    if record == "past the cap":
+        monkeypatch.setattr(state, "HELD_MAX", 1)
     setup(project, {"quiet": QUIET.format(cols="stock, ")}, emits=("on_update",))
     ticks = Ticks(project, datetime(2024, 1, 1, 9, 0))
     jobs = []
-    for run in range(3):  # Z's and NULL's last rows are at 9:09, A and B go on an hour apart: two held back
-        ticks.deliver(["A", "B", "Z", None] if run == 0 else ["A", "B"], 60 * run, 10 if run == 0 else 20)
+    # Z's and NULL's last rows are at 9:09, A and B go on an hour apart: two held back, and Z's
+    # next rows come in the third run
+    for stocks in (["A", "B", "Z", None], ["A", "B"], ["A", "B", "Z"]):
+        ticks.deliver(stocks, 60 * len(jobs), 10 if not jobs else 20)
+        if len(jobs) == 2:  # Z and NULL held back: recorded with their hours, unless past the cap
+            last = last_commit_file(project, "quiet_upd_stream")
+            commit = json.loads(last.read_text())
+            if record == "past the cap":
+                assert "held_back_at" not in commit and "held_back_hours" not in commit, commit
+            else:
+                assert len(commit["held_back_at"]) == len(commit.pop("held_back_hours")) == 2, commit
+                last.write_text(json.dumps(commit))
         project.dbt("run", "-s", "quiet_upd_stream", "quiet_upd_batch")
         jobs.append(batch_jobs(project, "quiet_upd_stream"))
         assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
-    last = last_commit(project, "quiet_upd_stream")
-    assert last["recompute_by"] == ["stock"] and "held_back_at" not in last, last
     assert jobs[2] == jobs[1] + 1, jobs
+    last = last_commit(project, "quiet_upd_stream")  # NULL is still held back, alone: recorded
+    assert last["recompute_by"] == ["stock"] and len(last["held_back_at"]) == len(last["held_back_hours"]) == 1, last
 
 
 def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(project):

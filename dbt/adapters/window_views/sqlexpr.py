@@ -18,6 +18,7 @@ Named = Tuple[str, exp.Expression]
 # an expression, or a Python value that stands for its literal
 Value = Union[exp.Expression, int, bool]
 
+_FLOOR_INDEX = sqlglot.parse_one("div(:key - pmod(:key, :size), :size)", read=DIALECT)
 _EPOCH_MICROS = sqlglot.parse_one(_epoch_micros_sql(":value"), read=DIALECT)
 
 
@@ -49,6 +50,11 @@ def fill(template: exp.Expression, **values: exp.Expression) -> exp.Expression:
 def epoch_micros(value: exp.Expression) -> exp.Expression:
     """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
     return fill(_EPOCH_MICROS, value=value)
+
+
+def floor_index(key: exp.Expression, size: int) -> exp.Expression:
+    """The index of the interval of `size` that holds `key`, floored: negative before 1970."""
+    return fill(_FLOOR_INDEX, key=key, size=exp.Literal.number(size))
 
 
 def least(values: Sequence[Value]) -> exp.Expression:

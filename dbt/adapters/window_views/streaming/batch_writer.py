@@ -263,7 +263,7 @@ class BatchWriter:
             retained = _sorted_once(spark, retained, plan.over, sorted_view)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            recompute = state.recompute_from(spark, previous, fresh.schema, stats.get("held_new")) if stats["tmin"] is not None else None
+            recompute = state.recompute_from(spark, previous, fresh.schema, stats.get("held_hit")) if stats["tmin"] is not None else None
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = Output(plan, self.where, query, self.fs).stage(
                     spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, recompute

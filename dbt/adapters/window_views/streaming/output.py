@@ -26,8 +26,6 @@ from dbt.adapters.window_views.streaming.state import FROM, Recompute
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
 WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
-# the index of the bucket of `size` micros that holds `key` (floored: before 1970 negative)
-BUCKET_INDEX = sqlexpr.parse("div(:key - pmod(:key, :size), :size)")
 # a bucket's name: the `letter` of its size and its `index`
 BUCKET_NAME = sqlexpr.parse("concat(:letter, cast(:index as string))")
 NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
@@ -59,7 +57,7 @@ class Output:
         closes = w_new is not None and w_new != w_prev
         if window is None:
             if self.plan.config.emit == "on_update":
-                return self._update_rows(spark, retained, tmin, recompute, staging, states)
+                return self._update_rows(spark, retained, tmin, w_new, recompute, staging, states)
             if not closes:
                 return 0, []
             column = self.plan.config.watermark.column
@@ -91,7 +89,8 @@ class Output:
         return self._upsert(spark, result, _outside(region), WINDOW_END, _within(low, high), staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], recompute: Recompute, staging: str, states: List[Any],
+        self, spark: Any, retained: Any, tmin: Optional[int], w_new: Optional[int], recompute: Recompute, staging: str,
+        states: List[Any],
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row may change:
         the point the last batch kept its state for (`recompute.since`: no later than the first
@@ -106,29 +105,41 @@ class Output:
             region = t >= cut
             result = self.query.compute(spark, retained, region, states)
             return self._upsert(spark, result, _outside(region), t, _within(cut - 1, None), staging)
-        # the earliest point is held back by a partition (state.py): where those with new rows
-        # recompute from, and the hours their retained rows from there fall in. The state keeps
-        # each partition's rows from its point, so those hours hold every row replaced and every
-        # row written, and the batch reads and rewrites them only (one small job), however long
-        # ago a held-back partition's point lies: the hours between stay as they are
+        # the earliest point is held back by a partition (state.py): those with new rows recompute
+        # from their own points, in the hours their retained rows from there fall in. The state
+        # keeps each partition's rows from its point, so those hours hold every row replaced and
+        # every row written, and the batch reads and rewrites them only, however long ago a
+        # held-back partition's point lies: the hours between stay as they are
         cuts = self._cuts(retained, recompute.by)
         keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
         hour = self.plan.hold_horizon
-        index = F.expr(sqlexpr.to_sql(sqlexpr.fill(BUCKET_INDEX, key=T, size=exp.Literal.number(hour))))
-        # the cuts again, as a window over the retained rows: one shuffle, where a join with the
-        # cuts' aggregate shuffles the retained rows twice
-        new, own = _own_cut(lambda agg: agg.over(Window.partitionBy(*[F.col(f"`{c}`") for c in recompute.by])))
-        theirs = retained.select(T.name, new.alias("_wv_new_t"), own.alias(CUT))
-        theirs = theirs.where(f"_wv_new_t is not null and {T.name} >= {CUT}")
-        found = theirs.agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
-        cut = found["cut"]
+        if recompute.hours is not None:
+            # recorded for the held-back partitions the new rows reach; the others' rows from their
+            # points, and every new row, lie after the point they share or the first new row
+            since = tmin if recompute.shared is None else min(tmin, recompute.shared)
+            last = w_new + self.plan.config.watermark.delay.micros  # no row seen is later
+            hours = sorted({*recompute.hours, *range(since // hour, last // hour + 1)})
+        else:  # not recorded (past HELD_MAX, or an earlier release): one small job finds them
+            hours, cut = self._hours_from_cuts(retained, recompute.by, hour)
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
 
         def outside(old: Any) -> Any:  # only rows at or after the earliest point go through the join
             return _outside(t >= cut)(old).unionByName(old.where(sqlexpr.to_sql(t >= cut)).join(cuts, ours, "left_anti"))
 
-        return self._upsert(spark, result, outside, t, _holding(found["hours"], hour), staging)
+        return self._upsert(spark, result, outside, t, _holding(hours, hour), staging)
+
+    @staticmethod
+    def _hours_from_cuts(retained: Any, by: Tuple[str, ...], hour: int) -> Tuple[List[int], int]:
+        """The hours (indices of `hour` micros) the retained rows of the partitions with new rows
+        fall in from their cuts, and the earliest cut: the cuts again, as a window over the
+        retained rows (one shuffle, where a join with the cuts' aggregate shuffles them twice)."""
+        index = F.expr(sqlexpr.to_sql(sqlexpr.floor_index(T, hour)))
+        new, own = _own_cut(lambda agg: agg.over(Window.partitionBy(*[F.col(f"`{c}`") for c in by])))
+        theirs = retained.select(T.name, new.alias("_wv_new_t"), own.alias(CUT))
+        theirs = theirs.where(f"_wv_new_t is not null and {T.name} >= {CUT}")
+        found = theirs.agg(F.min(CUT).alias("cut"), F.collect_set(index).alias("hours")).first()
+        return found["hours"], found["cut"]
 
     @staticmethod
     def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
@@ -178,7 +189,7 @@ class Output:
         sizes = self.plan.bucket_sizes
 
         def named(letter: str) -> exp.Expression:
-            index = sqlexpr.fill(BUCKET_INDEX, key=key, size=exp.Literal.number(sizes[letter]))
+            index = sqlexpr.floor_index(key, sizes[letter])
             return sqlexpr.fill(BUCKET_NAME, letter=exp.Literal.string(letter), index=index)
 
         if not empty:

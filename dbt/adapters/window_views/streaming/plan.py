@@ -80,7 +80,7 @@ class StreamPlan:
         every model: window TVFs and over windows), as the rows later batches rewrite stay within
         about one 'h' bucket of it. Over windows by partition also read it as how far before
         W + 1 a partition's own point lies when it is held back (overwindows.held_back_before)
-        and as the bucket a held-back batch collects the hours it rewrites in."""
+        and as the size of the hours the state records a held-back partition's rows in."""
         return self.bucket_sizes["h"]
 
     @property

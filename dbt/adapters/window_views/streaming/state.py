@@ -31,13 +31,16 @@ RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUT
 RECOMPUTE_BY = "recompute_by"  # the commit's record that each kept row holds its partition's point (FROM)
 # by partition: the point the partitions not held back share (None: there are none), and where the
 # held-back ones are (held_position; absent: more than HELD_MAX), so that a batch whose new rows
-# reach none of them recomputes from that point, as if none were held back (State.recompute_from)
+# reach none of them recomputes from that point, as if none were held back (State.recompute_from);
+# and per place the hours (of hold_horizon) its rows from its point lie in, so that one whose new
+# rows reach some knows the hours it rewrites without a job to find them (absent: an earlier release)
 RECOMPUTE_SHARED = "recompute_from_shared"
 HELD = "held_back_at"
-RECORDED = (RECOMPUTE_FROM, RECOMPUTE_BY, RECOMPUTE_SHARED, HELD)  # what a batch without rows carries on
+HELD_HOURS = "held_back_hours"
+RECORDED = (RECOMPUTE_FROM, RECOMPUTE_BY, RECOMPUTE_SHARED, HELD, HELD_HOURS)  # what a batch without rows carries on
 FROM = "_wv_from"  # a kept row's partition's overwindows.RECOMPUTE_FROM (ModelQuery.partitioned_by)
 HELD_POSITIONS = 1 << 20
-HELD_MAX = 1000  # more held-back partitions: not recorded, and each batch finds the cuts (a job)
+HELD_MAX = 1000  # more held-back partitions: not recorded, and each batch finds the points and hours (a job)
 
 
 @dataclass(frozen=True)
@@ -47,24 +50,30 @@ class Recompute:
     since: Optional[int]  # the earliest point over all partitions (None: no state, from the first new row)
     # the PARTITION BY columns, when a partition is held back (overwindows.update_retain_sql): each
     # partition with new rows recomputes from its own point (FROM); empty: every one from `since`
-    by: Tuple[str, ...]
+    by: Tuple[str, ...] = ()
+    # by partition, as the batch before recorded them: the point the partitions not held back
+    # share, and the hours the held-back ones with new rows keep rows in from their points (None:
+    # not recorded, so a job finds the hours: Output._update_rows)
+    shared: Optional[int] = None
+    hours: Optional[Tuple[int, ...]] = None
 
 
 def held_position(by: Tuple[str, ...]) -> Any:
     """A partition's place among HELD_POSITIONS: a hash of its PARTITION BY values, the same in
-    the state's rows and in new ones. Two partitions may share one (a batch then finds the cuts
-    where it need not, which costs a job), a partition never has two (no batch misses one)."""
+    the state's rows and in new ones. Two partitions may share one (a batch then rewrites a held-back
+    partition's hours where it need not), a partition never has two (no batch misses one)."""
     return F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in by]), F.lit(HELD_POSITIONS))
 
 
 def held_rows_metric(previous: Dict[str, Any], by: Tuple[str, ...], on_time: Any) -> List[Any]:
-    """For the count of a batch's new rows (`on_time`: those not late): how many fall in the
-    partitions the batch before held back (`held_new`), when it recorded where they are (it
-    records them, with the shared point, by partition only)."""
+    """For the count of a batch's new rows (`on_time`: those not late): the places of the
+    partitions the batch before held back that they fall in (`held_hit`), when it recorded
+    where they are (it records them, with the shared point, by partition only)."""
     positions = previous.get(HELD)
     if not by or positions is None:
         return []
-    return [F.count_if(on_time & held_position(by).isin(positions)).alias("held_new")]
+    place = held_position(by)
+    return [F.collect_set(F.when(on_time & place.isin(positions), place)).alias("held_hit")]
 
 
 def _with(schema: Any, *fields: StructField) -> Any:
@@ -187,7 +196,13 @@ class State:
             metrics = [F.min(point).alias("from")]
             if self.by:
                 held = point < overwindows.held_back_before(w_new, self.plan.hold_horizon)
-                metrics += [F.min(F.when(~held, point)).alias("shared"), F.collect_set(F.when(held, held_position(self.by))).alias("held")]
+                # a held-back partition's place and the hours of its rows from its point (all kept)
+                hour = F.expr(sqlexpr.to_sql(sqlexpr.floor_index(T, self.plan.hold_horizon)))
+                at = F.struct(held_position(self.by).alias("place"), hour.alias("hour"))
+                metrics += [
+                    F.min(F.when(~held, point)).alias("shared"),
+                    F.collect_set(F.when(held & (F.col(T.name) >= point), at)).alias("held"),
+                ]
             flagged = flagged.observe(bound, *metrics)
             if self.by:  # each partition's own, kept beside its rows
                 flagged = flagged.withColumnRenamed(overwindows.RECOMPUTE_FROM, FROM)
@@ -205,20 +220,25 @@ class State:
         recorded = {"state_rows": count, RECOMPUTE_FROM: found.get("from")}
         if not self.by:
             return recorded
-        held = sorted(found.get("held") or [])
+        hours: Dict[str, List[int]] = {}
+        for place, hour in found.get("held") or []:
+            hours.setdefault(str(place), []).append(hour)
         return recorded | {RECOMPUTE_BY: list(self.by), RECOMPUTE_SHARED: found.get("shared")} | (
-            {HELD: held} if len(held) <= HELD_MAX else {}
+            {HELD: sorted(map(int, hours)), HELD_HOURS: {p: sorted(h) for p, h in sorted(hours.items())}}
+            if len(hours) <= HELD_MAX else {}
         )
 
-    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any, held_new: Optional[int] = None) -> Optional[Recompute]:
+    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any, held_hit: Optional[List[int]] = None) -> Optional[Recompute]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
         before (`since` None: it kept no state, so from the first new row). A commit of an
         earlier release lacks it (and a batch without rows after it carries that on): found
         from its state's rows, as that batch found it. When a partition is held back but none
-        of this batch's new rows is in one (`held_new`: how many are, counted with the new
-        rows, held_rows_metric), the batch recomputes from the point the others share: a
-        held-back partition keeps every row from its own, earlier point, so its rows after the
-        shared one are recomputed as they were. Other models: None."""
+        of this batch's new rows is in one (`held_hit`: the places of those they are in, found
+        with the count of the new rows, held_rows_metric), the batch recomputes from the point
+        the others share: a held-back partition keeps every row from its own, earlier point, so
+        its rows after the shared one are recomputed as they were. When some are, each
+        partition with new rows from its own point, in the hours recorded for their places and
+        those from the shared point on. Other models: None."""
         if not self.plan.recomputes_rows:
             return None
         since = previous.get(RECOMPUTE_FROM)
@@ -231,9 +251,15 @@ class State:
             bool(previous.get(RECOMPUTE_BY)) and since is not None
             and since < overwindows.held_back_before(previous["watermark"], self.plan.hold_horizon)
         )
-        if held and held_new == 0:  # counted only where HELD, and so RECOMPUTE_SHARED, was recorded
-            return Recompute(previous[RECOMPUTE_SHARED], ())
-        return Recompute(since, self.by if held else ())
+        if not held:
+            return Recompute(since)
+        shared = previous.get(RECOMPUTE_SHARED)
+        if held_hit is not None and not held_hit:  # found only where HELD, and so RECOMPUTE_SHARED, was recorded
+            return Recompute(shared)
+        recorded = previous.get(HELD_HOURS) or {}
+        places = [str(p) for p in held_hit or ()]
+        hours = tuple(sorted({h for p in places for h in recorded[p]})) if places and all(p in recorded for p in places) else None
+        return Recompute(since, self.by, shared, hours)
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
         """The rows kept and each group's summary of the rows evicted, from one aggregate over
