@@ -123,11 +123,8 @@ class Output:
         else:  # not recorded (past HELD_MAX, or an earlier release): one small job finds them
             hours, cut = self._hours_from_cuts(retained, recompute.by, hour)
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
-
-        def outside(old: Any) -> Any:  # only rows at or after the earliest point go through the join
-            return _outside(t >= cut)(old).unionByName(old.where(sqlexpr.to_sql(t >= cut)).join(cuts, ours, "left_anti"))
-
-        return self._upsert(spark, result, outside, t, _holding(hours, hour), staging)
+        # the old rows no partition with new rows recomputes (none before `cut`: no cut is earlier)
+        return self._upsert(spark, result, lambda old: old.join(cuts, ours, "left_anti"), t, _holding(hours, hour), staging)
 
     @staticmethod
     def _hours_from_cuts(retained: Any, by: Tuple[str, ...], hour: int) -> Tuple[List[int], int]:
