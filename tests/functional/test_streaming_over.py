@@ -86,20 +86,14 @@ def last_commit_file(project, model: str) -> Path:
     return max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
 
 
-def checkpoint(project, model: str) -> Tuple[Path, dict]:
-    """The stream's checkpoint folder of the plugin, and its last commit."""
-    last = last_commit_file(project, model)
-    return last.parent.parent, json.loads(last.read_text())
+def last_commit(project, model: str) -> dict:
+    return json.loads(last_commit_file(project, model).read_text())
 
 
 def state_folder(project, model: str) -> Tuple[Path, str]:
     """The stream's checkpoint folder of the plugin, and the state folder its last commit names."""
-    root, last = checkpoint(project, model)
-    return root, last["state"]
-
-
-def last_commit(project, model: str) -> dict:
-    return checkpoint(project, model)[1]
+    last = last_commit_file(project, model)
+    return last.parent.parent, json.loads(last.read_text())["state"]
 
 
 def batch_jobs(project, model: str) -> int:
@@ -358,8 +352,7 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
 
     deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0)])
     project.dbt("run", "-s", "over_upd_stream")
-    root, _ = state_folder(project, "over_upd_stream")
-    last = max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
+    last = last_commit_file(project, "over_upd_stream")
     commit = json.loads(last.read_text())
     # W is 28 min; a row after it may come before A's row at 30 min, so change the LEAD (and
     # `around`) of A's row at 9 min: the earliest row a later one changes
@@ -391,10 +384,9 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     its next row comes at last. That run rewrites the hours of the revised rows and of the new
     ones, not the hours between. A run starts no more Spark jobs than one with none held back,
     whether its new rows reach a held-back partition or not: the state recorded where they are
-    and the hours of their rows. A NULL
-    stock is a partition too, held back and revised the same way. A model whose output lacks the
-    PARTITION BY columns keeps one point for all partitions (the stream still equals the batch
-    view)."""
+    and the hours of their rows. A NULL stock is a partition too, held back and revised the same
+    way. A model whose output lacks the PARTITION BY columns keeps one point for all partitions
+    (the stream still equals the batch view)."""
     setup(project, {"quiet": QUIET.format(cols="stock, "), "blind": QUIET.format(cols="")}, emits=("on_update",))
     start = datetime(2024, 1, 1, 9, 0)
     ticks = Ticks(project, start)

@@ -256,9 +256,9 @@ class State:
         shared = previous.get(RECOMPUTE_SHARED)
         if held_hit is not None and not held_hit:  # found only where HELD, and so RECOMPUTE_SHARED, was recorded
             return Recompute(shared)
-        recorded = previous.get(HELD_HOURS) or {}
-        places = [str(p) for p in held_hit or ()]
-        hours = tuple(sorted({h for p in places for h in recorded[p]})) if places and all(p in recorded for p in places) else None
+        # the places hit are among HELD, recorded (and carried on) with HELD_HOURS
+        recorded = previous.get(HELD_HOURS)
+        hours = None if held_hit is None or recorded is None else tuple(sorted({h for p in held_hit for h in recorded[str(p)]}))
         return Recompute(since, self.by, shared, hours)
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
