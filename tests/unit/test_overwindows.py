@@ -4,6 +4,9 @@ That the rows kept are right is tested end to end (tests/functional/test_streami
 
 import re
 
+import sqlglot
+from sqlglot import exp
+
 from dbt.adapters.window_views import analysis, overwindows
 
 SHARED = """select k, ts, v - lag(v) over (partition by k order by ts) as change,
@@ -33,6 +36,16 @@ def test_calls_over_one_partition_share_one_cut_and_one_row_count():
     # each reach still decides: 9 rows back (the moving average), 1 (lag), an hour (the range)
     assert "`_wv_before_0` <= 9" in on_close and "`_wv_before_0` <= 1" in on_close
     assert "- 3600000000" in on_close
+
+
+def test_a_row_count_is_one_window_pass():
+    """A row count back from a bound is a partition's total less its running count: both over
+    the calls' ORDER BY, so Spark computes them in one pass over the rows (a total over the
+    PARTITION BY alone would be a window pass of its own)."""
+    for sql in flagging(SHARED):
+        counts = [a.this for a in sqlglot.parse_one(sql, read="spark").find_all(exp.Alias) if a.alias == "_wv_before_0"]
+        windows = {(tuple(p.sql() for p in w.args["partition_by"]), w.args["order"].sql()) for c in counts for w in c.find_all(exp.Window)}
+        assert counts and windows == {(("k",), "ORDER BY ts")}
 
 
 def test_each_partition_by_gets_its_own_cut_and_row_count():
