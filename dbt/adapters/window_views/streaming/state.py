@@ -89,24 +89,42 @@ _CARRIED = [exp.alias_(sqlexpr.column("_wv_old", "a"), "_wv_old")] + [
 
 def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
     """A group's merged summaries as rows of the state: per partition its summary (when it has
-    one) and its kept rows, each with NULL for the other's columns."""
-    summary = [f for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
+    one) and its kept rows, each with NULL for the other's columns. Built as one SQL expression,
+    one call into Spark: a Column per field is a py4j call each (105 -> 40 ms a group a batch)."""
+    summary = [f.name for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
+    names = [f.name for f in rows]
+    kept = sqlexpr.column("_wv_kept")
 
-    def blank(field: Any) -> Any:
-        return F.lit(None).cast(field.dataType).alias(field.name)
+    def field(of: exp.Expression, name: str) -> exp.Expression:
+        return exp.Dot(this=of, expression=exp.to_identifier(name, quoted=True))
 
-    present = F.coalesce(F.col("_wv_old"), F.lit(False)) | (F.coalesce(F.col("_wv_evicted"), F.lit(0)) > 0)
-    summary_row = F.struct(
-        *map(blank, rows), *[F.col(f"`{f.name}`") for f in summary], F.lit(part).alias(PART), present.alias("_wv_present")
+    def blank(typed: exp.Expression) -> exp.Expression:
+        # a NULL of `typed`'s type, with no type to spell out (Spark folds the IF)
+        return exp.If(this=exp.false(), true=typed, false=exp.null())
+
+    def struct(values: List[Tuple[str, exp.Expression]]) -> exp.Expression:
+        return exp.Struct(expressions=[exp.alias_(v, n, quoted=True) for n, v in values])
+
+    present = exp.or_(
+        sqlexpr.coalesce(sqlexpr.column("_wv_old"), exp.false()),
+        sqlexpr.coalesce(sqlexpr.column("_wv_evicted"), 0) > 0,
     )
-    kept_rows = F.transform(
-        F.coalesce(F.col("_wv_kept"), F.array()),
-        lambda r: F.struct(
-            *[r[f.name].alias(f.name) for f in rows], *map(blank, summary),
-            F.lit(None).cast("string").alias(PART), F.lit(True).alias("_wv_present"),
-        ),
+    summary_row = struct(
+        [(n, blank(field(exp.Bracket(this=kept.copy(), expressions=[exp.Literal.number(0)]), n))) for n in names]
+        + [(n, sqlexpr.column(n)) for n in summary]
+        + [(PART, exp.Literal.string(part)), ("_wv_present", present)]
     )
-    return merged.select(F.inline(F.concat(F.array(summary_row), kept_rows))).where("_wv_present").drop("_wv_present")
+    row = exp.column("_wv_r")
+    kept_row = struct(
+        [(n, field(row.copy(), n)) for n in names]
+        + [(n, blank(sqlexpr.column(n))) for n in summary]
+        + [(PART, exp.cast(exp.null(), "string")), ("_wv_present", exp.true())]
+    )
+    kept_rows = exp.func(
+        "transform", sqlexpr.coalesce(kept, exp.func("array")), exp.Lambda(this=kept_row, expressions=[exp.to_identifier("_wv_r")])
+    )
+    rows_of = exp.func("inline", exp.func("concat", exp.func("array", summary_row), kept_rows))
+    return merged.selectExpr(sqlexpr.to_sql(rows_of)).where("_wv_present").drop("_wv_present")
 
 
 class State:
