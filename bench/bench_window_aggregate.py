@@ -126,11 +126,11 @@ def main() -> None:
     spark = spark_session({**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false",
                            "spark.driver.memory": "6g"})
     hop6 = window_aggregate(project, {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "10 minutes"})
-    hop60 = window_aggregate(project, {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"})
+    hop_1h_1min = {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"}
+    hop60 = window_aggregate(project, hop_1h_1min)
     # the same without max(): its sliding frame re-aggregates a window's 60 panes for every
-    # window, where counts and sums are two running totals (bench/README, "HOP and max()")
-    hop60_no_max = window_aggregate(project, {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"},
-                                    [name for name in MEASURES if name != "peak"])
+    # window, where counts and sums are two running totals (bench/README, "HOP 1h/1min and max()")
+    hop60_no_max = window_aggregate(project, hop_1h_1min, [name for name in MEASURES if name != "peak"])
     cumulate = window_aggregate(project, {"kind": "cumulate", "time_col": "ts", "size": "1 hour", "step": "1 minute"})
     tumble = window_aggregate(project, {"kind": "tumble", "time_col": "ts", "size": "1 hour"})
     # as many output rows as HOP/CUMULATE 1h/1min: the cost of the 1-minute panes alone
