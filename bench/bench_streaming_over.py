@@ -152,12 +152,16 @@ def main() -> int:
                         "their last rows wait for a LEAD, so from the second increment on_update recomputes by partition")
     parser.add_argument("--revive", action="store_true", help="the quiet stocks get rows again in the last increment: "
                         "on_update revises their waiting rows (a batch whose new rows reach held-back partitions)")
+    parser.add_argument("--driver-memory", help="spark.driver.memory of the embedded session (default: the plugin's "
+                        "embedded default, 2g); 30M rows need more")
     args = parser.parse_args()
 
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
     project = home / "project"
     (project / "models").mkdir(parents=True)
     params = embedded_defaults(home / "target")
+    if args.driver_memory:
+        params["spark.driver.memory"] = args.driver_memory
     (project / "dbt_project.yml").write_text(yaml.safe_dump({"name": "bench_over", "version": "1.0", "config-version": 2, "profile": "bench_over"}))
     profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "host": "local", "server_side_parameters": params}
     (project / "profiles.yml").write_text(yaml.safe_dump({"bench_over": {"target": "dev", "outputs": {"dev": profile}}}))
