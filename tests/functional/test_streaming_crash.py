@@ -215,13 +215,15 @@ class Processes:
             yaml.safe_dump({"wv_crash": {"target": "dev", "outputs": {"dev": profile}}})
         )
 
-    def run(self, steps: List[Dict[str, Any]]) -> Tuple[subprocess.CompletedProcess, List[Dict[str, Any]]]:
-        """One process running the steps; returns it and the log of its dbt invocations."""
+    def run(self, steps: List[Dict[str, Any]], spark: Optional[Dict[str, str]] = None) -> Tuple[subprocess.CompletedProcess, List[Dict[str, Any]]]:
+        """One process running the steps (its Spark with the settings `spark` adds); returns it
+        and the log of its dbt invocations."""
         self.count += 1
         plan = self.project.parent / f"plan{self.count}.json"
         log = self.project.parent / f"log{self.count}.json"
         plan.write_text(json.dumps({
-            "project": str(self.project), "spark_params": short_lived(spark_params(self.home)), "support": str(SUPPORT),
+            "project": str(self.project), "spark_params": {**short_lived(spark_params(self.home)), **(spark or {})},
+            "support": str(SUPPORT),
             "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps, "store": self.store,
         }))
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
@@ -417,3 +419,54 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
     assert window_rows(snaps / "after_kill", "upd_ref__v2") == window_rows(snaps / "refreshed", "upd_ref__v2")
     assert not (snaps / "after_kill" / "upd_ref").exists() and not (snaps / "after_kill" / "upd_ref__late").exists()
     assert not any(f.is_file() for f in (snaps / "after_kill" / "upd_ref__checkpoint").rglob("*"))
+
+
+# a row with v = 999 makes a 1 GB string in its task: more than a 768 MB JVM holds, not a 3 GB one
+HUNGRY = """
+{{ config(materialized='window_view', execution='streaming', emit='on_update',
+          watermark={'column': 'ts', 'delay': '5 minutes'}) }}
+select k, window_start, window_end, count(*) as n,
+       max(length(repeat('x', case when v = 999 then 1000000000 else 1 end))) as widest
+from {{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}
+group by k, window_start, window_end
+"""
+
+
+def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_path):
+    """In local mode a task's OutOfMemoryError ends Spark's JVM (after stopping its context): the
+    query only sees jobs cancelled and an internal error. The run says that Spark ran out of
+    memory and where to give it more, without Spark's internals; the next run, in a new process
+    with more memory, redoes the batch from the last commit: nothing lost, nothing twice."""
+    p = Processes(tmp_path, "local")
+    p.project.joinpath("models", "sources.yml").write_text(sources_yml("ev"))
+    p.project.joinpath("models", "hungry.sql").write_text(HUNGRY)
+    day = o.micros(dt.datetime(2020, 4, 15, 8))
+    first = [{"id": i, "k": "a", "v": i, "ts": day + i * o.MINUTE} for i in range(1, 6)]
+    second = [{"id": 6, "k": "a", "v": 999, "ts": day + 12 * o.MINUTE}, {"id": 7, "k": "b", "v": 1, "ts": day + 13 * o.MINUTE}]
+    small = {"spark.driver.memory": "768m"}
+    proc, log = p.run([
+        {"sql": f"create database if not exists {SCHEMA}"},
+        {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
+        insert(first),
+        {"dbt": ["run"]},
+        insert(second),
+        {"dbt": ["run"]},
+    ], spark=small)
+    assert len(log) == 2 and log[0]["success"], f"{json.dumps(log)[:3000]}\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+    node = log[1]["nodes"]["hungry"]
+    assert node["status"] == "error", log[1]
+    message = node["message"]
+    assert "window_view model 'hungry'" in message and "hungry__checkpoint" in message, message
+    assert "Spark stopped while the stream ran: its JVM ran out of memory (java.lang.OutOfMemoryError)" in message, message
+    assert "spark.driver.memory" in message and "committed micro-batches are kept" in message, message
+    for internal in ("Traceback", "py4j", "at org.apache", "_wv_", "DAGScheduler", "NullPointer"):
+        assert internal not in message, message
+    state = state_dir(p.schema_dir, "hungry")
+    assert (state / "commits" / "0.json").exists() and not (state / "commits" / "1.json").exists()
+    assert not (p.schema_dir / "hungry__checkpoint" / "run.lock").exists()  # released though Spark was gone
+
+    proc, log = p.run([{"dbt": ["run"]}], spark={"spark.driver.memory": "3g"})
+    ok(proc, log)
+    assert log[0]["nodes"]["hungry"]["message"].startswith("STREAM 1 batch, 2 in, 2 out, 0 late"), log
+    rows = read(p.schema_dir / "hungry", "k, epoch_us(window_start), n, widest")
+    assert rows == [("a", day, 5, 1), ("a", day + SIZE, 1, 1_000_000_000), ("b", day + SIZE, 1, 1)], rows

@@ -20,12 +20,14 @@ model's and the state's window passes (_sorted_once).
 from __future__ import annotations
 
 import re
+import subprocess
 import threading
 import time
 from typing import Any, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
 
+from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
@@ -86,6 +88,47 @@ def spark_error(exc: PySparkException) -> str:
     if condition and not text.startswith("["):
         text = f"[{condition}] {text}"
     return INTERNAL.sub("(internal)", text)
+
+
+SPARK_OOM_EXIT = 52  # Spark's exit code for a JVM that ran out of memory (SparkExitCode.OOM)
+JVM_EXIT_WAIT = 10  # seconds a stopped context's JVM gets to exit and tell why
+
+
+def spark_gone(spark: Any) -> Optional[str]:
+    """Why the session's Spark stopped, when it did (None: it runs). In local mode a task's
+    OutOfMemoryError ends the JVM (exit code 52, Spark's own) after stopping the context: what
+    the batch then calls fails as a cancelled job, an internal error or a refused connection, so
+    a failure is first checked against this, and a stopped context waits a moment for the JVM
+    pyspark started to tell why. A Spark Connect client sees the server's errors instead."""
+    if filesystems.is_connect(spark):
+        return None
+    try:
+        if not spark.sparkContext._jsc.sc().isStopped():
+            return None
+    except Exception:  # py4j cannot reach the JVM: it is gone
+        pass
+    jvm = getattr(getattr(spark.sparkContext, "_gateway", None), "proc", None)
+    try:
+        code = jvm.wait(timeout=JVM_EXIT_WAIT) if jvm is not None else None
+    except subprocess.TimeoutExpired:
+        code = None
+    if code == SPARK_OOM_EXIT:
+        return "its JVM ran out of memory (java.lang.OutOfMemoryError) and exited"
+    if code is not None:
+        return f"its JVM exited (exit code {code})"
+    return "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)"
+
+
+def spark_stopped(model: str, gone: str, path: str, batch: Optional[BatchId] = None) -> StreamFailure:
+    return StreamFailure(
+        model,
+        f"Spark stopped while the stream ran: {gone}",
+        "give Spark more memory (spark.driver.memory in the profile's server_side_parameters for the embedded "
+        "session, the executors' memory on a cluster) and run again, in a new dbt process: committed "
+        "micro-batches are kept, the failed one is redone",
+        batch=batch,
+        path=path,
+    )
 
 
 def _sorted_once(spark: Any, retained: Any, over: OverPlan, view: str) -> Any:
@@ -149,31 +192,44 @@ class BatchWriter:
             except StreamFailure as exc:
                 self.failure = exc
                 raise
-            except PySparkException as exc:  # Spark failed a job of the batch: the model's SQL on its rows, ...
-                if _cancelled(exc):
-                    raise  # a processing-time run stopping: not a failure, the batch is redone next run
-                self.failure = StreamFailure(
-                    self.plan.model,
-                    f"Spark failed the micro-batch: {spark_error(exc)}",
-                    "fix the model's SQL or the input rows it fails on, and run again: committed micro-batches are "
-                    "kept, this one is redone",
-                    batch=batch_id,
-                )
-                raise self.failure from None
-            except OSError as exc:  # the store: unreachable, refused, gone mid-publish
-                self.failure = StreamFailure(
-                    self.plan.model,
-                    f"cannot read or write its files ({exc.strerror or exc})",
-                    "make the table, late table and checkpoint locations reachable and writable, and run again: "
-                    "committed micro-batches are kept, this one is finished or redone",
-                    batch=batch_id,
-                    path=exc.filename or self.where.table,
-                )
+            except (PySparkException, OSError, Py4JError) as exc:
+                self.failure = self._failure(df.sparkSession, exc, batch_id)
+                if self.failure is None:
+                    raise
                 raise self.failure from None
         if ready is not None:
             self.batches += 1
             self._progress(batch_id, ready, time.monotonic() - started)
         return ready
+
+    def _failure(self, spark: Any, exc: Exception, batch_id: BatchId) -> Optional[StreamFailure]:
+        """What stopped a batch, said so a person can act on it. Spark itself gone comes first:
+        what the batch calls then fails as a cancelled job, an internal error or a refused
+        connection. None: not a failure (a processing-time run stopping cancels its jobs; the
+        batch is redone next run), or not one of the batch's own (passed on)."""
+        gone = spark_gone(spark)
+        if gone is not None:
+            return spark_stopped(self.plan.model, gone, self.where.checkpoint, batch_id)
+        if isinstance(exc, PySparkException):  # Spark failed a job of the batch: the model's SQL on its rows, ...
+            if _cancelled(exc):
+                return None
+            return StreamFailure(
+                self.plan.model,
+                f"Spark failed the micro-batch: {spark_error(exc)}",
+                "fix the model's SQL or the input rows it fails on, and run again: committed micro-batches are "
+                "kept, this one is redone",
+                batch=batch_id,
+            )
+        if isinstance(exc, OSError):  # the store: unreachable, refused, gone mid-publish
+            return StreamFailure(
+                self.plan.model,
+                f"cannot read or write its files ({exc.strerror or exc})",
+                "make the table, late table and checkpoint locations reachable and writable, and run again: "
+                "committed micro-batches are kept, this one is finished or redone",
+                batch=batch_id,
+                path=exc.filename or self.where.table,
+            )
+        return None
 
     def _progress(self, batch_id: BatchId, ready: Dict[str, Any], elapsed: float) -> None:
         """A log line per micro-batch: at info level while a stream runs on a processing-time

@@ -14,7 +14,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
 from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
-from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
+from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_gone, spark_stopped
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -447,22 +447,12 @@ def _stream(
     except Exception as exc:  # awaitTermination raises the query's failure
         if writer.failure is not None:
             raise writer.failure from None
-        raise StreamFailure(
-            plan.model,
-            f"the streaming query failed: {_first_line(exc)}",
-            "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
-            path=where.checkpoint,
-        ) from None
+        raise _query_failed(spark, plan, where, exc) from None
     if writer.failure is not None:
         raise writer.failure
     failure = query.exception()
     if failure is not None and "InterruptedException" not in str(failure):
-        raise StreamFailure(
-            plan.model,
-            f"the streaming query failed: {_first_line(failure)}",
-            "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
-            path=where.checkpoint,
-        )
+        raise _query_failed(spark, plan, where, failure)
     idle.catch_up(spark, fs, plan, writer, log)
 
 
@@ -498,6 +488,20 @@ def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
         spark.createDataFrame([], _output_schema(spark, plan)).write.format("parquet").saveAsTable(target)
     result = StreamResult(empty=True)
     return result
+
+
+def _query_failed(spark: Any, plan: StreamPlan, where: Locations, failure: Any) -> StreamFailure:
+    """What a failed query says: Spark's reason, or that Spark itself stopped under it, which
+    the query only reports as jobs cancelled or an internal error."""
+    gone = spark_gone(spark)
+    if gone is not None:
+        return spark_stopped(plan.model, gone, where.checkpoint)
+    return StreamFailure(
+        plan.model,
+        f"the streaming query failed: {_first_line(failure)}",
+        "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
+        path=where.checkpoint,
+    )
 
 
 def _first_line(failure: Any) -> str:
