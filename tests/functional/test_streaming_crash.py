@@ -440,6 +440,8 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     p = Processes(tmp_path, "local")
     p.project.joinpath("models", "sources.yml").write_text(sources_yml("ev"))
     p.project.joinpath("models", "hungry.sql").write_text(HUNGRY)
+    # runs after it (dbt orders independent models by name), in the same dbt process
+    p.project.joinpath("models", "later.sql").write_text("select count(*) as n from {{ source('raw', 'ev') }}")
     day = o.micros(dt.datetime(2020, 4, 15, 8))
     first = [{"id": i, "k": "a", "v": i, "ts": day + i * o.MINUTE} for i in range(1, 6)]
     second = [{"id": 6, "k": "a", "v": 999, "ts": day + 12 * o.MINUTE}, {"id": 7, "k": "b", "v": 1, "ts": day + 13 * o.MINUTE}]
@@ -461,6 +463,10 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     assert "spark.driver.memory" in message and "committed micro-batches are kept" in message, message
     for internal in ("Traceback", "py4j", "at org.apache", "_wv_", "DAGScheduler", "NullPointer"):
         assert internal not in message, message
+    # the models after it in that dbt process find Spark gone, and are told so
+    later = log[1]["nodes"]["later"]["message"]
+    assert later and "Spark's JVM in this dbt process is gone" in later and "run dbt again" in later, later
+    assert "Connection refused" not in later and "py4j" not in later.lower(), later
     state = state_dir(p.schema_dir, "hungry")
     assert (state / "commits" / "0.json").exists() and not (state / "commits" / "1.json").exists()
     assert not (p.schema_dir / "hungry__checkpoint" / "run.lock").exists()  # released though Spark was gone
@@ -468,5 +474,6 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     proc, log = p.run([{"dbt": ["run"]}], spark={"spark.driver.memory": "3g"})
     ok(proc, log)
     assert log[0]["nodes"]["hungry"]["message"].startswith("STREAM 1 batch, 2 in, 2 out, 0 late"), log
+    assert log[0]["nodes"]["later"]["status"] == "success", log
     rows = read(p.schema_dir / "hungry", "k, epoch_us(window_start), n, widest")
     assert rows == [("a", day, 5, 1), ("a", day + SIZE, 1, 1_000_000_000), ("b", day + SIZE, 1, 1)], rows

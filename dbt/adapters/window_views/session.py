@@ -14,9 +14,15 @@ from typing import Any, Dict, Optional
 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
+from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 from pyspark.errors import AnalysisException
 
+JVM_GONE = (
+    "Spark's JVM in this dbt process is gone: it exited during this run (a model ran it out of memory, "
+    "or it was killed; Spark's log above says which); fix: run dbt again, a new dbt process starts Spark "
+    "anew (if a model ran it out of memory, raise spark.driver.memory in server_side_parameters first)"
+)
 JAVA_HINT = (
     "Spark needs Java 17 (or 21). Install a JDK, e.g. `apt-get install openjdk-17-jre-headless` "
     "on Debian/Ubuntu or `brew install openjdk@17` on macOS, and put `java` on PATH or set JAVA_HOME."
@@ -92,7 +98,10 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
         # static settings belong to the server; only runtime SQL settings travel
         params = {k: v for k, v in params.items() if k.startswith("spark.sql.")}
     else:
-        active = SparkSession.getActiveSession()
+        try:
+            active = SparkSession.getActiveSession()
+        except (Py4JError, OSError):  # the JVM this process started has exited: py4j cannot reach it
+            raise DbtRuntimeError(JVM_GONE) from None
         if active is not None:
             return active
         check_java()
