@@ -256,7 +256,7 @@ def main() -> int:
         t1_tb, t0_tb = statistics.median(t1[name]) / tb, initial[name] / initial["over_batch"]
         goal = t1_tb <= 0.10 if at_10m else t1_tb < 1.0
         flat = max(state[name]) <= 1.2 * min(state[name]) + 100
-        print(f"  {name:<18} T1/Tb {t1_tb:6.1%} (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}: "
+        print(f"  {name:<18} T1/Tb {t1_tb:6.1%} (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}; this run {args.rows:,} rows: "
               f"{met(goal)}); T0/Tb {t0_tb:.2f}x (target <= 1.3x: {met(t0_tb <= 1.3)}); "
               f"jobs {job_counts[name]} (target <= 4: {met(max(job_counts[name]) <= 4)}); "
               f"state {state[name]} (target flat: {met(flat)})")

@@ -18,11 +18,19 @@ from py4j.protocol import Py4JError
 from pyspark.sql import SparkSession
 from pyspark.errors import AnalysisException
 
+from dbt.adapters.window_views.filesystems import is_connect
+
+MORE_MEMORY = (
+    "spark.driver.memory in the profile's server_side_parameters for the embedded session, the executors' "
+    "memory on a cluster"
+)
 JVM_GONE = (
     "Spark's JVM in this dbt process is gone: it exited during this run (a model ran it out of memory, "
     "or it was killed; Spark's log above says which); fix: run dbt again, a new dbt process starts Spark "
-    "anew (if a model ran it out of memory, raise spark.driver.memory in server_side_parameters first)"
+    f"anew (if a model ran it out of memory, give Spark more memory first: {MORE_MEMORY})"
 )
+SPARK_OOM_EXIT = 52  # Spark's exit code for a JVM that ran out of memory (SparkExitCode.OOM)
+JVM_EXIT_WAIT = 10  # seconds a stopped context's JVM gets to exit and tell why
 JAVA_HINT = (
     "Spark needs Java 17 (or 21). Install a JDK, e.g. `apt-get install openjdk-17-jre-headless` "
     "on Debian/Ubuntu or `brew install openjdk@17` on macOS, and put `java` on PATH or set JAVA_HOME."
@@ -114,6 +122,31 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     if not remote:
         session.sparkContext.setLogLevel("ERROR")
     return session
+
+
+def spark_gone(spark: Any) -> Optional[str]:
+    """Why a classic session's Spark stopped, when it did (None: it runs, or a Spark Connect
+    client, which sees the server's errors). In local mode a task's OutOfMemoryError ends the JVM
+    (exit code 52, Spark's own) after stopping the context, and what runs then fails as a
+    cancelled job, an internal error or a refused connection: a stopped context waits a moment
+    for the JVM pyspark started to tell why."""
+    if is_connect(spark):
+        return None
+    try:
+        if not spark.sparkContext._jsc.sc().isStopped():
+            return None
+    except Exception:  # py4j cannot reach the JVM: it is gone
+        pass
+    jvm = getattr(getattr(spark.sparkContext, "_gateway", None), "proc", None)
+    try:
+        code = jvm.wait(timeout=JVM_EXIT_WAIT) if jvm is not None else None
+    except subprocess.TimeoutExpired:
+        code = None
+    if code == SPARK_OOM_EXIT:
+        return "its JVM ran out of memory (java.lang.OutOfMemoryError) and exited"
+    if code is not None:
+        return f"its JVM exited (exit code {code})"
+    return "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)"
 
 
 class WindowViewsCursor(Cursor):

@@ -20,7 +20,6 @@ model's and the state's window passes (_sorted_once).
 from __future__ import annotations
 
 import re
-import subprocess
 import threading
 import time
 from typing import Any, Dict, List, Optional
@@ -37,6 +36,7 @@ from dbt.adapters.window_views import filesystems, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.overwindows import OverPlan
+from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
@@ -90,41 +90,12 @@ def spark_error(exc: PySparkException) -> str:
     return INTERNAL.sub("(internal)", text)
 
 
-SPARK_OOM_EXIT = 52  # Spark's exit code for a JVM that ran out of memory (SparkExitCode.OOM)
-JVM_EXIT_WAIT = 10  # seconds a stopped context's JVM gets to exit and tell why
-
-
-def spark_gone(spark: Any) -> Optional[str]:
-    """Why the session's Spark stopped, when it did (None: it runs). In local mode a task's
-    OutOfMemoryError ends the JVM (exit code 52, Spark's own) after stopping the context: what
-    the batch then calls fails as a cancelled job, an internal error or a refused connection, so
-    a failure is first checked against this, and a stopped context waits a moment for the JVM
-    pyspark started to tell why. A Spark Connect client sees the server's errors instead."""
-    if filesystems.is_connect(spark):
-        return None
-    try:
-        if not spark.sparkContext._jsc.sc().isStopped():
-            return None
-    except Exception:  # py4j cannot reach the JVM: it is gone
-        pass
-    jvm = getattr(getattr(spark.sparkContext, "_gateway", None), "proc", None)
-    try:
-        code = jvm.wait(timeout=JVM_EXIT_WAIT) if jvm is not None else None
-    except subprocess.TimeoutExpired:
-        code = None
-    if code == SPARK_OOM_EXIT:
-        return "its JVM ran out of memory (java.lang.OutOfMemoryError) and exited"
-    if code is not None:
-        return f"its JVM exited (exit code {code})"
-    return "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)"
-
-
 def spark_stopped(model: str, gone: str, path: str, batch: Optional[BatchId] = None) -> StreamFailure:
+    """A stream stopped by Spark itself stopping (session.spark_gone says why)."""
     return StreamFailure(
         model,
         f"Spark stopped while the stream ran: {gone}",
-        "give Spark more memory (spark.driver.memory in the profile's server_side_parameters for the embedded "
-        "session, the executors' memory on a cluster) and run again, in a new dbt process: committed "
+        f"give Spark more memory ({MORE_MEMORY}) and run again, in a new dbt process: committed "
         "micro-batches are kept, the failed one is redone",
         batch=batch,
         path=path,

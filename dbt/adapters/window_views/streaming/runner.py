@@ -14,7 +14,8 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
 from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
-from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_gone, spark_stopped
+from dbt.adapters.window_views.session import spark_gone
+from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_stopped
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.plan import StreamPlan
