@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
-from typing import Any, Dict, Mapping, Optional
+from enum import Enum
+from typing import Any, Dict, Mapping, Optional, Type, TypeVar
 
 from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.spark.impl import SparkConfig
@@ -14,11 +15,49 @@ from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
 from dbt.adapters.window_views.intervals import Interval
 
-EXECUTIONS = ("batch", "streaming")
-EMITS = ("on_update", "on_window_close")
-LATE_DATA = ("table", "drop")
-FILE_FORMATS = ("parquet", "delta", "iceberg", "orc", "hudi")
-ON_CHANGE = ("fail", "rebuild")
+
+
+class Choice(str, Enum):
+    """A config value from a fixed set; a str, so it prints and serializes as the user wrote it."""
+
+    def __str__(self) -> str:
+        return self.value
+
+
+class Execution(Choice):
+    BATCH = "batch"
+    STREAMING = "streaming"
+
+
+class Emit(Choice):
+    ON_UPDATE = "on_update"
+    ON_WINDOW_CLOSE = "on_window_close"
+
+
+class LateData(Choice):
+    TABLE = "table"
+    DROP = "drop"
+
+
+class FileFormat(Choice):
+    PARQUET = "parquet"
+    DELTA = "delta"
+    ICEBERG = "iceberg"
+    ORC = "orc"
+    HUDI = "hudi"
+
+
+class OnChange(Choice):
+    FAIL = "fail"
+    REBUILD = "rebuild"
+
+
+C = TypeVar("C", bound=Choice)
+EXECUTIONS = tuple(e.value for e in Execution)
+EMITS = tuple(e.value for e in Emit)
+LATE_DATA = tuple(e.value for e in LateData)
+FILE_FORMATS = tuple(e.value for e in FileFormat)
+ON_CHANGE = tuple(e.value for e in OnChange)
 
 
 @dataclass
@@ -95,28 +134,29 @@ class Trigger:
 
 @dataclass(frozen=True)
 class WindowViewConfig:
-    execution: str
-    emit: str
+    execution: Execution
+    emit: Emit
     watermark: Optional[Watermark]
-    late_data: str
+    late_data: LateData
     trigger: Trigger
     checkpoint_location: Optional[str]
-    file_format: str
+    file_format: FileFormat
     location_root: Optional[str] = None
-    on_change: str = "fail"  # a streaming model whose SQL or window config changed: fail, or rebuild beside
+    on_change: OnChange = OnChange.FAIL  # a streaming model whose SQL or window config changed: fail, or rebuild beside
 
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
         def fail(key: str, problem: str, fix: str) -> ModelConfigError:
             return ModelConfigError(model, key, problem, fix)
 
-        def choice(key: str, allowed: tuple, default: str) -> str:
+        def choice(key: str, kind: Type[C], default: C) -> C:
             value = config.get(key)
             if value is None:
                 return default
+            allowed = [member.value for member in kind]
             if value not in allowed:
                 raise fail(key, f"= {value!r} is not valid", f"expected one of: {', '.join(allowed)}")
-            return value
+            return kind(value)
 
         for key in config:
             if key not in KNOWN_KEYS:
@@ -128,11 +168,11 @@ class WindowViewConfig:
                     f"{hint}window_view keys are: {', '.join(WINDOW_VIEW_KEYS)} (custom keys belong under `meta`)",
                 )
 
-        execution = choice("execution", EXECUTIONS, "batch")
-        emit = choice("emit", EMITS, "on_update")
-        late_data = choice("late_data", LATE_DATA, "table")
-        file_format = choice("file_format", FILE_FORMATS, "parquet")
-        on_change = choice("on_change", ON_CHANGE, "fail")
+        execution = choice("execution", Execution, Execution.BATCH)
+        emit = choice("emit", Emit, Emit.ON_UPDATE)
+        late_data = choice("late_data", LateData, LateData.TABLE)
+        file_format = choice("file_format", FileFormat, FileFormat.PARQUET)
+        on_change = choice("on_change", OnChange, OnChange.FAIL)
 
         watermark = None
         raw = config.get("watermark")
@@ -199,7 +239,7 @@ class WindowViewConfig:
             if file_format != "parquet":
                 raise fail(
                     "file_format",
-                    f"= {file_format!r} cannot be used: execution='streaming' writes parquet files through its own "
+                    f"= '{file_format}' cannot be used: execution='streaming' writes parquet files through its own "
                     f"commit protocol, not file_format '{file_format}'",
                     "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
                 )
@@ -219,9 +259,9 @@ class WindowViewConfig:
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in the docs)."""
         props = {
-            "window_views.execution": self.execution,
-            "window_views.emit": self.emit,
-            "window_views.late_data": self.late_data,
+            "window_views.execution": self.execution.value,
+            "window_views.emit": self.emit.value,
+            "window_views.late_data": self.late_data.value,
         }
         if self.watermark:
             props["window_views.watermark"] = self.watermark.describe()
