@@ -40,11 +40,10 @@ from typing import ClassVar, Dict, List, Optional, Tuple
 
 import yaml
 from dbt.cli.main import dbtRunner
+from jobs import Jobs, describe, met, streaming
 from pyspark.sql import functions as F
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
-
-from jobs import Jobs, describe, met, streaming
 
 SCHEMA = "bench"
 START = 1704067200  # 2024-01-01 00:00:00 UTC
@@ -129,14 +128,20 @@ class Baseline:
         """One availableNow run of the query: its wall seconds (query start to stop) and batches."""
         start = time.perf_counter()
         windows = (
-            spark.readStream.schema("bidtime timestamp, price int, item string").parquet(str(source))
+            spark.readStream.schema("bidtime timestamp, price int, item string")
+            .parquet(str(source))
             .withWatermark("bidtime", DELAY)
             .groupBy(F.expr(SPARK_WINDOWS[self.kind]).alias("w"), "item")
             .agg(F.sum("price").alias("price"), F.count("*").alias("bids"))
             .selectExpr("w.start as window_start", "w.end as window_end", "item", "price", "bids")
         )
-        query = (windows.writeStream.outputMode("append").format("parquet")
-                 .option("checkpointLocation", str(out / "_checkpoint")).trigger(availableNow=True).start(str(out / "table")))
+        query = (
+            windows.writeStream.outputMode("append")
+            .format("parquet")
+            .option("checkpointLocation", str(out / "_checkpoint"))
+            .trigger(availableNow=True)
+            .start(str(out / "table"))
+        )
         query.awaitTermination()
         return time.perf_counter() - start, len(query.recentProgress)
 
@@ -151,7 +156,9 @@ def make_project(root: Path, names: List[str]) -> Path:
     (root / "profiles.yml").write_text(yaml.safe_dump({"bench": {"target": "dev", "outputs": {"dev": profile}}}))
     tables = [{"name": f"bid_{n}"} for n in names] + [{"name": f"ontime_{n}"} for n in names] + [{"name": "bid_warm"}]
     (root / "models" / "sources.yml").write_text(
-        yaml.safe_dump({"version": 2, "sources": [{"name": "raw", "schema": SCHEMA, "tables": tables}]}, sort_keys=False)
+        yaml.safe_dump(
+            {"version": 2, "sources": [{"name": "raw", "schema": SCHEMA, "tables": tables}]}, sort_keys=False
+        )
     )
     return root
 
@@ -236,15 +243,18 @@ def main() -> None:
     scenarios = [Scenario(kind, emit) for kind in kinds for emit in EMITS]
     project = make_project(root / "project", [s.name for s in scenarios])
     # the session dbt would open for this project (ANSI off as in dbt-spark), started first
-    spark = spark_session({**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false",
-                           "spark.driver.memory": "6g"})
+    spark = spark_session(
+        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+    )
     spark.sql(f"create database if not exists {SCHEMA}")
     data = root / "data"
     start = time.perf_counter()
     history, lates = write_data(spark, data, args.rows, args.keys, args.days, args.increments, args.late)
     delta = max(1, args.rows // 100)
-    print(f"rows={args.rows:,} keys={args.keys} days={args.days} increments={args.increments}x{delta + args.late:,} "
-          f"({args.late} late each) repeat={args.repeat} cores={os.cpu_count()} python={platform.python_version()} spark={spark.version}")
+    print(
+        f"rows={args.rows:,} keys={args.keys} days={args.days} increments={args.increments}x{delta + args.late:,} "
+        f"({args.late} late each) repeat={args.repeat} cores={os.cpu_count()} python={platform.python_version()} spark={spark.version}"
+    )
     print(f"data written in {time.perf_counter() - start:.1f} s under {data}", flush=True)
 
     for s in scenarios:
@@ -255,15 +265,19 @@ def main() -> None:
         # each scenario streams from its own copy of the history: appends must not reach the others
         location = data / "sources" / s.name
         shutil.copytree(data / "history", location)
-        spark.sql(f"create table {SCHEMA}.{source} (bidtime timestamp, price int, item string) "
-                  f"using parquet location '{location.as_uri()}'")
+        spark.sql(
+            f"create table {SCHEMA}.{source} (bidtime timestamp, price int, item string) "
+            f"using parquet location '{location.as_uri()}'"
+        )
 
     # warm-up, not timed: the JVM (at full size: the first big queries of a process run slower),
     # dbt's first parse, the metastore; both materializations on a copy of the history, then an
     # append and a streaming run
     shutil.copytree(data / "history", data / "sources" / "warm")
-    spark.sql(f"create table {SCHEMA}.bid_warm (bidtime timestamp, price int, item string) "
-              f"using parquet location '{(data / 'sources' / 'warm').as_uri()}'")
+    spark.sql(
+        f"create table {SCHEMA}.bid_warm (bidtime timestamp, price int, item string) "
+        f"using parquet location '{(data / 'sources' / 'warm').as_uri()}'"
+    )
     write_model(project, "warm_batch", "batch", "on_update", "tumble", "bid_warm")
     write_model(project, "warm_stream", "streaming", "on_update", "tumble", "bid_warm")
     start = time.perf_counter()
@@ -283,8 +297,11 @@ def main() -> None:
             s.t0.append(node.execution_time)
             resp = node.adapter_response
             s.rows_in0, s.rows_out0 = resp["rows_in"], resp["rows_out"]
-            print(f"{s.label if r == 0 else '':<28} batch {s.batch[-1]:6.2f} s | stream initial {s.t0[-1]:6.2f} s  "
-                  f"({node.message})", flush=True)
+            print(
+                f"{s.label if r == 0 else '':<28} batch {s.batch[-1]:6.2f} s | stream initial {s.t0[-1]:6.2f} s  "
+                f"({node.message})",
+                flush=True,
+            )
         for i in range(args.increments):
             spark.sql(f"insert into {source} select * from parquet.`{(data / f'increment_{i}').as_uri()}`")
             jobs.since_last()
@@ -299,21 +316,27 @@ def main() -> None:
             s.rows_out1.append(r["rows_out"])
             s.late += r["late_rows"]
             s.watermark = r["watermark"]
-            print(f"{'':<28} increment {i + 1}: {node.execution_time:6.2f} s (dbt wall {wall:.2f} s, "
-                  f"{s.jobs1[-1]} Spark jobs, {s.state1[-1]:,} state rows)  ({node.message})", flush=True)
+            print(
+                f"{'':<28} increment {i + 1}: {node.execution_time:6.2f} s (dbt wall {wall:.2f} s, "
+                f"{s.jobs1[-1]} Spark jobs, {s.state1[-1]:,} state rows)  ({node.message})",
+                flush=True,
+            )
             print(f"{'':<28}   its Spark jobs: {describe(batch_jobs)}", flush=True)
         node, _ = dbt_run(project, f"{s.name}_stream")
         s.t_empty = node.execution_time
         print(f"{'':<28} nothing new:   {s.t_empty:6.2f} s  ({node.message})", flush=True)
         s.check = check(spark, project, s)
-        print(f"{'':<28} check: {s.check.rows:,} rows, {s.check.only_a} only in stream, {s.check.only_b} only in "
-              f"batch, late {s.late} (expected {sum(lates)})", flush=True)
+        print(
+            f"{'':<28} check: {s.check.rows:,} rows, {s.check.only_a} only in stream, {s.check.only_b} only in "
+            f"batch, late {s.late} (expected {sum(lates)})",
+            flush=True,
+        )
 
     baselines = [Baseline(kind) for kind in kinds]
     for b in baselines:
         source, out = data / "sources" / f"spark_{b.kind}", data / "spark" / b.kind
         shutil.copytree(data / "history", source)
-        for r in range(args.repeat):
+        for _ in range(args.repeat):
             shutil.rmtree(out, ignore_errors=True)
             b.t0.append(b.run(spark, source, out)[0])
         for i in range(args.increments):
@@ -323,16 +346,20 @@ def main() -> None:
             b.t1.append(seconds)
             b.batches1.append(batches)
         b.check = spark_check(spark, out / "table", f"{SCHEMA}.{b.kind}_eowc_stream")
-        print(f"{WINDOWS[b.kind][0] + ' plain Spark':<28} initial {', '.join(f'{t:.2f}' for t in b.t0)} s | increments "
-              f"{', '.join(f'{t:.2f}' for t in b.t1)} s ({b.batches1} micro-batches) | its rows against the window view's: "
-              f"{b.check.rows:,} rows, {b.check.only_a} only in Spark's, {b.check.only_b} only in the window view's",
-              flush=True)
+        print(
+            f"{WINDOWS[b.kind][0] + ' plain Spark':<28} initial {', '.join(f'{t:.2f}' for t in b.t0)} s | increments "
+            f"{', '.join(f'{t:.2f}' for t in b.t1)} s ({b.batches1} micro-batches) | its rows against the window view's: "
+            f"{b.check.rows:,} rows, {b.check.only_a} only in Spark's, {b.check.only_b} only in the window view's",
+            flush=True,
+        )
 
     # what the runs left cached in the session (each streaming run unpersists what it cached)
     cached = [(i.memSize() + i.diskSize()) for i in spark.sparkContext._jsc.sc().getRDDStorageInfo()]
     print()
-    print(f"{'scenario':<28} {'batch':>8} {'rows/s':>10} {'stream T0':>10} {'rows/s':>10} {'T0/Tb':>6} "
-          f"{'T1 (med)':>9} {'T1/T0':>6} {'T1/Tb':>6} {'empty':>6}  check")
+    print(
+        f"{'scenario':<28} {'batch':>8} {'rows/s':>10} {'stream T0':>10} {'rows/s':>10} {'T0/Tb':>6} "
+        f"{'T1 (med)':>9} {'T1/T0':>6} {'T1/Tb':>6} {'empty':>6}  check"
+    )
     for s in scenarios:
         ok = s.check.equal and s.late == sum(lates)
         print(
@@ -348,8 +375,10 @@ def main() -> None:
 
     print(f"medians of: batch and stream T0 {args.repeat} runs each, T1 {args.increments} incremental runs each")
     for s in scenarios:
-        print(f"  {s.name:<12} batch [{runs(s.batch)}]  T0 [{runs(s.t0)}]  T1 [{runs(s.t1)}] s; "
-              f"T1 rows in {s.rows_in1}, out {s.rows_out1}")
+        print(
+            f"  {s.name:<12} batch [{runs(s.batch)}]  T0 [{runs(s.t0)}]  T1 [{runs(s.t1)}] s; "
+            f"T1 rows in {s.rows_in1}, out {s.rows_out1}"
+        )
     targets(scenarios, history, args.days)
     against_spark(scenarios, baselines)
     print(f"left cached in the session after all runs: {len(cached)} RDDs, {sum(cached) / 1e6:.1f} MB")
@@ -371,17 +400,23 @@ def targets(scenarios: List[Scenario], history: int, days: int) -> None:
     for s in scenarios:
         t1_tb = s.t1_median / s.batch_s
         goal = (t1_tb <= 0.10) if at_10m else (t1_tb < 1.0)
-        print(f"  {s.label:<28} T1/Tb {t1_tb:6.1%}  (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}: "
-              f"{met(goal)})")
+        print(
+            f"  {s.label:<28} T1/Tb {t1_tb:6.1%}  (target {'<= 10% at 10M rows' if at_10m else '< 100% at 1M rows'}: "
+            f"{met(goal)})"
+        )
         t0_tb = s.stream_t0 / s.batch_s
         print(f"  {'':<28} T0/Tb {t0_tb:6.2f}x (target <= 1.3x: {met(t0_tb <= 1.3)})")
         worst = max(s.jobs1)
-        print(f"  {'':<28} Spark jobs per incremental micro-batch {s.jobs1} (target <= 1 reading the new files + 3: "
-              f"{met(worst <= 4)})")
+        print(
+            f"  {'':<28} Spark jobs per incremental micro-batch {s.jobs1} (target <= 1 reading the new files + 3: "
+            f"{met(worst <= 4)})"
+        )
         bound = 2 * per_second * (WINDOW_SECONDS[s.kind] + DELAY_S + DISORDER_S)
         flat = max(s.state1) <= bound
-        print(f"  {'':<28} state rows after each increment {s.state1} (target: bounded by the open windows, "
-              f"<= {bound:,.0f}: {met(flat)})")
+        print(
+            f"  {'':<28} state rows after each increment {s.state1} (target: bounded by the open windows, "
+            f"<= {bound:,.0f}: {met(flat)})"
+        )
 
 
 def against_spark(scenarios: List[Scenario], baselines: List[Baseline]) -> None:
@@ -394,14 +429,18 @@ def against_spark(scenarios: List[Scenario], baselines: List[Baseline]) -> None:
         if b.check.equal:
             same = "yes"
         elif b.check.rows and not b.check.unexplained:
-            same = (f"yes but for {b.check.only_a} window(s) holding a row late by the window view's rule, which "
-                    "Spark counts in the windows still open")
+            same = (
+                f"yes but for {b.check.only_a} window(s) holding a row late by the window view's rule, which "
+                "Spark counts in the windows still open"
+            )
         else:
             same = "NO"
         t0, t1 = statistics.median(b.t0), statistics.median(b.t1)
-        print(f"  {WINDOWS[b.kind][0] + ' plain Spark streaming':<28} T0 {t0:.2f} s ({t0 / s.batch_s:.2f}x Tb), "
-              f"T1 {t1:.2f} s ({t1 / s.batch_s:.1%} of Tb); window view on_window_close T0 {s.stream_t0 / t0:.2f}x "
-              f"and T1 {s.t1_median / t1:.2f}x Spark's; same rows: {same}")
+        print(
+            f"  {WINDOWS[b.kind][0] + ' plain Spark streaming':<28} T0 {t0:.2f} s ({t0 / s.batch_s:.2f}x Tb), "
+            f"T1 {t1:.2f} s ({t1 / s.batch_s:.1%} of Tb); window view on_window_close T0 {s.stream_t0 / t0:.2f}x "
+            f"and T1 {s.t1_median / t1:.2f}x Spark's; same rows: {same}"
+        )
 
 
 @dataclass
@@ -423,7 +462,11 @@ def compare(spark, a: str, b: str) -> Tuple[Comparison, object]:
     """`a` against `b` (EXCEPT ALL both ways, once), and the differing rows as a DataFrame; the
     rows of `a` are counted in the same job."""
     differ = f"(select 'a' as side, * from ({a} except all {b})) union all (select 'b', * from ({b} except all {a}))"
-    counts = dict(spark.sql(f"select side, count(*) from ({differ} union all (select 'rows', * from ({a}))) group by side").collect())
+    counts = dict(
+        spark.sql(
+            f"select side, count(*) from ({differ} union all (select 'rows', * from ({a}))) group by side"
+        ).collect()
+    )
     return Comparison(counts.get("rows", 0), counts.get("a", 0), counts.get("b", 0)), spark.sql(differ)
 
 
@@ -435,8 +478,11 @@ def spark_check(spark, table: Path, stream: str) -> Comparison:
     fall in it, and those with none are counted as unexplained."""
     ours, theirs = f"{stream}", f"parquet.`{table.as_uri()}`"
     upto = f"least((select max(window_end) from {ours}), (select max(window_end) from {theirs}))"
-    result, differ = compare(spark, f"select {COLUMNS} from {theirs} where window_end <= {upto}",
-                             f"select {COLUMNS} from {ours} where window_end <= {upto}")
+    result, differ = compare(
+        spark,
+        f"select {COLUMNS} from {theirs} where window_end <= {upto}",
+        f"select {COLUMNS} from {ours} where window_end <= {upto}",
+    )
     if result.equal:
         return result
     differ.limit(100).createOrReplaceTempView("_bench_differ")
@@ -447,8 +493,11 @@ def spark_check(spark, table: Path, stream: str) -> Comparison:
         f"group by d.side, d.window_start, d.window_end, d.item, d.price, d.bids order by d.window_start, d.item"
     ).collect()
     for r in explained:
-        print(f"    differs: {r.window_start} - {r.window_end} {r.item} price {r.price} bids {r.bids}: "
-              f"{r.late} of the window view's late rows fall in this window", flush=True)
+        print(
+            f"    differs: {r.window_start} - {r.window_end} {r.item} price {r.price} bids {r.bids}: "
+            f"{r.late} of the window view's late rows fall in this window",
+            flush=True,
+        )
     result.unexplained = sum(not r.late for r in explained)
     return result
 

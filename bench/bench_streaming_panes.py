@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Dict, List, Tuple
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
-
 from bench_streaming import EMITS, SCHEMA, Named, dbt_run, make_project, write_data
 from jobs import Jobs, met, streaming
+
+from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
 WINDOWS = {
     "tumble": ("TUMBLE 1min", "{'kind': 'tumble', 'time_col': 'bidtime', 'size': '1 minute'}"),
@@ -99,28 +99,35 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="wv-bench-panes-"))
     scenarios = [Scenario(kind, emit) for emit in EMITS for kind in WINDOWS]
     project = make_project(root / "project", [s.name for s in scenarios])
-    spark = spark_session({**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false",
-                           "spark.driver.memory": "6g"})
+    spark = spark_session(
+        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+    )
     spark.sql(f"create database if not exists {SCHEMA}")
     data = root / "data"
     _, lates = write_data(spark, data, args.rows, args.keys, args.days, args.increments, args.late)
-    print(f"rows={args.rows:,} keys={args.keys} days={args.days} increments={args.increments}x"
-          f"{max(1, args.rows // 100) + args.late:,} ({args.late} late each) repeat={args.repeat} "
-          f"cores={os.cpu_count()} load={os.getloadavg()[0]:.1f} python={platform.python_version()} spark={spark.version}",
-          flush=True)
+    print(
+        f"rows={args.rows:,} keys={args.keys} days={args.days} increments={args.increments}x"
+        f"{max(1, args.rows // 100) + args.late:,} ({args.late} late each) repeat={args.repeat} "
+        f"cores={os.cpu_count()} load={os.getloadavg()[0]:.1f} python={platform.python_version()} spark={spark.version}",
+        flush=True,
+    )
 
     for s in scenarios:
         write_model(project, f"{s.name}_stream", "streaming", s.emit, s.kind, f"bid_{s.name}")
         write_model(project, f"{s.name}_check", "batch", "on_update", s.kind, f"ontime_{s.name}")
         location = data / "sources" / s.name
         shutil.copytree(data / "history", location)
-        spark.sql(f"create table {SCHEMA}.bid_{s.name} (bidtime timestamp, price int, item string) "
-                  f"using parquet location '{location.as_uri()}'")
+        spark.sql(
+            f"create table {SCHEMA}.bid_{s.name} (bidtime timestamp, price int, item string) "
+            f"using parquet location '{location.as_uri()}'"
+        )
 
     # warm-up, not timed: the JVM, dbt's first parse, a streaming load and an increment
     shutil.copytree(data / "history", data / "sources" / "warm")
-    spark.sql(f"create table {SCHEMA}.bid_warm (bidtime timestamp, price int, item string) "
-              f"using parquet location '{(data / 'sources' / 'warm').as_uri()}'")
+    spark.sql(
+        f"create table {SCHEMA}.bid_warm (bidtime timestamp, price int, item string) "
+        f"using parquet location '{(data / 'sources' / 'warm').as_uri()}'"
+    )
     write_model(project, "warm_stream", "streaming", "on_update", "hop", "bid_warm")
     dbt_run(project, "warm_stream")
     spark.sql(f"insert into {SCHEMA}.bid_warm select * from parquet.`{(data / 'increment_0').as_uri()}`")
@@ -144,29 +151,42 @@ def main() -> None:
             s.state1.append(r["state_rows"])
             s.late += r["late_rows"]
             s.watermark = r["watermark"]
-            print(f"{'':<28} increment {i + 1}: {s.t1[-1]:6.2f} s, {s.jobs1[-1]} Spark jobs, "
-                  f"{s.state1[-1]:,} state rows ({node.message})", flush=True)
+            print(
+                f"{'':<28} increment {i + 1}: {s.t1[-1]:6.2f} s, {s.jobs1[-1]} Spark jobs, "
+                f"{s.state1[-1]:,} state rows ({node.message})",
+                flush=True,
+            )
         s.check = check(spark, project, s)
-        print(f"{'':<28} check: {s.check[0]:,} rows, {s.check[1]} only in stream, {s.check[2]} only in batch, "
-              f"late {s.late} (expected {sum(lates)})", flush=True)
+        print(
+            f"{'':<28} check: {s.check[0]:,} rows, {s.check[1]} only in stream, {s.check[2]} only in batch, "
+            f"late {s.late} (expected {sum(lates)})",
+            flush=True,
+        )
 
-    print(f"\n{'scenario':<28} {'T0 (med)':>9} {'T1 (med)':>9} {'state after T0':>15} {'state after each T1':>24}  check")
+    print(
+        f"\n{'scenario':<28} {'T0 (med)':>9} {'T1 (med)':>9} {'state after T0':>15} {'state after each T1':>24}  check"
+    )
     for s in scenarios:
         ok = s.check[1] == 0 and s.check[2] == 0 and s.check[0] > 0 and s.late == sum(lates)
-        print(f"{s.label:<28} {statistics.median(s.t0):8.2f}s {statistics.median(s.t1):8.2f}s {s.state0:>15,} "
-              f"{str(s.state1):>24}  {'equal' if ok else 'DIFFERENT'}")
+        print(
+            f"{s.label:<28} {statistics.median(s.t0):8.2f}s {statistics.median(s.t1):8.2f}s {s.state0:>15,} "
+            f"{str(s.state1):>24}  {'equal' if ok else 'DIFFERENT'}"
+        )
     print()
     for emit in EMITS:
         tumble, hop = (next(s for s in scenarios if s.kind == k and s.emit == emit) for k in ("tumble", "hop"))
         for what, attr in (("initial load", "t0"), ("1% increment", "t1")):
             ratio = statistics.median(getattr(hop, attr)) / statistics.median(getattr(tumble, attr))
-            print(f"  {emit:<16} {what}: HOP 1h/1min / TUMBLE 1min = {ratio:4.2f}x (target <= 1.5x: "
-                  f"{met(ratio <= 1.5)})")
+            print(
+                f"  {emit:<16} {what}: HOP 1h/1min / TUMBLE 1min = {ratio:4.2f}x (target <= 1.5x: {met(ratio <= 1.5)})"
+            )
     for s in scenarios:
         flat = max(s.state1) <= 1.2 * min(s.state1) + 100
         ok = s.check[1] == 0 and s.check[2] == 0 and s.check[0] > 0 and s.late == sum(lates)
-        print(f"  {s.label:<28} state rows {s.state1} (target flat: {met(flat)}); "
-              f"stream = batch - late: {met(ok)}; Spark jobs per increment {s.jobs1}")
+        print(
+            f"  {s.label:<28} state rows {s.state1} (target flat: {met(flat)}); "
+            f"stream = batch - late: {met(ok)}; Spark jobs per increment {s.jobs1}"
+        )
     print(f"load average at the end {os.getloadavg()[0]:.1f}; bench took {time.perf_counter() - bench_start:.0f} s")
     spark.stop()
     shutil.rmtree(root, ignore_errors=True)

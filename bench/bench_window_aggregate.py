@@ -22,11 +22,11 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import yaml
 from dbt.cli.main import dbtRunner
+from jobs import met
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
-from jobs import met
 
 MEASURES = {"total": "sum(amount)", "events": "count(*)", "peak": "max(amount)", "mean": "avg(amount)"}
 MEASURE_SQL = ", ".join(f"{sql} as {name}" for name, sql in MEASURES.items())
@@ -57,7 +57,9 @@ def window_aggregate(project: Path, window: Dict[str, str], kept: Optional[List[
     """`kept`: only these measures (default: all of MEASURES)."""
     measures = ", ".join(f"'{k}': '{v}'" for k, v in MEASURES.items() if kept is None or k in kept)
     spec = ", ".join(f"'{k}': '{v}'" for k, v in window.items())
-    return compile_sql(project, f"select * from {{{{ window_views.window_aggregate('events', {{{spec}}}, {{{measures}}}, ['k']) }}}}")
+    return compile_sql(
+        project, f"select * from {{{{ window_views.window_aggregate('events', {{{spec}}}, {{{measures}}}, ['k']) }}}}"
+    )
 
 
 def tvf_group_by(project: Path, call: str) -> str:
@@ -94,7 +96,9 @@ def timed(spark, sql: str, repeat: int, cpu: Callable[[], float]) -> Tuple[float
     for _ in range(repeat):
         observation = Observation()
         start, start_cpu = time.perf_counter(), cpu()
-        spark.sql(sql).observe(observation, F.count(F.lit(1)).alias("rows")).write.format("noop").mode("overwrite").save()
+        spark.sql(sql).observe(observation, F.count(F.lit(1)).alias("rows")).write.format("noop").mode(
+            "overwrite"
+        ).save()
         walls.append(time.perf_counter() - start)
         cpus.append(cpu() - start_cpu)
     return statistics.median(walls), statistics.median(cpus), observation.get["rows"]
@@ -114,17 +118,24 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=4_000_000)
     parser.add_argument("--keys", type=int, default=300)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--baseline-repeat", type=int,
-                        help="runs of each slow baseline (Spark window(), the TVF forms); default: --repeat")
-    parser.add_argument("--floor-only", action="store_true",
-                        help="time only the window_aggregate plans: the pane-floor ratios, without the slow "
-                             "Spark window() and TVF baselines (minutes less on a busy machine)")
+    parser.add_argument(
+        "--baseline-repeat",
+        type=int,
+        help="runs of each slow baseline (Spark window(), the TVF forms); default: --repeat",
+    )
+    parser.add_argument(
+        "--floor-only",
+        action="store_true",
+        help="time only the window_aggregate plans: the pane-floor ratios, without the slow "
+        "Spark window() and TVF baselines (minutes less on a busy machine)",
+    )
     args = parser.parse_args()
 
     project = make_project(Path(tempfile.mkdtemp(prefix="wv-bench-")))
     # the session dbt would open for this project (ANSI off as in dbt-spark), started first
-    spark = spark_session({**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false",
-                           "spark.driver.memory": "6g"})
+    spark = spark_session(
+        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+    )
     hop6 = window_aggregate(project, {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "10 minutes"})
     hop_1h_1min = {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"}
     hop60 = window_aggregate(project, hop_1h_1min)
@@ -166,13 +177,17 @@ def main() -> None:
     cpu = jvm_cpu_seconds(spark)
     wall: Dict[str, float] = {}
     cpu_s: Dict[str, float] = {}
-    print(f"rows={args.rows:,} keys={args.keys} repeat={args.repeat} cores={os.cpu_count()} "
-          f"python={platform.python_version()} spark={spark.version} load={os.getloadavg()[0]:.2f}")
+    print(
+        f"rows={args.rows:,} keys={args.keys} repeat={args.repeat} cores={os.cpu_count()} "
+        f"python={platform.python_version()} spark={spark.version} load={os.getloadavg()[0]:.2f}"
+    )
     for name, sql in cases:
         ours = "(window_aggregate)" in name
         repeat = args.repeat if ours or args.baseline_repeat is None else args.baseline_repeat
         wall[name], cpu_s[name], count = timed(spark, sql, repeat, cpu)
-        print(f"{name:<45} median {wall[name]:7.2f} s  (JVM CPU {cpu_s[name]:7.2f} s)  {count:>10,} windows", flush=True)
+        print(
+            f"{name:<45} median {wall[name]:7.2f} s  (JVM CPU {cpu_s[name]:7.2f} s)  {count:>10,} windows", flush=True
+        )
 
     checks: List[Tuple[str, str, str]] = [
         ("HOP 1h/10min: window_aggregate == Spark window()", hop6, spark_window("1 hour", "10 minutes")),
@@ -192,7 +207,12 @@ def main() -> None:
         ("HOP 1h/1min without max / TUMBLE 1min", "HOP 1h/1min without max (window_aggregate)", floor, None),
         ("CUMULATE 1h/1min: window_aggregate / TUMBLE 1min", cum, floor, ("<=", 1.1)),
         ("HOP 1h/1min: Spark window() / window_aggregate", "HOP 1h/1min (Spark window())", hop, (">=", 6.0)),
-        ("HOP 1h/10min: Spark window() / window_aggregate", "HOP 1h/10min (Spark window())", "HOP 1h/10min (window_aggregate)", None),
+        (
+            "HOP 1h/10min: Spark window() / window_aggregate",
+            "HOP 1h/10min (Spark window())",
+            "HOP 1h/10min (window_aggregate)",
+            None,
+        ),
         ("HOP 1h/1min: hop TVF / window_aggregate", "HOP 1h/1min (hop TVF + GROUP BY)", hop, None),
         ("CUMULATE 1h/1min: cumulate TVF / window_aggregate", "CUMULATE 1h/1min (cumulate TVF + GROUP BY)", cum, None),
         ("TUMBLE 1min / TUMBLE 1h (the 1-minute panes alone)", floor, t1h, None),

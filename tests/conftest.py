@@ -34,13 +34,17 @@ bidtime,price,item
 def sources_yml(*tables: str) -> str:
     """A sources.yml declaring tables appended to by the tests, as source('raw', <table>), in the
     project's own schema."""
-    return yaml.safe_dump({
-        "version": 2,
-        "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": t} for t in tables]}],
-    })
+    return yaml.safe_dump(
+        {
+            "version": 2,
+            "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": t} for t in tables]}],
+        }
+    )
 
 
-def run_command(cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None, timeout: int = 600) -> subprocess.CompletedProcess:
+def run_command(
+    cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None, timeout: int = 600
+) -> subprocess.CompletedProcess:
     """Run a command (a separate dbt process), failing with the tail of its output."""
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
@@ -125,9 +129,7 @@ class DbtProject:
             "threads": 1,
             "server_side_parameters": spark_params(home),
         }
-        (root / "profiles.yml").write_text(
-            yaml.safe_dump({"wv_test": {"target": "dev", "outputs": {"dev": profile}}})
-        )
+        (root / "profiles.yml").write_text(yaml.safe_dump({"wv_test": {"target": "dev", "outputs": {"dev": profile}}}))
 
     def write(self, path: str, text: str) -> Path:
         target = self.root / path
@@ -144,9 +146,7 @@ class DbtProject:
     def dbt(self, *args: str, ok: bool = True):
         from dbt.cli.main import dbtRunner
 
-        result = dbtRunner().invoke(
-            [*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
-        )
+        result = dbtRunner().invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
         if ok and not result.success:
             raise AssertionError(f"dbt {' '.join(args)} failed: {errors(result)}")
         if not ok:
@@ -184,6 +184,7 @@ def fs(request):
     """The filesystem local locations get in this process: the local disk, or one with an object
     store's semantics (tests/support/objectstore.py) for the commit protocol's tests."""
     import objectstore
+
     from dbt.adapters.window_views import filesystems
 
     if request.param == "objectstore":

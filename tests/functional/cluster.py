@@ -18,10 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List
 
-import pytest
-
 import pyspark
-
+import pytest
 from conftest import TEST_JVM
 
 REPO = Path(__file__).resolve().parents[2]
@@ -82,7 +80,9 @@ class Cluster:
                 proc.wait(timeout=10)
 
 
-def start_cluster(root: Path, log_dir: Path = LOG_DIR, workers: int = WORKERS, timeout: float = START_TIMEOUT) -> Cluster:
+def start_cluster(
+    root: Path, log_dir: Path = LOG_DIR, workers: int = WORKERS, timeout: float = START_TIMEOUT
+) -> Cluster:
     """Start a master and `workers` workers on 127.0.0.1 and wait until all are registered."""
     if log_dir.exists():
         shutil.rmtree(log_dir)
@@ -106,19 +106,48 @@ def start_cluster(root: Path, log_dir: Path = LOG_DIR, workers: int = WORKERS, t
         cluster.logs[name] = log
         with log.open("wb") as out:
             cluster.procs[name] = subprocess.Popen(
-                ["bash", str(spark_class), *args], env=env, cwd=root, stdout=out, stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL, start_new_session=True,
+                ["bash", str(spark_class), *args],
+                env=env,
+                cwd=root,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
             )
 
     try:
-        launch("master", ["org.apache.spark.deploy.master.Master", "--host", "127.0.0.1",
-                          "--port", str(port), "--webui-port", str(webui)])
+        launch(
+            "master",
+            [
+                "org.apache.spark.deploy.master.Master",
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--webui-port",
+                str(webui),
+            ],
+        )
         for i in range(1, workers + 1):
             work = root / f"worker{i}"
             work.mkdir(parents=True, exist_ok=True)
-            launch(f"worker{i}", ["org.apache.spark.deploy.worker.Worker", cluster.master_url, "--host", "127.0.0.1",
-                                  "--cores", "1", "--memory", "1g", "--work-dir", str(work),
-                                  "--webui-port", str(free_port())])
+            launch(
+                f"worker{i}",
+                [
+                    "org.apache.spark.deploy.worker.Worker",
+                    cluster.master_url,
+                    "--host",
+                    "127.0.0.1",
+                    "--cores",
+                    "1",
+                    "--memory",
+                    "1g",
+                    "--work-dir",
+                    str(work),
+                    "--webui-port",
+                    str(free_port()),
+                ],
+            )
         deadline = time.time() + timeout
         alive = None
         while time.time() < deadline:

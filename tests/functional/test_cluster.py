@@ -29,10 +29,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import oracles as o
 import pytest
 import yaml
-
-import oracles as o
 from cluster import standalone_cluster  # noqa: F401  (the fixture)
 from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
@@ -67,7 +66,8 @@ MODELS = {
     "b_hop": "{{ config(materialized='window_view') }}" + HOP,
     "b_over": "{{ config(materialized='window_view') }}" + OVER,
     **{
-        f"s_{name}_{short}": f"{{{{ config(materialized='window_view', execution='streaming', emit='{emit}', {WATERMARK}) }}}}" + sql
+        f"s_{name}_{short}": f"{{{{ config(materialized='window_view', execution='streaming', emit='{emit}', {WATERMARK}) }}}}"
+        + sql
         for name, sql in (("tumble", TUMBLE), ("over", OVER))
         for short, emit in (("eowc", "on_window_close"), ("upd", "on_update"))
     },
@@ -76,7 +76,7 @@ STREAMING = [m for m in MODELS if m.startswith("s_")]
 
 # runs in each dbt process: Spark SQL, dbt invocations (dbtRunner, as `dbt run` does) and copies
 # of the schema's directory, logging every dbt result
-DRIVER = '''
+DRIVER = """
 import json, os, shutil, sys
 from pathlib import Path
 
@@ -101,7 +101,7 @@ for step in plan["steps"]:
             nodes[r.node.name] = {"status": str(r.status), "message": r.message}
         log.append({"args": step["dbt"], "success": result.success, "exception": str(result.exception or ""), "nodes": nodes})
         Path(plan["log"]).write_text(json.dumps(log, default=str))
-'''
+"""
 
 
 def deliveries(rng: random.Random) -> List[List[Dict[str, Any]]]:
@@ -117,8 +117,14 @@ def deliveries(rng: random.Random) -> List[List[Dict[str, Any]]]:
                 t = start + d * o.HOUR + rng.randrange(o.HOUR)
             else:
                 t = start + (d - 1) * o.HOUR + rng.randrange(40 * o.MINUTE)
-            rows.append({"id": next_id, "k": rng.choice("abc"), "v": rng.randint(-5, 40) if rng.random() > 0.1 else None,
-                         "ts": t - t % o.SECOND})
+            rows.append(
+                {
+                    "id": next_id,
+                    "k": rng.choice("abc"),
+                    "v": rng.randint(-5, 40) if rng.random() > 0.1 else None,
+                    "ts": t - t % o.SECOND,
+                }
+            )
             next_id += 1
         rng.shuffle(rows)
         out.append(rows)
@@ -138,7 +144,8 @@ def data_files(table: Path) -> List[str]:
     if not table.is_dir():
         return []
     return sorted(
-        str(p) for p in table.rglob("*.parquet")
+        str(p)
+        for p in table.rglob("*.parquet")
         if p.is_file() and not any(part.startswith(("_", ".")) for part in p.relative_to(table).parts)
     )
 
@@ -185,8 +192,13 @@ class Project:
         (self.project / "dbt_project.yml").write_text(
             yaml.safe_dump({"name": "wv_cluster", "version": "1.0", "config-version": 2, "profile": "wv_cluster"})
         )
-        profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
-                   "server_side_parameters": self.params}
+        profile = {
+            "type": "window_views",
+            "method": "session",
+            "schema": SCHEMA,
+            "threads": 1,
+            "server_side_parameters": self.params,
+        }
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"wv_cluster": {"target": "dev", "outputs": {"dev": profile}}})
         )
@@ -196,13 +208,28 @@ class Project:
         self.count += 1
         plan = self.root / f"plan{self.count}.json"
         log = self.root / f"log{self.count}.json"
-        plan.write_text(json.dumps({"project": str(self.project), "spark_params": self.params,
-                                    "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps}))
+        plan.write_text(
+            json.dumps(
+                {
+                    "project": str(self.project),
+                    "spark_params": self.params,
+                    "schema_dir": str(self.schema_dir),
+                    "log": str(log),
+                    "steps": steps,
+                }
+            )
+        )
         env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable}
         env.pop("SPARK_REMOTE", None)
         out = (self.root / f"out{self.count}.txt").open("w")
-        proc = subprocess.Popen([sys.executable, str(self.driver), str(plan)], cwd=self.project, env=env,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, str(self.driver), str(plan)],
+            cwd=self.project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         out.close()
         return proc, log
 
@@ -255,16 +282,19 @@ def test_window_views_on_a_standalone_cluster(standalone_cluster, tmp_path, requ
     request.addfinalizer(lambda: local_run[0].poll() is None and os.killpg(local_run[0].pid, signal.SIGKILL))
 
     # on the cluster: deliveries 1 and 2, each run; delivery 3 inserted, not yet run
-    on_cluster = Project(tmp_path / "cluster", {
-        "spark.master": cluster.master_url,
-        "spark.app.name": APP_NAME,
-        "spark.driver.host": "127.0.0.1",
-        "spark.driver.bindAddress": "127.0.0.1",
-        "spark.driver.memory": "1g",
-        "spark.executor.cores": "1",
-        "spark.executor.memory": "512m",
-        "spark.cores.max": "2",
-    })
+    on_cluster = Project(
+        tmp_path / "cluster",
+        {
+            "spark.master": cluster.master_url,
+            "spark.app.name": APP_NAME,
+            "spark.driver.host": "127.0.0.1",
+            "spark.driver.bindAddress": "127.0.0.1",
+            "spark.driver.memory": "1g",
+            "spark.executor.cores": "1",
+            "spark.executor.memory": "512m",
+            "spark.cores.max": "2",
+        },
+    )
     log = on_cluster.run(run_steps(batches, snaps / "cluster", last_run=False))
     assert "MASTER " + cluster.master_url in on_cluster.output(), on_cluster.output()[-3000:]
     assert len(log) == 2 and all(n["status"] == "success" for e in log for n in e["nodes"].values()), log
@@ -294,7 +324,9 @@ def test_window_views_on_a_standalone_cluster(standalone_cluster, tmp_path, requ
     state_at_kill = {m: [point for point, p in marks[m].items() if p.exists()] for m in STREAMING}
     wait_for_jvm(on_cluster.home)
     crash_out = on_cluster.output()
-    assert not finished_first, f"the run ended ({proc.returncode}) before a batch of delivery 3 staged files:\n{crash_out[-4000:]}"
+    assert not finished_first, (
+        f"the run ended ({proc.returncode}) before a batch of delivery 3 staged files:\n{crash_out[-4000:]}"
+    )
     assert proc.returncode == -signal.SIGKILL, proc.returncode
     timings["cluster: killed run"] = time.time() - t
 
@@ -320,12 +352,16 @@ def test_window_views_on_a_standalone_cluster(standalone_cluster, tmp_path, requ
         got, want = tables(snaps / "cluster" / d), tables(snaps / "local" / d)
         for name in want:
             if got[name] != want[name]:
-                failures.append(f"after {d}: {name}: cluster {sum(got[name].values())} rows, local "
-                                f"{sum(want[name].values())} rows; {diff(got[name], want[name])}")
+                failures.append(
+                    f"after {d}: {name}: cluster {sum(got[name].values())} rows, local "
+                    f"{sum(want[name].values())} rows; {diff(got[name], want[name])}"
+                )
     final = tables(snaps / "local" / "d3")
     assert all(final[m] for m in MODELS), {m: sum(final[m].values()) for m in MODELS}
     assert all(final[f"{m}__late"] for m in STREAMING), "delivery 3 was meant to make rows late"
     timings["total"] = time.time() - started
-    print(f"timings: {json.dumps({k: round(v, 1) for k, v in timings.items()})}; checkpoints at the kill: "
-          f"{state_at_kill}; recovery run: { {m: n['message'] for m, n in recovered.items()} }")
+    print(
+        f"timings: {json.dumps({k: round(v, 1) for k, v in timings.items()})}; checkpoints at the kill: "
+        f"{state_at_kill}; recovery run: { {m: n['message'] for m, n in recovered.items()} }"
+    )
     assert not failures, "\n".join(failures) + f"\nkilled at: {state_at_kill}\nrecovery run: {recovered}"

@@ -127,7 +127,10 @@ def test_good_models_compile_without_running_anything(project, monkeypatch):
         monkeypatch.setattr(WindowViewsAdapter, name, refuse(name))
     monkeypatch.setattr(runner, "run", refuse("runner.run"))
     write_models(project, GOOD)
-    project.model("appended", f"{{{{ config(materialized='incremental', incremental_strategy='append') }}}}\nselect * from {TICKS}")
+    project.model(
+        "appended",
+        f"{{{{ config(materialized='incremental', incremental_strategy='append') }}}}\nselect * from {TICKS}",
+    )
     result = project.dbt("compile")
     assert sorted(r.node.name for r in result.result if r.status == "success") == sorted([*GOOD, "landing", "appended"])
     for name in GOOD:

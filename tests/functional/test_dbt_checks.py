@@ -7,7 +7,6 @@ from datetime import datetime
 
 import pytest
 import yaml
-
 from conftest import FLIP145_BID, errors, sources_yml
 
 CONTRACT_ERROR = "This model has an enforced contract that failed"
@@ -29,11 +28,18 @@ def contract(project, model: str, price_type: str) -> None:
     columns = [("bids", "bigint"), ("price", price_type), ("window_start", "timestamp"), ("window_end", "timestamp")]
     project.write(
         f"models/{model}.yml",
-        yaml.safe_dump({"version": 2, "models": [{
-            "name": model,
-            "config": {"contract": {"enforced": True}},
-            "columns": [{"name": name, "data_type": data_type} for name, data_type in columns],
-        }]}),
+        yaml.safe_dump(
+            {
+                "version": 2,
+                "models": [
+                    {
+                        "name": model,
+                        "config": {"contract": {"enforced": True}},
+                        "columns": [{"name": name, "data_type": data_type} for name, data_type in columns],
+                    }
+                ],
+            }
+        ),
     )
 
 
@@ -41,7 +47,9 @@ def contract(project, model: str, price_type: str) -> None:
 def test_batch_contract_violation_keeps_the_table(project, tmp_path, location_root):
     layout = f", location_root='{tmp_path / 'lake'}'" if location_root else ""
     project.seed("bid", FLIP145_BID)
-    project.model("revenue", f"{{{{ config(materialized='window_view'{layout}) }}}}" + REVENUE.format(input="ref('bid')"))
+    project.model(
+        "revenue", f"{{{{ config(materialized='window_view'{layout}) }}}}" + REVENUE.format(input="ref('bid')")
+    )
     contract(project, "revenue", "bigint")
     project.dbt("build")
     # a contracted table has the declared columns in the declared order, as dbt-spark builds it
@@ -105,18 +113,42 @@ def test_data_tests_read_the_late_table_and_unit_tests_start_no_stream(project):
     stream_project(project, "bigint")
     project.write(
         "models/revenue_unit.yml",
-        yaml.safe_dump({"version": 2, "unit_tests": [{
-            "name": "revenue_sums_each_window",
-            "model": "revenue",
-            "given": [{"input": "source('raw', 'bid')", "rows": [
-                {"bidtime": "2020-04-15 08:07:00", "price": 2, "item": "A"},
-                {"bidtime": "2020-04-15 08:21:00", "price": 4, "item": "C"},
-            ]}],
-            "expect": {"rows": [
-                {"window_start": "2020-04-15 08:00:00", "window_end": "2020-04-15 08:10:00", "price": 2, "bids": 1},
-                {"window_start": "2020-04-15 08:20:00", "window_end": "2020-04-15 08:30:00", "price": 4, "bids": 1},
-            ]},
-        }]}),
+        yaml.safe_dump(
+            {
+                "version": 2,
+                "unit_tests": [
+                    {
+                        "name": "revenue_sums_each_window",
+                        "model": "revenue",
+                        "given": [
+                            {
+                                "input": "source('raw', 'bid')",
+                                "rows": [
+                                    {"bidtime": "2020-04-15 08:07:00", "price": 2, "item": "A"},
+                                    {"bidtime": "2020-04-15 08:21:00", "price": 4, "item": "C"},
+                                ],
+                            }
+                        ],
+                        "expect": {
+                            "rows": [
+                                {
+                                    "window_start": "2020-04-15 08:00:00",
+                                    "window_end": "2020-04-15 08:10:00",
+                                    "price": 2,
+                                    "bids": 1,
+                                },
+                                {
+                                    "window_start": "2020-04-15 08:20:00",
+                                    "window_end": "2020-04-15 08:30:00",
+                                    "price": 4,
+                                    "bids": 1,
+                                },
+                            ]
+                        },
+                    }
+                ],
+            }
+        ),
     )
     # the unit test runs the model's SQL on its rows: every window, no stream, no table
     project.dbt("test", "--select", "test_type:unit")

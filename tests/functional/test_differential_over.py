@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
 import duckdb
-import pytest
-
 import oracles as o
+import pytest
 
 SOURCE = "{{ source('raw', 'ev') }}"
 PARTITIONS = ["", "k", "id % 3", "k, id % 2"]
@@ -93,7 +92,10 @@ def random_call(rng: random.Random, eowc: bool = False) -> Call:
     family = rng.choices(["aggregate", "ranking", "offset", "value"], weights=[5, 2, 2, 2])[0]
     if family == "aggregate":
         func = rng.choice(["sum(v)", "count(v)", "count(*)", "avg(v)", "min(v)", "max(v)", "max(ts)", "min(ts)"])
-        shape = rng.choices(["rows", "range", "peers", "default", "whole", "numeric"], weights=[4, 4, 1, 1, 0 if eowc else 1, 0 if eowc else 1])[0]
+        shape = rng.choices(
+            ["rows", "range", "peers", "default", "whole", "numeric"],
+            weights=[4, 4, 1, 1, 0 if eowc else 1, 0 if eowc else 1],
+        )[0]
         if shape == "rows":
             order, nulls_last = _order(rng, unique=True, descending=descending)
             frame, ahead = _rows_frame(rng, eowc)
@@ -114,10 +116,14 @@ def random_call(rng: random.Random, eowc: bool = False) -> Call:
             return Call(f"{func} {_over(partition, '')}", partition)
         n, m = rng.randint(0, 15), rng.randint(0, 15)
         nulls = rng.choice(["first", "last"])
-        frame = rng.choice([f"range between {n} preceding and {m} following", f"range between unbounded preceding and {m} preceding"])
+        frame = rng.choice(
+            [f"range between {n} preceding and {m} following", f"range between unbounded preceding and {m} preceding"]
+        )
         return Call(f"{func} {_over(partition, f'v nulls {nulls}', frame)}", partition)
     if family == "ranking":
-        choices = ["row_number()", "rank()", "dense_rank()"] + ([] if eowc else ["percent_rank()", "cume_dist()", "ntile(3)"])
+        choices = ["row_number()", "rank()", "dense_rank()"] + (
+            [] if eowc else ["percent_rank()", "cume_dist()", "ntile(3)"]
+        )
         func = rng.choice(choices)
         order, nulls_last = _order(rng, unique=func in ("row_number()", "ntile(3)"), descending=descending)
         return Call(f"{func} {_over(partition, order)}", partition, nulls_last)
@@ -203,7 +209,11 @@ def compare(model: str, calls: Sequence[Call], got: Dict[int, tuple], expected: 
             f"unexpected {sorted(set(got) - set(expected))[:10]}"
         )
     for i, call in enumerate(calls):
-        bad = [(rid, got[rid][i], expected[rid][i]) for rid in sorted(set(got) & set(expected)) if not same(got[rid][i], expected[rid][i])]
+        bad = [
+            (rid, got[rid][i], expected[rid][i])
+            for rid in sorted(set(got) & set(expected))
+            if not same(got[rid][i], expected[rid][i])
+        ]
         if bad:
             failures.append(f"{model}.c{i} `{call.sql}`: {len(bad)} rows differ, (id, spark, duckdb): {bad[:4]}")
     return failures
@@ -305,7 +315,6 @@ def test_emit_on_window_close_ties_follow_the_full_order(project, spark):
         assert o.closed_rows(rows, "ts", 5 * o.MINUTE, [], rows_ahead=1) == {1}
         failures += compare(name, model_calls, spark_result(spark, f"{project.schema}.{name}"), expected)
     assert not failures, "\n".join(failures)
-
 
 
 WINDOWED_ROWS = [1, 2, 5, 12, 14, 25]  # minutes: ids 1-3 in [00:00, 00:10), 4-5 in [00:10, 00:20), 6

@@ -16,9 +16,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-import pytest
-
 import oracles as o
+import pytest
 from conftest import sources_yml
 
 INPUT_COLUMNS = ["id", "k", "v", "ts"]
@@ -92,7 +91,7 @@ def random_spec(rng: random.Random, kind: str) -> Spec:
         args.update(step=step, size=step * rng.randint(1, 12))
         period = args["size"]
     else:
-        args["gap"] = rng.choice([o.SECOND, o.MINUTE, o.HOUR])*rng.randint(1, 40)
+        args["gap"] = rng.choice([o.SECOND, o.MINUTE, o.HOUR]) * rng.randint(1, 40)
         period = None
     if period is not None and rng.random() < 0.7:
         # offsets of either sign, also beyond one period, whole seconds
@@ -110,9 +109,9 @@ def load_events(spark, schema: str, rows: List[Dict[str, Any]]) -> None:
     spark.sql(f"drop table if exists {schema}.ev")
     spark.sql(f"create table {schema}.ev using parquet as {o.values_sql(rows)}")
     stored = spark.sql(f"select id, k, v, unix_micros(ts) from {schema}.ev").collect()
-    assert sorted(tuple(r) for r in stored) == sorted(
-        (r["id"], r["k"], r["v"], r["ts"]) for r in rows
-    ), "the input table does not hold the generated rows exactly"
+    assert sorted(tuple(r) for r in stored) == sorted((r["id"], r["k"], r["v"], r["ts"]) for r in rows), (
+        "the input table does not hold the generated rows exactly"
+    )
 
 
 def _avg_ok(avg: Optional[float], total: Optional[int], count: int) -> bool:
@@ -152,7 +151,9 @@ def test_window_tvfs_match_oracle(project, spark, seed):
     config = "{{ config(materialized='window_view') }}\n"
     first = ["tumble", "hop", "cumulate"][seed % 3]
     exploded = {
-        "exploded": sorted((i for i, spec in enumerate(specs) if spec.kind != "session"), key=lambda i: specs[i].kind != first),
+        "exploded": sorted(
+            (i for i, spec in enumerate(specs) if spec.kind != "session"), key=lambda i: specs[i].kind != first
+        ),
         "exploded_session": [i for i, spec in enumerate(specs) if spec.kind == "session"],
     }
     for name, indexes in exploded.items():
@@ -162,8 +163,7 @@ def test_window_tvfs_match_oracle(project, spark, seed):
         )
     project.model(
         "aggregated",
-        config
-        + "select spec, k, window_start, window_end, count(*) as n, count(v) as n_v, "
+        config + "select spec, k, window_start, window_end, count(*) as n, count(v) as n_v, "
         "sum(v) as sum_v, min(v) as min_v, max(v) as max_v from (\n"
         + "\nunion all\n".join(
             f"select {i} as spec, k, v, window_start, window_end from {{{{ {spec.call()} }}}}"
@@ -237,7 +237,9 @@ def test_window_tvfs_match_oracle(project, spark, seed):
     for name, indexes in exploded.items():
         columns = project.columns(name)
         if columns != INPUT_COLUMNS + WINDOW_COLUMNS + ["spec"]:
-            failures.append(f"{specs[indexes[0]].kind}: output columns {columns}, expected {INPUT_COLUMNS + WINDOW_COLUMNS}")
+            failures.append(
+                f"{specs[indexes[0]].kind}: output columns {columns}, expected {INPUT_COLUMNS + WINDOW_COLUMNS}"
+            )
         for r in spark.sql(
             f"select spec, id, k, v, unix_micros(ts), unix_micros(window_start), unix_micros(window_end), "
             f"unix_micros(window_time) from {project.schema}.{name}"
@@ -314,7 +316,8 @@ def test_session_emit_on_window_close(project, spark):
                       watermark={'column': 'ts', 'delay': '10 minutes'}) }}
             select id, window_start, window_end
             from {{ window_views.session(source('raw', 'ev'), 'ts', '10 minutes'%s) }}
-            """ % partition,
+            """
+            % partition,
         )
     project.dbt("build")
     w = 20 * o.MINUTE
@@ -344,13 +347,17 @@ def test_window_aggregate_hop_sums_of_large_values(project, spark):
         "(4, timestamp'1970-01-01 02:01:00', 2.0D, 2.50BD) "
         "as ev(id, ts, d, m)"
     )
-    spark.sql(f"create or replace view {project.schema}.ev_typed as select id, ts, d, cast(m as decimal(38, 2)) as m from {project.schema}.ev")
+    spark.sql(
+        f"create or replace view {project.schema}.ev_typed as select id, ts, d, cast(m as decimal(38, 2)) as m from {project.schema}.ev"
+    )
     project.write("models/sources.yml", sources_yml("ev_typed"))
     window = "{'kind': 'hop', 'time_col': 'ts', 'slide': '10 minutes', 'size': '30 minutes'}"
     measures = "{'sum_d': 'sum(d)', 'sum_m': 'sum(m)', 'avg_d': 'avg(d)'}"
     config = "{{ config(materialized='window_view') }}\n"
     project.model(
-        "panes", config + f"select * from {{{{ window_views.window_aggregate(source('raw', 'ev_typed'), {window}, {measures}) }}}}"
+        "panes",
+        config
+        + f"select * from {{{{ window_views.window_aggregate(source('raw', 'ev_typed'), {window}, {measures}) }}}}",
     )
     project.model(
         "expanded",

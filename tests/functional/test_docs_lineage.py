@@ -7,8 +7,6 @@ from datetime import datetime, timedelta
 
 from conftest import FLIP145_BID as BID
 
-
-
 SCHEMA_YML = """
 version: 2
 sources:

@@ -3,7 +3,6 @@ message naming the macro or model, the argument or key, and the fix; a failed ru
 previous table."""
 
 import pytest
-
 from conftest import errors
 
 BID = """
@@ -23,36 +22,78 @@ MACRO_CASES = [
     ("tumble(ref('bid'), 'bidtime', '0 minutes')", "window_views.tumble: argument 'size' = '0 minutes' is zero"),
     ("tumble(ref('bid'), 'bidtime', '-5 minutes')", "window_views.tumble: argument 'size' = '-5 minutes' is negative"),
     ("tumble(ref('bid'), 'bidtime', '1 month')", "window_views.tumble: argument 'size' = '1 month' is not an interval"),
-    ("tumble(ref('bid'), 'bidtime', 'ten minutes')", "argument 'size' = 'ten minutes' is not an interval: expected '<n> <unit>'"),
-    ("tumble(ref('bid'), 'bidtime', \"10 minutes'; drop table x; --\")", "argument 'size' = '10 minutes'; drop table x; --' is not an interval"),
+    (
+        "tumble(ref('bid'), 'bidtime', 'ten minutes')",
+        "argument 'size' = 'ten minutes' is not an interval: expected '<n> <unit>'",
+    ),
+    (
+        "tumble(ref('bid'), 'bidtime', \"10 minutes'; drop table x; --\")",
+        "argument 'size' = '10 minutes'; drop table x; --' is not an interval",
+    ),
     ("tumble(ref('bid'), 'bidtime', 10)", "argument 'size' must be an interval string"),
-    ("tumble(ref('bid'), 'bidtime', '10 minutes', offset='1 week')", "window_views.tumble: argument 'offset' = '1 week' is not an interval"),
+    (
+        "tumble(ref('bid'), 'bidtime', '10 minutes', offset='1 week')",
+        "window_views.tumble: argument 'offset' = '1 week' is not an interval",
+    ),
     ("tumble(ref('bid'), 'bid`time', '10 minutes')", "window_views.tumble: argument 'time_col' must be a column name"),
     ("tumble(ref('bid'), 'bidtime; drop', '10 minutes')", "argument 'time_col' must be a column name"),
-    ("tumble('bid; drop table x', 'bidtime', '10 minutes')", "argument 'relation' must be ref(...), source(...) or a CTE name"),
-    ("hop(ref('bid'), 'bidtime', '0 seconds', '10 minutes')", "window_views.hop: argument 'slide' = '0 seconds' is zero"),
-    ("hop(ref('bid'), 'bidtime', '5 minutes', '2 fortnights')", "window_views.hop: argument 'size' = '2 fortnights' is not an interval"),
+    (
+        "tumble('bid; drop table x', 'bidtime', '10 minutes')",
+        "argument 'relation' must be ref(...), source(...) or a CTE name",
+    ),
+    (
+        "hop(ref('bid'), 'bidtime', '0 seconds', '10 minutes')",
+        "window_views.hop: argument 'slide' = '0 seconds' is zero",
+    ),
+    (
+        "hop(ref('bid'), 'bidtime', '5 minutes', '2 fortnights')",
+        "window_views.hop: argument 'size' = '2 fortnights' is not an interval",
+    ),
     # a slide larger than the size left rows between windows in none of them
     (
         "hop(ref('bid'), 'bidtime', '10 minutes', '5 minutes')",
         "window_views.hop: argument 'slide' = '10 minutes' is larger than 'size' = '5 minutes': the rows between two "
         "windows would be in no window; fix: use a slide of at most the size",
     ),
-    ("cumulate(ref('bid'), 'bidtime', '3 minutes', '10 minutes')", "window_views.cumulate: argument 'size' = '10 minutes' must be a multiple of 'step' = '3 minutes'"),
-    ("cumulate(ref('bid'), 'bidtime', '-1 minute', '10 minutes')", "window_views.cumulate: argument 'step' = '-1 minute' is negative"),
+    (
+        "cumulate(ref('bid'), 'bidtime', '3 minutes', '10 minutes')",
+        "window_views.cumulate: argument 'size' = '10 minutes' must be a multiple of 'step' = '3 minutes'",
+    ),
+    (
+        "cumulate(ref('bid'), 'bidtime', '-1 minute', '10 minutes')",
+        "window_views.cumulate: argument 'step' = '-1 minute' is negative",
+    ),
     ("session(ref('bid'), 'bidtime', '1 year')", "window_views.session: argument 'gap' = '1 year' is not an interval"),
-    ("session(ref('bid'), 'bidtime', '5 minutes', partition_by=['item', 'x)'])", "window_views.session: argument 'partition_by' must be a column name"),
+    (
+        "session(ref('bid'), 'bidtime', '5 minutes', partition_by=['item', 'x)'])",
+        "window_views.session: argument 'partition_by' must be a column name",
+    ),
     # longer than 100 years: compile errors, not Spark's DATATYPE_MISMATCH on an overflowing literal
     (
         "tumble(ref('bid'), 'bidtime', '999999999999 days')",
         "window_views.tumble: argument 'size' = '999999999999 days' is too long: at most 36500 days (about 100 years)",
     ),
-    ("hop(ref('bid'), 'bidtime', '1 day', '36501 days')", "window_views.hop: argument 'size' = '36501 days' is too long: at most 36500 days"),
-    ("tumble(ref('bid'), 'bidtime', '1 day', offset='-876001 hours')", "window_views.tumble: argument 'offset' = '-876001 hours' is too long"),
-    ("session(ref('bid'), 'bidtime', '52560001 minutes')", "window_views.session: argument 'gap' = '52560001 minutes' is too long"),
+    (
+        "hop(ref('bid'), 'bidtime', '1 day', '36501 days')",
+        "window_views.hop: argument 'size' = '36501 days' is too long: at most 36500 days",
+    ),
+    (
+        "tumble(ref('bid'), 'bidtime', '1 day', offset='-876001 hours')",
+        "window_views.tumble: argument 'offset' = '-876001 hours' is too long",
+    ),
+    (
+        "session(ref('bid'), 'bidtime', '52560001 minutes')",
+        "window_views.session: argument 'gap' = '52560001 minutes' is too long",
+    ),
     # a misspelt unit gets a suggestion
-    ("tumble(ref('bid'), 'bidtime', '5 minuts')", "argument 'size' = '5 minuts' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '5 minutes'?"),
-    ("hop(ref('bid'), 'bidtime', '1 min', '3 hrs')", "window_views.hop: argument 'slide' = '1 min' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '1 minute'?"),
+    (
+        "tumble(ref('bid'), 'bidtime', '5 minuts')",
+        "argument 'size' = '5 minuts' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '5 minutes'?",
+    ),
+    (
+        "hop(ref('bid'), 'bidtime', '1 min', '3 hrs')",
+        "window_views.hop: argument 'slide' = '1 min' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '1 minute'?",
+    ),
     ("cumulate(ref('bid'), 'bidtime', '1 hour', '1 dys')", "did you mean '1 day'?"),
     ("session(ref('bid'), 'bidtime', '-30secs')", "did you mean '-30 seconds'?"),
 ]
@@ -116,22 +157,51 @@ def test_a_bad_macro_call_fails_only_its_model(bid_project):
 
 
 CONFIG_CASES = {
-    "bad_emit": ("emit='on_close'", "window_view model 'bad_emit': config 'emit' = 'on_close' is not valid; expected one of: on_update, on_window_close"),
-    "bad_execution": ("execution='micro_batch'", "config 'execution' = 'micro_batch' is not valid; expected one of: batch, streaming"),
+    "bad_emit": (
+        "emit='on_close'",
+        "window_view model 'bad_emit': config 'emit' = 'on_close' is not valid; expected one of: on_update, on_window_close",
+    ),
+    "bad_execution": (
+        "execution='micro_batch'",
+        "config 'execution' = 'micro_batch' is not valid; expected one of: batch, streaming",
+    ),
     "bad_late": ("late_data='keep'", "config 'late_data' = 'keep' is not valid; expected one of: table, drop"),
-    "typo_key": ("emitt='on_update'", "window_view model 'typo_key': config 'emitt' is not a config key dbt or window_view knows; did you mean 'emit'?"),
-    "no_watermark": ("emit='on_window_close'", "config 'watermark' is missing: emit='on_window_close' needs one; add watermark={'column'"),
-    "bad_watermark": ("emit='on_window_close', watermark={'col': 'bidtime'}", "config 'watermark' = {'col': 'bidtime'} is not valid; expected {'column': '<timestamp column>'"),
-    "bad_delay": ("emit='on_window_close', watermark={'column': 'bidtime', 'delay': '5 mins'}", "config 'watermark' delay: '5 mins' is not an interval"),
-    "bad_trigger": ("trigger='once'", "config 'trigger' = 'once' is not valid; expected one of: 'available_now', or {'processing_time'"),
-    "streaming": ("execution='streaming', watermark={'column': 'bidtime', 'delay': '1 minute'}", "window_view model 'streaming': upstream `bid` is a seed, which is rewritten in place"),
-    "bad_format": ("file_format='excel'", "config 'file_format' = 'excel' is not valid; expected one of: parquet, delta, iceberg, orc, hudi"),
+    "typo_key": (
+        "emitt='on_update'",
+        "window_view model 'typo_key': config 'emitt' is not a config key dbt or window_view knows; did you mean 'emit'?",
+    ),
+    "no_watermark": (
+        "emit='on_window_close'",
+        "config 'watermark' is missing: emit='on_window_close' needs one; add watermark={'column'",
+    ),
+    "bad_watermark": (
+        "emit='on_window_close', watermark={'col': 'bidtime'}",
+        "config 'watermark' = {'col': 'bidtime'} is not valid; expected {'column': '<timestamp column>'",
+    ),
+    "bad_delay": (
+        "emit='on_window_close', watermark={'column': 'bidtime', 'delay': '5 mins'}",
+        "config 'watermark' delay: '5 mins' is not an interval",
+    ),
+    "bad_trigger": (
+        "trigger='once'",
+        "config 'trigger' = 'once' is not valid; expected one of: 'available_now', or {'processing_time'",
+    ),
+    "streaming": (
+        "execution='streaming', watermark={'column': 'bidtime', 'delay': '1 minute'}",
+        "window_view model 'streaming': upstream `bid` is a seed, which is rewritten in place",
+    ),
+    "bad_format": (
+        "file_format='excel'",
+        "config 'file_format' = 'excel' is not valid; expected one of: parquet, delta, iceberg, orc, hudi",
+    ),
 }
 
 
 def test_bad_config_fails_before_any_sql(bid_project):
     for name, (config, _) in CONFIG_CASES.items():
-        bid_project.model(name, f"{{{{ config(materialized='window_view', {config}) }}}}\nselect * from {{{{ ref('bid') }}}}")
+        bid_project.model(
+            name, f"{{{{ config(materialized='window_view', {config}) }}}}\nselect * from {{{{ ref('bid') }}}}"
+        )
     bid_project.dbt("seed")
     result = bid_project.dbt("run", "--select", " ".join(CONFIG_CASES), ok=False)
     by_model = {r.node.name: r for r in result.result}
@@ -211,5 +281,9 @@ def test_location_root_builds_beside_and_removes_the_old_files(bid_project, tmp_
     assert len(first) == 1 and len(second) == 1 and first != second
     assert second[0].name.startswith("run=")
     assert len(bid_project.rows("external")) == 2
-    location = bid_project.spark.sql(f"describe table extended {bid_project.schema}.external").where("col_name = 'Location'").first()
+    location = (
+        bid_project.spark.sql(f"describe table extended {bid_project.schema}.external")
+        .where("col_name = 'Location'")
+        .first()
+    )
     assert location.data_type.endswith(second[0].name)

@@ -6,9 +6,9 @@ shared session's JVM (`file:` URIs), pyarrow.fs, and the object-store test files
 
 from pathlib import Path
 
+import objectstore
 import pytest
 
-import objectstore
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
 
@@ -63,7 +63,9 @@ def test_hadoop_errors_are_os_errors(spark, tmp_path):
     """A Java error reaches the runner as the OSError it reports (no py4j traceback): a store
     Spark has no jars for names the scheme."""
     fs = HadoopFileSystem(spark)
-    with pytest.raises(OSError, match="no Hadoop filesystem for scheme 's3a' in this Spark session .*S3AFileSystem not found"):
+    with pytest.raises(
+        OSError, match="no Hadoop filesystem for scheme 's3a' in this Spark session .*S3AFileSystem not found"
+    ):
         fs.write_bytes("s3a://bucket/cp/model.json", b"{}")
 
 
@@ -75,7 +77,9 @@ def test_the_file_log_spells_files_as_spark_lists_them(spark, tmp_path):
     folder.mkdir()
     (folder / "b1-n0-part.parquet").write_text("x")
     path = spark._jvm.org.apache.hadoop.fs.Path(str(folder))
-    listed = [s.getPath().toUri().toString() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)]
+    listed = [
+        s.getPath().toUri().toString() for s in path.getFileSystem(spark._jsc.hadoopConfiguration()).listStatus(path)
+    ]
     assert listed == [paths.listed_uri(str(folder / "b1-n0-part.parquet"))]
 
 
@@ -92,7 +96,11 @@ def test_spark_reads_the_file_log_across_deltas_and_compactions(spark, tmp_path)
         storage.publish(fs, str(table), batch, ())
     read = lambda: sorted(r[0] for r in spark.read.parquet(str(table)).collect())  # noqa: E731
     assert read() == [b * 10 + i for b in range(12) for i in range(3)]
-    assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith("."))[-3:] == ["19.compact", "20", "9.compact"]
+    assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith("."))[-3:] == [
+        "19.compact",
+        "20",
+        "9.compact",
+    ]
     spark.range(1000, 1002).repartition(1).write.parquet(str(table / "_wv_staging" / "12" / "_wv_bucket=e"))
     storage.publish(fs, str(table), 12, ["e"])
     assert read() == [1000, 1001]

@@ -5,7 +5,6 @@ from datetime import datetime
 from conftest import FLIP145_BID as BID
 
 
-
 def t(hhmm: str) -> datetime:
     h, m = hhmm.split(":")
     return datetime(2020, 4, 15, int(h), int(m))

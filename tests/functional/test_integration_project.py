@@ -12,7 +12,6 @@ from typing import List
 
 import pytest
 import yaml
-
 from conftest import REPO, errors, spark_params
 
 PROJECT = REPO / "integration_tests"
@@ -49,10 +48,14 @@ def test_integration_project_builds_and_every_equality_test_passes(spark, spark_
     result = dbtRunner().invoke(
         [
             "build",
-            "--project-dir", str(PROJECT),
-            "--profiles-dir", str(profiles_dir),
-            "--target-path", str(tmp_path / "target"),
-            "--log-path", str(tmp_path / "logs"),
+            "--project-dir",
+            str(PROJECT),
+            "--profiles-dir",
+            str(profiles_dir),
+            "--target-path",
+            str(tmp_path / "target"),
+            "--log-path",
+            str(tmp_path / "logs"),
         ]
     )
     assert result.exception is None, f"dbt build raised: {result.exception}"

@@ -15,19 +15,18 @@ import sys
 from pathlib import Path
 
 import pyspark
-
 from conftest import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "package_form_project"
 
 
-
-
 def test_package_form_on_a_spark_profile(tmp_path):
     assert pyspark.__version__.startswith("4.3."), pyspark.__version__
     project = tmp_path / "project"
-    shutil.copytree(PROJECT, project, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "package-lock.yml"))
+    shutil.copytree(
+        PROJECT, project, ignore=shutil.ignore_patterns("target", "logs", "dbt_packages", "package-lock.yml")
+    )
     # the copy lives elsewhere, so point it at this repository by absolute path
     (project / "packages.yml").write_text(f"packages:\n  - local: {REPO}\n")
     spark_home = tmp_path / "spark"

@@ -21,12 +21,10 @@ import time
 from pathlib import Path
 from typing import List
 
+import pyspark
 import pytest
 import yaml
-
 from conftest import run_command
-
-import pyspark
 
 SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")
@@ -62,7 +60,10 @@ def connect_server(tmp_path_factory):
     args = [a for k, v in conf.items() for a in ("--conf", f"{k}={v}")]
     subprocess.run(
         ["bash", str(SPARK_HOME / "sbin" / "start-connect-server.sh"), "--master", "local[2]", *args],
-        env=env, cwd=home, check=True, capture_output=True,
+        env=env,
+        cwd=home,
+        check=True,
+        capture_output=True,
     )
     deadline = time.time() + 120
     while time.time() < deadline:
@@ -74,7 +75,9 @@ def connect_server(tmp_path_factory):
         logs = "\n".join(p.read_text()[-3000:] for p in (home / "logs").glob("*.out"))
         pytest.fail(f"Spark Connect server did not listen on {port}:\n{logs}")
     yield {"url": f"sc://127.0.0.1:{port}", "home": home}
-    subprocess.run(["bash", str(SPARK_HOME / "sbin" / "stop-connect-server.sh")], env=env, cwd=home, capture_output=True)
+    subprocess.run(
+        ["bash", str(SPARK_HOME / "sbin" / "stop-connect-server.sh")], env=env, cwd=home, capture_output=True
+    )
 
 
 def hiding(folder: Path) -> List[str]:
@@ -109,8 +112,16 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
     url = connect_server["url"]
     root = tmp_path / "project"
     (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text(yaml.safe_dump({"name": "wv_connect", "version": "1.0", "config-version": 2, "profile": "wv_connect"}))
-    profile = {"type": "window_views", "method": "session", "schema": "remote", "host": "local", "server_side_parameters": {"spark.remote": url}}
+    (root / "dbt_project.yml").write_text(
+        yaml.safe_dump({"name": "wv_connect", "version": "1.0", "config-version": 2, "profile": "wv_connect"})
+    )
+    profile = {
+        "type": "window_views",
+        "method": "session",
+        "schema": "remote",
+        "host": "local",
+        "server_side_parameters": {"spark.remote": url},
+    }
     (root / "profiles.yml").write_text(yaml.safe_dump({"wv_connect": {"target": "dev", "outputs": {"dev": profile}}}))
     (root / "models" / "sources.yml").write_text(
         "version: 2\nsources:\n  - name: raw\n    schema: remote\n    tables:\n      - name: bid\n"
@@ -127,17 +138,24 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
     )
 
     def deliver(*rows: str) -> None:
-        values = ", ".join(f"(timestamp'2020-04-15 {hhmm}:00', {price}, '{item}')" for hhmm, price, item in (r.split() for r in rows))
+        values = ", ".join(
+            f"(timestamp'2020-04-15 {hhmm}:00', {price}, '{item}')" for hhmm, price, item in (r.split() for r in rows)
+        )
         connect_sql(url, f"insert into remote.bid values {values}")
 
-    connect_sql(url, "create database if not exists remote",
-                "create table remote.bid (bidtime timestamp, price int, item string) using parquet",
-                "insert into remote.bid values (timestamp'2020-04-15 08:07:00', 2, 'A'), "
-                "(timestamp'2020-04-15 08:05:00', 4, 'C'), (timestamp'2020-04-15 08:11:00', 3, 'B')")
+    connect_sql(
+        url,
+        "create database if not exists remote",
+        "create table remote.bid (bidtime timestamp, price int, item string) using parquet",
+        "insert into remote.bid values (timestamp'2020-04-15 08:07:00', 2, 'A'), "
+        "(timestamp'2020-04-15 08:05:00', 4, 'C'), (timestamp'2020-04-15 08:11:00', 3, 'B')",
+    )
     home = connect_server["home"]
     probe = subprocess.run([*hiding(home), "true"], capture_output=True, text=True)
     if probe.returncode != 0:
-        pytest.skip(f"cannot hide the server's directory from the dbt process (unshare needs root): {probe.stderr[-300:]}")
+        pytest.skip(
+            f"cannot hide the server's directory from the dbt process (unshare needs root): {probe.stderr[-300:]}"
+        )
     dbt = [*hiding(home), str(DBT), "run", "--project-dir", str(root), "--profiles-dir", str(root)]
     out = run_command(dbt, cwd=root).stdout
     assert "STREAM 1 batch, 3 in, 1 out, 0 late, watermark 2020-04-15 08:10:00" in out

@@ -3,12 +3,13 @@ asserted, for each window kind and both emit modes (FLIP-145's Bid rows, deliver
 
 import shutil
 from datetime import datetime
-from typing import List, Sequence
+from typing import Sequence
 
 import pytest
-
 from conftest import errors, sources_yml
+
 from dbt.adapters.window_views.paths import local_path
+
 
 def t(hhmm: str) -> datetime:
     h, m = hhmm.split(":")
@@ -17,9 +18,7 @@ def t(hhmm: str) -> datetime:
 
 def make_source(project) -> None:
     project.spark.sql(f"create database if not exists {project.schema}")
-    project.spark.sql(
-        f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet"
-    )
+    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet")
     project.write("models/sources.yml", sources_yml("bid"))
 
 
@@ -71,7 +70,9 @@ def test_tumble_on_window_close(project):
     node = run(project, "tumble_eowc")
     assert node.message == "STREAM 1 batch, 4 in, 1 out, 1 late, watermark 2020-04-15 08:20:00"
     assert project.rows("tumble_eowc") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
-    late = project.spark.sql(f"select bidtime, price, item, _batch_id from {project.schema}.tumble_eowc__late").collect()
+    late = project.spark.sql(
+        f"select bidtime, price, item, _batch_id from {project.schema}.tumble_eowc__late"
+    ).collect()
     assert [tuple(r)[:3] for r in late] == [(t("8:08"), 9, "L")]
     # nothing new: nothing changes
     node = run(project, "tumble_eowc")
@@ -121,7 +122,9 @@ def test_on_update_loads_the_past_in_days_and_writes_hours_from_the_day_later_ba
         project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
     def files():  # each window's file
-        names = project.spark.sql(f"select window_start, input_file_name() as f from {project.schema}.tumble_moved").collect()
+        names = project.spark.sql(
+            f"select window_start, input_file_name() as f from {project.schema}.tumble_moved"
+        ).collect()
         return {r.window_start: r.f.rsplit("/", 1)[1] for r in names}
 
     deliver_at(("2020-04-15 08:05:00", 1), ("2020-04-15 09:05:00", 2), ("2020-04-16 10:05:00", 4))
@@ -181,26 +184,55 @@ EXPECTED = {
     ("hop", "on_update"): [
         [w("8:00", "8:10", 6, 2), w("8:05", "8:15", 6, 2)],
         [w("8:00", "8:10", 11, 3), w("8:05", "8:15", 14, 4), w("8:10", "8:20", 3, 1)],
-        [w("8:00", "8:10", 11, 3), w("8:05", "8:15", 15, 5), w("8:10", "8:20", 10, 3),
-         w("8:15", "8:25", 7, 2), w("8:20", "8:30", 1, 1)],
+        [
+            w("8:00", "8:10", 11, 3),
+            w("8:05", "8:15", 15, 5),
+            w("8:10", "8:20", 10, 3),
+            w("8:15", "8:25", 7, 2),
+            w("8:20", "8:30", 1, 1),
+        ],
     ],
     ("cumulate", "on_window_close"): [
         [w("8:00", "8:06", 4, 1)],
         [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3)],
-        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
-         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 4, 2), w("8:10", "8:16", 4, 2),
-         w("8:10", "8:18", 10, 3), w("8:10", "8:20", 10, 3)],
+        [
+            w("8:00", "8:06", 4, 1),
+            w("8:00", "8:08", 6, 2),
+            w("8:00", "8:10", 11, 3),
+            w("8:10", "8:12", 3, 1),
+            w("8:10", "8:14", 4, 2),
+            w("8:10", "8:16", 4, 2),
+            w("8:10", "8:18", 10, 3),
+            w("8:10", "8:20", 10, 3),
+        ],
     ],
     ("cumulate", "on_update"): [
         [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 6, 2)],
-        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
-         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 3, 1), w("8:10", "8:16", 3, 1),
-         w("8:10", "8:18", 3, 1), w("8:10", "8:20", 3, 1)],
-        [w("8:00", "8:06", 4, 1), w("8:00", "8:08", 6, 2), w("8:00", "8:10", 11, 3),
-         w("8:10", "8:12", 3, 1), w("8:10", "8:14", 4, 2), w("8:10", "8:16", 4, 2),
-         w("8:10", "8:18", 10, 3), w("8:10", "8:20", 10, 3),
-         w("8:20", "8:22", 1, 1), w("8:20", "8:24", 1, 1), w("8:20", "8:26", 1, 1),
-         w("8:20", "8:28", 1, 1), w("8:20", "8:30", 1, 1)],
+        [
+            w("8:00", "8:06", 4, 1),
+            w("8:00", "8:08", 6, 2),
+            w("8:00", "8:10", 11, 3),
+            w("8:10", "8:12", 3, 1),
+            w("8:10", "8:14", 3, 1),
+            w("8:10", "8:16", 3, 1),
+            w("8:10", "8:18", 3, 1),
+            w("8:10", "8:20", 3, 1),
+        ],
+        [
+            w("8:00", "8:06", 4, 1),
+            w("8:00", "8:08", 6, 2),
+            w("8:00", "8:10", 11, 3),
+            w("8:10", "8:12", 3, 1),
+            w("8:10", "8:14", 4, 2),
+            w("8:10", "8:16", 4, 2),
+            w("8:10", "8:18", 10, 3),
+            w("8:10", "8:20", 10, 3),
+            w("8:20", "8:22", 1, 1),
+            w("8:20", "8:24", 1, 1),
+            w("8:20", "8:26", 1, 1),
+            w("8:20", "8:28", 1, 1),
+            w("8:20", "8:30", 1, 1),
+        ],
     ],
     ("session", "on_window_close"): [
         [],
@@ -217,7 +249,7 @@ EXPECTED = {
 
 def test_every_window_kind_in_both_modes(project):
     make_source(project)
-    for (kind, emit) in EXPECTED:
+    for kind, emit in EXPECTED:
         window_view(project, f"{kind}_{emit}", emit, windowed(KINDS[kind]))
     for step, rows in enumerate(DELIVERIES):
         deliver(project, rows)
@@ -228,8 +260,10 @@ def test_every_window_kind_in_both_modes(project):
             assert project.rows(name) == tables[step], f"{name} after delivery {step + 1}"
             assert late[name] == (1 if step == 2 else 0), name
     # the late row, kept once per model with its original columns
-    for (kind, emit) in EXPECTED:
-        late_rows = project.spark.sql(f"select bidtime, price, item from {project.schema}.{kind}_{emit}__late").collect()
+    for kind, emit in EXPECTED:
+        late_rows = project.spark.sql(
+            f"select bidtime, price, item from {project.schema}.{kind}_{emit}__late"
+        ).collect()
         assert [tuple(r) for r in late_rows] == [(t("8:08"), 9, "L")]
 
 
@@ -258,7 +292,11 @@ def test_changed_sql_needs_full_refresh_which_rebuilds_from_all_input(project):
     deliver(project, DELIVERIES[2])
     result = project.dbt("run", "-s", "evolving", "--full-refresh")
     assert result.result[0].message.startswith("STREAM 1 batch, 8 in, 3 out, 0 late")
-    assert project.rows("evolving") == [(t("8:00"), t("8:10"), 9, 4), (t("8:10"), t("8:20"), 6, 3), (t("8:20"), t("8:30"), 1, 1)]
+    assert project.rows("evolving") == [
+        (t("8:00"), t("8:10"), 9, 4),
+        (t("8:10"), t("8:20"), 6, 3),
+        (t("8:20"), t("8:30"), 1, 1),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -284,18 +322,29 @@ def test_inputs_rewritten_in_place_are_refused(project, upstream, message):
 @pytest.mark.parametrize(
     "select, message",
     [
-        ("select window_start, sum(price) as p from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} group by window_start",
-         "must select `window_end`"),
-        ("select * from {{ source('raw', 'bid') }}", "needs exactly one window TVF or over windows, found 0 window TVFs"),
-        ("select a.window_start, a.window_end from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} a "
-         "join {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '5 minutes') }} b on a.item = b.item",
-         "a window join needs the same window on every side"),
-        ("select window_start, window_end, price - lag(price) over (order by bidtime) as d "
-         "from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}",
-         "is an over window across the windows of a window TVF"),
-        ("with bids as (select * from {{ source('raw', 'bid') }}) select * from {{ window_views.window_aggregate('bids', "
-         "{'kind': 'hop', 'time_col': 'bidtime', 'size': '15 minutes', 'slide': '5 minutes'}, {'n': 'count(*)'}) }}",
-         "window_aggregate reads bids (a CTE), and a stream keeps partial aggregates of its upstream table's rows"),
+        (
+            "select window_start, sum(price) as p from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} group by window_start",
+            "must select `window_end`",
+        ),
+        (
+            "select * from {{ source('raw', 'bid') }}",
+            "needs exactly one window TVF or over windows, found 0 window TVFs",
+        ),
+        (
+            "select a.window_start, a.window_end from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} a "
+            "join {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '5 minutes') }} b on a.item = b.item",
+            "a window join needs the same window on every side",
+        ),
+        (
+            "select window_start, window_end, price - lag(price) over (order by bidtime) as d "
+            "from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}",
+            "is an over window across the windows of a window TVF",
+        ),
+        (
+            "with bids as (select * from {{ source('raw', 'bid') }}) select * from {{ window_views.window_aggregate('bids', "
+            "{'kind': 'hop', 'time_col': 'bidtime', 'size': '15 minutes', 'slide': '5 minutes'}, {'n': 'count(*)'}) }}",
+            "window_aggregate reads bids (a CTE), and a stream keeps partial aggregates of its upstream table's rows",
+        ),
     ],
     ids=["no-window-end", "no-tvf", "two-tvfs", "over-window", "window-aggregate-over-cte"],
 )
@@ -316,7 +365,8 @@ def test_processing_time_trigger_returns_after_its_bound(project):
         {{ config(materialized='window_view', execution='streaming', emit='on_update',
                   watermark={'column': 'bidtime', 'delay': '1 minute'},
                   trigger={'processing_time': '1 second', 'max_duration': '6 seconds'}) }}
-        """ + TUMBLE_SUM,
+        """
+        + TUMBLE_SUM,
     )
     deliver(project, DELIVERIES[0] + DELIVERIES[1])
     from dbt.cli.main import dbtRunner
@@ -329,8 +379,13 @@ def test_processing_time_trigger_returns_after_its_bound(project):
     (node,) = result.result
     assert node.adapter_response["batches"] == 1 and node.adapter_response["rows_in"] == 4
     progress = [(level, msg.rsplit(",", 1)[0]) for level, msg in lines if "micro-batch" in msg]
-    assert progress == [("info", "WindowViews adapter: window_view model 'ticking': micro-batch 0: 4 in, 2 out, 0 late, "
-                                 "watermark 2020-04-15 08:10:00")], progress
+    assert progress == [
+        (
+            "info",
+            "WindowViews adapter: window_view model 'ticking': micro-batch 0: 4 in, 2 out, 0 late, "
+            "watermark 2020-04-15 08:10:00",
+        )
+    ], progress
     assert project.rows("ticking") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 3, 1)]
 
 
@@ -348,7 +403,8 @@ def test_layout_settings_streaming_cannot_honour(project, setting, message):
         f"""
         {{{{ config(materialized='window_view', execution='streaming', {setting},
                   watermark={{'column': 'bidtime', 'delay': '1 minute'}}) }}}}
-        """ + TUMBLE_SUM,
+        """
+        + TUMBLE_SUM,
     )
     result = project.dbt("run", "-s", "laid_out", ok=False)
     assert "window_view model 'laid_out'" in errors(result) and message in errors(result)
@@ -360,7 +416,11 @@ def test_a_deleted_checkpoint_rebuilds_instead_of_duplicating(project):
     deliver(project, DELIVERIES[0] + DELIVERIES[1] + DELIVERIES[2])
     run(project, "forgetful")
     before = project.rows("forgetful")
-    location = project.spark.sql(f"describe table extended {project.schema}.forgetful").where("col_name = 'Location'").first()[1]
+    location = (
+        project.spark.sql(f"describe table extended {project.schema}.forgetful")
+        .where("col_name = 'Location'")
+        .first()[1]
+    )
     checkpoint = local_path(location).with_name("forgetful__checkpoint")
     assert (checkpoint / "window_views" / "model.json").exists()  # beside the table, not in it
     assert not any(p.name.startswith("_wv_checkpoint") for p in local_path(location).iterdir())

@@ -30,10 +30,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+import oracles as o
 import pytest
 import yaml
-
-import oracles as o
 from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
@@ -57,7 +56,7 @@ group by k, window_start, window_end
 
 # runs in each dbt process: the steps of a JSON plan (Spark SQL, file writes, dbt invocations,
 # copies of the schema's directory), logging every dbt result; a fault ends the process mid-step
-DRIVER = '''
+DRIVER = """
 import json, os, shutil, sys
 from pathlib import Path
 
@@ -91,7 +90,7 @@ for step in plan["steps"]:
             nodes[r.node.name] = {"status": str(r.status), "message": r.message, "response": dict(r.adapter_response or {})}
         log.append({"args": step["dbt"], "success": result.success, "exception": str(result.exception or ""), "nodes": nodes})
         Path(plan["log"]).write_text(json.dumps(log, default=str))
-'''
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -117,12 +116,14 @@ def deliveries(rng: random.Random) -> List[List[Dict[str, Any]]]:
                 t = rng.choice(rows)["ts"] or t  # a tie
             if rng.random() < 0.04:
                 t = None
-            rows.append({
-                "id": next_id,
-                "k": rng.choice("ab") if rng.random() > 0.05 else None,
-                "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
-                "ts": t,
-            })
+            rows.append(
+                {
+                    "id": next_id,
+                    "k": rng.choice("ab") if rng.random() > 0.05 else None,
+                    "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
+                    "ts": t,
+                }
+            )
             next_id += 1
         rng.shuffle(rows)
         out.append(rows)
@@ -173,7 +174,9 @@ def expected_table(rows: List[Dict[str, Any]], emit: str, w: Optional[int], top=
 def data_files(table: Path) -> List[str]:
     if not table.is_dir():
         return []
-    return sorted(str(p) for p in table.iterdir() if p.is_file() and p.suffix == ".parquet" and not p.name.startswith(("_", ".")))
+    return sorted(
+        str(p) for p in table.iterdir() if p.is_file() and p.suffix == ".parquet" and not p.name.startswith(("_", "."))
+    )
 
 
 def read(table: Path, columns: str) -> List[tuple]:
@@ -209,26 +212,47 @@ class Processes:
         (self.project / "dbt_project.yml").write_text(
             yaml.safe_dump({"name": "wv_crash", "version": "1.0", "config-version": 2, "profile": "wv_crash"})
         )
-        profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
-                   "server_side_parameters": short_lived(spark_params(self.home))}
+        profile = {
+            "type": "window_views",
+            "method": "session",
+            "schema": SCHEMA,
+            "threads": 1,
+            "server_side_parameters": short_lived(spark_params(self.home)),
+        }
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"wv_crash": {"target": "dev", "outputs": {"dev": profile}}})
         )
 
-    def run(self, steps: List[Dict[str, Any]], spark: Optional[Dict[str, str]] = None) -> Tuple[subprocess.CompletedProcess, List[Dict[str, Any]]]:
+    def run(
+        self, steps: List[Dict[str, Any]], spark: Optional[Dict[str, str]] = None
+    ) -> Tuple[subprocess.CompletedProcess, List[Dict[str, Any]]]:
         """One process running the steps (its Spark with the settings `spark` adds); returns it
         and the log of its dbt invocations."""
         self.count += 1
         plan = self.project.parent / f"plan{self.count}.json"
         log = self.project.parent / f"log{self.count}.json"
-        plan.write_text(json.dumps({
-            "project": str(self.project), "spark_params": {**short_lived(spark_params(self.home)), **(spark or {})},
-            "support": str(SUPPORT),
-            "schema_dir": str(self.schema_dir), "log": str(log), "steps": steps, "store": self.store,
-        }))
+        plan.write_text(
+            json.dumps(
+                {
+                    "project": str(self.project),
+                    "spark_params": {**short_lived(spark_params(self.home)), **(spark or {})},
+                    "support": str(SUPPORT),
+                    "schema_dir": str(self.schema_dir),
+                    "log": str(log),
+                    "steps": steps,
+                    "store": self.store,
+                }
+            )
+        )
         env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
-        proc = subprocess.run([sys.executable, str(self.driver), str(plan)], cwd=self.project,
-                              env=env, capture_output=True, text=True, timeout=600)
+        proc = subprocess.run(
+            [sys.executable, str(self.driver), str(plan)],
+            cwd=self.project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
         wait_for_jvm(self.home)
         return proc, json.loads(log.read_text()) if log.exists() else []
 
@@ -272,14 +296,16 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
     def fault(name: str) -> Dict[str, str]:
         return {"DBT_WINDOW_VIEWS_FAULT": name.split("_", 1)[1]}
 
-    proc, log = p.run([
-        {"sql": f"create database if not exists {SCHEMA}"},
-        {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
-        insert(batches[0]),
-        {"dbt": ["run"]},
-        insert(batches[1]),
-        {"dbt": ["run", "-s", first], "env": fault(first)},
-    ])
+    proc, log = p.run(
+        [
+            {"sql": f"create database if not exists {SCHEMA}"},
+            {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
+            insert(batches[0]),
+            {"dbt": ["run"]},
+            insert(batches[1]),
+            {"dbt": ["run", "-s", first], "env": fault(first)},
+        ]
+    )
     assert len(log) == 1 and log[0]["success"], proc.stdout[-5000:]
     assert all(n["message"].startswith("STREAM 1 batch, 45 in") for n in log[0]["nodes"].values()), log
     results = {first: proc}
@@ -310,18 +336,20 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
     # model SQL (another aggregate, same columns); then --full-refresh: one process
     snaps = tmp_path / "snapshots"
     changed = MODEL.format(emit=EMITS["eowc"], top="min")
-    proc, log = p.run([
-        {"dbt": ["run"]},
-        {"snapshot": str(snaps / "recovered")},
-        insert(batches[2]),
-        {"dbt": ["run"]},
-        {"snapshot": str(snaps / "delivered")},
-        {"write": "models/eowc_ref.sql", "text": changed},
-        {"dbt": ["run"]},
-        {"snapshot": str(snaps / "idle")},
-        {"dbt": ["run", "--full-refresh", "-s", "eowc_ref", "upd_ref"]},
-        {"snapshot": str(snaps / "refreshed")},
-    ])
+    proc, log = p.run(
+        [
+            {"dbt": ["run"]},
+            {"snapshot": str(snaps / "recovered")},
+            insert(batches[2]),
+            {"dbt": ["run"]},
+            {"snapshot": str(snaps / "delivered")},
+            {"write": "models/eowc_ref.sql", "text": changed},
+            {"dbt": ["run"]},
+            {"snapshot": str(snaps / "idle")},
+            {"dbt": ["run", "--full-refresh", "-s", "eowc_ref", "upd_ref"]},
+            {"snapshot": str(snaps / "refreshed")},
+        ]
+    )
     assert len(log) == 4, f"{json.dumps(log)[:3000]}\n{proc.stdout[-5000:]}\n{proc.stderr[-3000:]}"
     recovered, delivered, idle, refreshed = log
     failures: List[str] = []
@@ -331,7 +359,9 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
         # the replayed batch 1 counts in the run that finished it, as the refs' batch 1 does
         node, ref = recovered["nodes"][name], recovered["nodes"][name.split("_")[0] + "_ref"]
         if node["response"].get("batches") != 1 or node["response"].get("late_rows") != late_counts[1]:
-            failures.append(f"{name}: recovery run result {node['message']!r}, expected 1 batch with {late_counts[1]} late")
+            failures.append(
+                f"{name}: recovery run result {node['message']!r}, expected 1 batch with {late_counts[1]} late"
+            )
         if node["message"] != ref["message"]:
             failures.append(f"{name}: recovery run said {node['message']!r}, the uninterrupted twin {ref['message']!r}")
 
@@ -363,7 +393,9 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
                         f"only ref {sorted(set(ref) - set(got), key=o.sort_key)[:3]}"
                     )
                 if late_rows(snaps / snap, name) != want_late:
-                    failures.append(f"{snap}: {name}__late != the {len(want_late)} late rows {late_rows(snaps / snap, name)[:3]}")
+                    failures.append(
+                        f"{snap}: {name}__late != the {len(want_late)} late rows {late_rows(snaps / snap, name)[:3]}"
+                    )
             if late_rows(snaps / snap, f"{emit}_ref") != want_late:
                 failures.append(f"{snap}: {emit}_ref__late differs from the late rule")
 
@@ -374,7 +406,9 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
         node = idle["nodes"][name]
         if name == "eowc_ref":
             if node["status"] != "error" or "--full-refresh" not in (node["message"] or ""):
-                failures.append(f"eowc_ref with changed SQL: {node['status']} {node['message']!r}, expected an error naming --full-refresh")
+                failures.append(
+                    f"eowc_ref with changed SQL: {node['status']} {node['message']!r}, expected an error naming --full-refresh"
+                )
         elif not node["message"].startswith("STREAM 0 batches, 0 in, 0 out, 0 late"):
             failures.append(f"{name}: a run with no new data said {node['message']!r}")
         for table in (name, f"{name}__late"):
@@ -398,18 +432,24 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
         ("upd_ref", expected_table(everything, "upd", all_w)),
     ):
         node = refreshed["nodes"][name]
-        if not node["message"].startswith(f"STREAM 1 batch, {len(everything)} in, {len(want)} out, {len(timeless)} late"):
+        if not node["message"].startswith(
+            f"STREAM 1 batch, {len(everything)} in, {len(want)} out, {len(timeless)} late"
+        ):
             failures.append(f"{name}: --full-refresh said {node['message']!r}")
         rebuilt = f"{name}__v2"
         if window_rows(snaps / "refreshed", rebuilt) != want:
-            failures.append(f"{name}: --full-refresh did not rebuild from all input: {window_rows(snaps / 'refreshed', rebuilt)[:3]} vs {want[:3]}")
+            failures.append(
+                f"{name}: --full-refresh did not rebuild from all input: {window_rows(snaps / 'refreshed', rebuilt)[:3]} vs {want[:3]}"
+            )
         if sorted(r[0] for r in late_rows(snaps / "refreshed", rebuilt)) != timeless:
             failures.append(f"{name}: --full-refresh kept late rows other than those without event time")
     assert not failures, "\n".join(failures)
 
     # a rebuild killed mid-stream (back into the first slot, `upd_ref`) leaves the live version
     # (`upd_ref__v2`) as it was; the next run discards the half-built one and streams on
-    killed, log = p.run([{"dbt": ["run", "--full-refresh", "-s", "upd_ref"], "env": {"DBT_WINDOW_VIEWS_FAULT": "published"}}])
+    killed, log = p.run(
+        [{"dbt": ["run", "--full-refresh", "-s", "upd_ref"], "env": {"DBT_WINDOW_VIEWS_FAULT": "published"}}]
+    )
     assert killed.returncode == 137 and log == [], f"exited {killed.returncode}\n{killed.stdout[-3000:]}"
     assert '"state": "building"' in (p.schema_dir / "upd_ref__checkpoint" / "rebuild.json").read_text()
     assert data_files(p.schema_dir / "upd_ref")  # the killed build had published its batch there
@@ -444,22 +484,32 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     p.project.joinpath("models", "later.sql").write_text("select count(*) as n from {{ source('raw', 'ev') }}")
     day = o.micros(dt.datetime(2020, 4, 15, 8))
     first = [{"id": i, "k": "a", "v": i, "ts": day + i * o.MINUTE} for i in range(1, 6)]
-    second = [{"id": 6, "k": "a", "v": 999, "ts": day + 12 * o.MINUTE}, {"id": 7, "k": "b", "v": 1, "ts": day + 13 * o.MINUTE}]
+    second = [
+        {"id": 6, "k": "a", "v": 999, "ts": day + 12 * o.MINUTE},
+        {"id": 7, "k": "b", "v": 1, "ts": day + 13 * o.MINUTE},
+    ]
     small = {"spark.driver.memory": "768m"}
-    proc, log = p.run([
-        {"sql": f"create database if not exists {SCHEMA}"},
-        {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
-        insert(first),
-        {"dbt": ["run"]},
-        insert(second),
-        {"dbt": ["run"]},
-    ], spark=small)
-    assert len(log) == 2 and log[0]["success"], f"{json.dumps(log)[:3000]}\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+    proc, log = p.run(
+        [
+            {"sql": f"create database if not exists {SCHEMA}"},
+            {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
+            insert(first),
+            {"dbt": ["run"]},
+            insert(second),
+            {"dbt": ["run"]},
+        ],
+        spark=small,
+    )
+    assert len(log) == 2 and log[0]["success"], (
+        f"{json.dumps(log)[:3000]}\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+    )
     node = log[1]["nodes"]["hungry"]
     assert node["status"] == "error", log[1]
     message = node["message"]
     assert "window_view model 'hungry'" in message and "hungry__checkpoint" in message, message
-    assert "Spark stopped while the stream ran: its JVM ran out of memory (java.lang.OutOfMemoryError)" in message, message
+    assert "Spark stopped while the stream ran: its JVM ran out of memory (java.lang.OutOfMemoryError)" in message, (
+        message
+    )
     assert "spark.driver.memory" in message and "committed micro-batches are kept" in message, message
     for internal in ("Traceback", "py4j", "at org.apache", "_wv_", "DAGScheduler", "NullPointer"):
         assert internal not in message, message

@@ -10,7 +10,6 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
 
@@ -45,11 +44,18 @@ def two_runs(project, name: str) -> None:
 def test_a_moved_location_is_refused_before_anything_is_processed(project, tmp_path):
     two_runs(project, "moving")
     root = tmp_path / "elsewhere"
-    window_view(project, "moving", "on_window_close", TUMBLE_SUM.replace("select", f"{{{{ config(location_root='{root}') }}}} select", 1))
+    window_view(
+        project,
+        "moving",
+        "on_window_close",
+        TUMBLE_SUM.replace("select", f"{{{{ config(location_root='{root}') }}}} select", 1),
+    )
     deliver(project, [("08:31", 7, "H")])
     result = project.dbt("run", "-s", "moving", ok=False)
     message = errors(result)
-    assert f"its table is at {schema_dir(project) / 'moving'} but the config now puts it at {root / 'moving'}" in message
+    assert (
+        f"its table is at {schema_dir(project) / 'moving'} but the config now puts it at {root / 'moving'}" in message
+    )
     assert "set location_root / checkpoint_location back" in message and "--full-refresh -s moving" in message
     assert_clean(message)
     assert not root.exists()  # nothing written at the new location
@@ -89,8 +95,11 @@ def test_comments_and_formatting_do_not_change_the_model(project):
     deliver(project, DAY1)
     run(project, "reformatted")
     window_view(
-        project, "reformatted", "on_window_close",
-        "-- revenue per window\n" + TUMBLE_SUM.replace("select", "SELECT /* each window */", 1).replace(", ", ",\n    "),
+        project,
+        "reformatted",
+        "on_window_close",
+        "-- revenue per window\n"
+        + TUMBLE_SUM.replace("select", "SELECT /* each window */", 1).replace(", ", ",\n    "),
     )
     deliver(project, DAY2)
     node = run(project, "reformatted")
@@ -160,9 +169,11 @@ def test_damaged_files_are_repaired_when_provably_safe_else_named(project, fs):
     model_file.write_text(text)
 
     # Spark's offsets of a committed batch: named, not guessed
-    offsets = spark_dir / "offsets" / str(max(int(p.name) for p in (spark_dir / "offsets").iterdir() if p.name.isdigit()))
+    offsets = (
+        spark_dir / "offsets" / str(max(int(p.name) for p in (spark_dir / "offsets").iterdir() if p.name.isdigit()))
+    )
     saved = offsets.read_text()
-    offsets.write_text("v1\n{\"batchWatermarkMs\"")
+    offsets.write_text('v1\n{"batchWatermarkMs"')
     message = errors(project.dbt("run", "-s", "damaged", ok=False))
     assert "a file of Spark's streaming checkpoint is damaged and cannot be repaired safely" in message
     assert str(offsets) in message
@@ -205,9 +216,17 @@ def test_paths_are_quoted_and_relative_ones_refused(project, tmp_path):
     project.dbt("run", "-s", "quoted")
     assert len(project.rows("quoted")) == 2
     assert any(root.joinpath("quoted").iterdir())
-    window_view(project, "relative", "on_window_close", TUMBLE_SUM.replace("select", "{{ config(location_root='data/wv') }} select", 1))
+    window_view(
+        project,
+        "relative",
+        "on_window_close",
+        TUMBLE_SUM.replace("select", "{{ config(location_root='data/wv') }} select", 1),
+    )
     message = errors(project.dbt("compile", "-s", "relative", ok=False))
-    assert "config 'location_root' = 'data/wv' is a relative path" in message and "give an absolute directory path" in message
+    assert (
+        "config 'location_root' = 'data/wv' is a relative path" in message
+        and "give an absolute directory path" in message
+    )
 
 
 @pytest.mark.parametrize("emit", ["on_update", "on_window_close"])
@@ -241,6 +260,7 @@ def test_readers_never_see_a_half_published_batch(project, monkeypatch):
     log the commit protocol writes (storage.log_files), so they see the last committed batch
     until the next run finishes this one."""
     import objectstore
+
     from dbt.adapters.window_views import filesystems
 
     store = objectstore.ObjectStoreFileSystem()
@@ -282,11 +302,16 @@ def test_a_store_the_session_has_no_jars_for_is_named_before_anything_is_written
     the jars to add, and writes nothing."""
     make_source(project)
     deliver(project, DAY1)
-    window_view(project, "remote", "on_window_close", TUMBLE_SUM.replace("select", f"{{{{ config({setting}) }}}} select", 1))
+    window_view(
+        project, "remote", "on_window_close", TUMBLE_SUM.replace("select", f"{{{{ config({setting}) }}}} select", 1)
+    )
     project.dbt("compile", "-s", "remote")
     message = errors(project.dbt("run", "-s", "remote", ok=False))
     assert "window_view model 'remote' at s3a://bucket/" in message, message
-    assert "no Hadoop filesystem for scheme 's3a' in this Spark session" in message and "S3AFileSystem not found" in message
+    assert (
+        "no Hadoop filesystem for scheme 's3a' in this Spark session" in message
+        and "S3AFileSystem not found" in message
+    )
     assert "give the Spark session the store's Hadoop jars (s3a: hadoop-aws" in message
     assert_clean(message)
     assert not project.spark.catalog.tableExists(f"{project.schema}.remote")
@@ -300,7 +325,9 @@ def test_the_models_sql_failing_on_a_batchs_rows_names_sparks_error(project):
     batch is committed, and the next run redoes it rather than skipping it."""
     make_source(project)
     checked = "sum(if(price < 100, price, raise_error(concat('price ', price, ' is out of range')))) as checked"
-    window_view(project, "failing", "on_window_close", TUMBLE_SUM.replace("count(*) as bids", f"count(*) as bids, {checked}"))
+    window_view(
+        project, "failing", "on_window_close", TUMBLE_SUM.replace("count(*) as bids", f"count(*) as bids, {checked}")
+    )
     deliver(project, [("08:07", 2, "A"), ("08:12", 3, "B")])
     run(project, "failing")
     committed = project.rows("failing")

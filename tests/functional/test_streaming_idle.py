@@ -8,12 +8,11 @@ import json
 from datetime import datetime
 
 import pytest
-
 from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
+from test_streaming_failures import assert_clean, checkpoint, schema_dir
 from test_streaming_join import EXPECTED, JOIN, LEFT, RIGHT, UNION, make_sources
 from test_streaming_join import deliver as deliver_to
-from test_streaming_failures import assert_clean, checkpoint, schema_dir
 
 from dbt.adapters.window_views import filesystems, storage
 from dbt.adapters.window_views.streaming import commits, idle, labels
@@ -39,13 +38,16 @@ def clock(monkeypatch) -> Clock:
 def stream_minus_late(project, name: str, watermark: str) -> list:
     """What a batch over the input minus the late rows gives for the windows W has closed, by
     Spark's own window() (not the plugin's)."""
-    return [tuple(r) for r in project.spark.sql(f"""
+    return [
+        tuple(r)
+        for r in project.spark.sql(f"""
         select window.start, window.end, sum(price), count(*)
         from (select *, window(bidtime, '10 minutes') as window from {project.schema}.bid b
               where not exists (select 1 from {project.schema}.{name}__late l
                                 where l.bidtime = b.bidtime and l.item = b.item))
         where window.end <= timestamp'{watermark}'
-        group by window order by 1""").collect()]
+        group by window order by 1""").collect()
+    ]
 
 
 def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, clock):
@@ -54,19 +56,29 @@ def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, c
     window_view(project, "idle_off", "on_window_close", TUMBLE_SUM)
     deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
     for name in ("idle_on", "idle_off"):
-        assert run(project, name).message.startswith("STREAM 1 batch, 2 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+        assert run(project, name).message.startswith(
+            "STREAM 1 batch, 2 in, 0 out, 0 late, watermark 2020-04-15 08:06:00"
+        )
     # adding idle_timeout keeps the checkpoint: the state fits either way
     window_view(project, "idle_on", "on_window_close", TUMBLE_SUM, idle_timeout="10 minutes")
     clock.advance(5)  # idle, but not for longer than the timeout
-    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+    assert run(project, "idle_on").message.startswith(
+        "STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00"
+    )
     clock.advance(10)  # 15 minutes without rows: W = 08:06 + (15 - 10) minutes, to the window end 08:10
     node = run(project, "idle_on")
-    assert node.message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:10:00"), node.message
+    assert node.message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:10:00"), (
+        node.message
+    )
     assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2)]
     clock.advance(5)  # W would be 08:16: no window end passed, no step
-    assert run(project, "idle_on").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:10:00")
+    assert run(project, "idle_on").message.startswith(
+        "STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:10:00"
+    )
     # without idle_timeout nothing closes
-    assert run(project, "idle_off").message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00")
+    assert run(project, "idle_off").message.startswith(
+        "STREAM 0 batches, 0 in, 0 out, 0 late, watermark 2020-04-15 08:06:00"
+    )
     assert project.rows("idle_off") == []
 
     # 08:09 comes after the idle step closed its window: late, judged by the advanced W
@@ -81,7 +93,9 @@ def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, c
     clock.advance(9)
     assert run(project, "idle_on").message.startswith("STREAM 0 batches")
     clock.advance(9)  # W = 08:12 + 8 minutes = 08:20 closes [08:10, 08:20)
-    assert run(project, "idle_on").message.startswith("STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:20:00")
+    assert run(project, "idle_on").message.startswith(
+        "STREAM 1 batch (1 idle), 0 in, 1 out, 0 late, watermark 2020-04-15 08:20:00"
+    )
     assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 1, 1)]
     assert project.rows("idle_on") == stream_minus_late(project, "idle_on", "2020-04-15 08:20:00")
     # each idle step has its own commit record, after the Spark batch it follows
@@ -103,8 +117,11 @@ def test_a_crash_in_an_idle_step_neither_loses_nor_doubles_windows(project, cloc
     def crash(*args, **kwargs):
         raise OSError(5, "injected crash")
 
-    steps = {"staged": (commits.CommitLog, "mark_ready"), "ready": (storage, "publish"),
-             "published": (commits.CommitLog, "commit")}
+    steps = {
+        "staged": (commits.CommitLog, "mark_ready"),
+        "ready": (storage, "publish"),
+        "published": (commits.CommitLog, "commit"),
+    }
     owner, method = steps[point]
     monkeypatch.setattr(owner, method, crash)
     message = errors(project.dbt("run", "-s", "idle_crash", ok=False))
@@ -130,7 +147,9 @@ def test_a_crash_in_an_idle_step_neither_loses_nor_doubles_windows(project, cloc
         assert node.message.startswith("STREAM 2 batches (1 idle), 2 in, 1 out, 1 late"), node.message
     table = schema_dir(project) / "idle_crash"
     assert not (table / storage.STAGING).exists()
-    assert sorted(p.name for p in table.glob("*.parquet")) == sorted(storage.logged_files(filesystems.LOCAL, str(table)))
+    assert sorted(p.name for p in table.glob("*.parquet")) == sorted(
+        storage.logged_files(filesystems.LOCAL, str(table))
+    )
 
 
 def test_a_processing_time_run_takes_idle_steps_between_batches(project):
@@ -143,7 +162,8 @@ def test_a_processing_time_run_takes_idle_steps_between_batches(project):
         {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
                   watermark={'column': 'bidtime', 'delay': '1 minute', 'idle_timeout': '1 second'},
                   trigger={'processing_time': '1 second', 'max_duration': '20 seconds'}) }}
-        """ + TUMBLE_SUM,
+        """
+        + TUMBLE_SUM,
     )
     # W = 08:10:58 - 1 minute: [08:00, 08:10) closes after 2 seconds beyond the timeout
     project.spark.sql(
@@ -160,17 +180,25 @@ def test_a_processing_time_run_takes_idle_steps_between_batches(project):
 @pytest.mark.parametrize(
     "config, message",
     [
-        ("execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': 'soon'}",
-         "config 'watermark' idle_timeout: 'soon' is not an interval"),
-        ("execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': '-1 minute'}",
-         "config 'watermark' idle_timeout: '-1 minute' is negative: the interval must be positive"),
-        ("execution='batch', watermark={'column': 'bidtime', 'idle_timeout': '1 minute'}",
-         "config 'watermark' idle_timeout only applies to execution='streaming'"),
+        (
+            "execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': 'soon'}",
+            "config 'watermark' idle_timeout: 'soon' is not an interval",
+        ),
+        (
+            "execution='streaming', watermark={'column': 'bidtime', 'idle_timeout': '-1 minute'}",
+            "config 'watermark' idle_timeout: '-1 minute' is negative: the interval must be positive",
+        ),
+        (
+            "execution='batch', watermark={'column': 'bidtime', 'idle_timeout': '1 minute'}",
+            "config 'watermark' idle_timeout only applies to execution='streaming'",
+        ),
     ],
 )
 def test_bad_idle_timeouts_fail_compile(project, config, message):
     make_source(project)
-    project.model("idle_bad", f"{{{{ config(materialized='window_view', emit='on_window_close', {config}) }}}}" + TUMBLE_SUM)
+    project.model(
+        "idle_bad", f"{{{{ config(materialized='window_view', emit='on_window_close', {config}) }}}}" + TUMBLE_SUM
+    )
     text = errors(project.dbt("compile", "-s", "idle_bad", ok=False))
     assert "window_view model 'idle_bad': " + message in text, text
     assert_clean(text)
@@ -179,10 +207,13 @@ def test_bad_idle_timeouts_fail_compile(project, config, message):
 def join_model(project, name: str, sql: str, execution: str = "streaming", idle_timeout: str = "10 minutes") -> None:
     """A model of test_streaming_join.py's inputs (delay 1 second) with an idle timeout."""
     timeout = f", 'idle_timeout': '{idle_timeout}'" if execution == "streaming" else ""
-    project.model(name, f"""
+    project.model(
+        name,
+        f"""
         {{{{ config(materialized='window_view', execution='{execution}', emit='on_window_close',
                     watermark={{'column': 'row_time', 'delay': '1 second'{timeout}}}) }}}}
-        {sql}""")
+        {sql}""",
+    )
 
 
 def test_a_window_join_closes_windows_when_one_side_goes_quiet(project, clock):
@@ -214,12 +245,18 @@ def test_a_window_join_closes_windows_when_one_side_goes_quiet(project, clock):
     node = run(project, "quiet_join")
     assert node.message == "STREAM 1 batch, 2 in, 0 out, 1 late, watermark 2020-04-15 12:12:59", node.message
     late = project.spark.sql(f"select _side, _row, _watermark from {project.schema}.quiet_join__late").collect()
-    assert [(r._side, r._row, r._watermark) for r in late] == [(
-        f"{project.schema}.righttable", '{"row_time":"2020-04-15T12:07:00.000Z","num":2,"id":"R7"}', datetime(2020, 4, 15, 12, 10)
-    )]
+    assert [(r._side, r._row, r._watermark) for r in late] == [
+        (
+            f"{project.schema}.righttable",
+            '{"row_time":"2020-04-15T12:07:00.000Z","num":2,"id":"R7"}',
+            datetime(2020, 4, 15, 12, 10),
+        )
+    ]
     # batch over the inputs without the late bid (with it, R7 would join L2): the same windows
     for table, kept in (("lefttable", "left_on_time"), ("righttable", "right_on_time")):
-        project.spark.sql(f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} where id != 'R7'")
+        project.spark.sql(
+            f"insert overwrite {project.schema}.{kept} select * from {project.schema}.{table} where id != 'R7'"
+        )
     run(project, "quiet_join_batch")
     assert sorted(project.rows("quiet_join"), key=repr) == sorted(project.rows("quiet_join_batch"), key=repr)
     names = sorted(p.name for p in (checkpoint(project, "quiet_join") / "window_views" / "commits").iterdir())
@@ -254,11 +291,15 @@ def test_a_processing_time_run_over_several_inputs_moves_each_inputs_clock(proje
     batch; with both inputs quiet, each input's clock moves its W within the same processing-time
     run, and the window [12:00, 12:05) closes without another row."""
     make_sources(project, "lefttable", "righttable")
-    project.model("ticking_union", """
+    project.model(
+        "ticking_union",
+        """
         {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
                   watermark={'column': 'row_time', 'delay': '1 second', 'idle_timeout': '1 second'},
                   trigger={'processing_time': '1 second', 'max_duration': '20 seconds'}) }}
-        """ + UNION)
+        """
+        + UNION,
+    )
     deliver_to(project, "lefttable", LEFT + [("12:11", 9, "L9")])
     deliver_to(project, "righttable", RIGHT)
     node = run(project, "ticking_union")
@@ -295,7 +336,8 @@ def test_an_idle_step_over_several_inputs_crashed_after_its_ready_record_is_fini
     assert node.message == "STREAM 2 batches (1 idle), 1 in, 1 out, 1 late, watermark 2020-04-15 12:05:00", node.message
     assert project.rows("quiet_crash") == [(t("12:00"), t("12:05"), 4, 9)]
     assert [r._side for r in project.spark.sql(f"select _side from {project.schema}.quiet_crash__late").collect()] == [
-        f"{project.schema}.righttable"]
+        f"{project.schema}.righttable"
+    ]
 
 
 def test_micro_batch_jobs_are_named_for_the_model_and_step_in_the_spark_ui(project, clock):
@@ -322,7 +364,9 @@ def test_micro_batch_jobs_are_named_for_the_model_and_step_in_the_spark_ui(proje
     } <= named("window_view idle_named,")
     clock.advance(15)
     assert "(1 idle)" in run(project, "idle_named").message
-    assert any(d.endswith(": output staged") for d in named("window_view idle_named, micro-batch 1.")), named("window_view")
+    assert any(d.endswith(": output staged") for d in named("window_view idle_named, micro-batch 1.")), named(
+        "window_view"
+    )
 
     spark.sparkContext.setJobDescription("the user's own")
     try:

@@ -7,7 +7,6 @@ import random
 from datetime import datetime
 
 import pytest
-
 from conftest import errors, sources_yml
 
 
@@ -40,7 +39,9 @@ full join {{ window_views.tumble(source('raw', 'righttable'), 'row_time', '5 min
 def make_sources(project, *tables: str) -> None:
     project.spark.sql(f"create database if not exists {project.schema}")
     for table in tables:
-        project.spark.sql(f"create table {project.schema}.{table} (row_time timestamp, num int, id string) using parquet")
+        project.spark.sql(
+            f"create table {project.schema}.{table} (row_time timestamp, num int, id string) using parquet"
+        )
     project.write("models/sources.yml", sources_yml(*tables))
 
 
@@ -50,7 +51,9 @@ def deliver(project, table: str, rows) -> None:
     project.spark.sql(f"insert into {project.schema}.{table} values {values}")
 
 
-def model(project, name: str, sql: str, execution: str = "streaming", emit: str = "on_window_close", extra: str = "") -> None:
+def model(
+    project, name: str, sql: str, execution: str = "streaming", emit: str = "on_window_close", extra: str = ""
+) -> None:
     project.model(
         name,
         f"""
@@ -131,8 +134,10 @@ def test_flip145_self_window_join_streams(project):
     window is emitted once closed, a late row is kept aside; batch over the same input agrees."""
     spark = project.spark
     spark.sql(f"create database if not exists {project.schema}")
-    spark.sql(f"create table {project.schema}.orders (pay_time timestamp, item_id string, seller_id string, "
-              "user_id string, price int) using parquet")
+    spark.sql(
+        f"create table {project.schema}.orders (pay_time timestamp, item_id string, seller_id string, "
+        "user_id string, price int) using parquet"
+    )
     project.write("models/sources.yml", sources_yml("orders"))
 
     def deliver_orders(rows):
@@ -140,13 +145,19 @@ def test_flip145_self_window_join_streams(project):
         spark.sql(f"insert into {project.schema}.orders values {values}")
 
     for name, execution in (("orders_joined", "streaming"), ("orders_joined_batch", "batch")):
-        project.model(name, f"""
+        project.model(
+            name,
+            f"""
             {{{{ config(materialized='window_view', execution='{execution}', emit='on_window_close',
                         watermark={{'column': 'pay_time', 'delay': '1 minute'}}) }}}}
-            {FLIP145_SELF_JOIN}""")
+            {FLIP145_SELF_JOIN}""",
+        )
 
     def w(end: str, *rows):
-        return [(item, seller, t("00:00"), t(end), sales, buyers, seller_buyers) for item, seller, sales, buyers, seller_buyers in rows]
+        return [
+            (item, seller, t("00:00"), t(end), sales, buyers, seller_buyers)
+            for item, seller, sales, buyers, seller_buyers in rows
+        ]
 
     first = w("00:10", ("A", "s1", 10, 1, 2), ("B", "s1", 20, 1, 2))
     deliver_orders([("00:01", "A", "s1", "u1", 10), ("00:04", "B", "s1", "u2", 20), ("00:12", "A", "s1", "u2", 5)])
@@ -203,7 +214,9 @@ def test_a_union_of_two_streams(project):
     assert [r._side for r in late] == [f"{project.schema}.righttable"]
 
 
-HOP_JOIN = JOIN.replace("'5 minutes') }}", "'5 minutes', '10 minutes') }}").replace("window_views.tumble", "window_views.hop")
+HOP_JOIN = JOIN.replace("'5 minutes') }}", "'5 minutes', '10 minutes') }}").replace(
+    "window_views.tumble", "window_views.hop"
+)
 ROW = "row_time timestamp, num int, id string"
 
 
@@ -223,7 +236,13 @@ def random_deliveries(rng, runs: int = 4):
             for _ in range(rng.randrange(1, 7)):
                 serial += 1
                 at = max(0, clock[side] + rng.randrange(-10 * 60, 4 * 60))
-                rows.append((f"{12 + at // 3600}:{at // 60 % 60:02d}:{at % 60:02d}", rng.randrange(4), f"{side[0].upper()}{serial}"))
+                rows.append(
+                    (
+                        f"{12 + at // 3600}:{at // 60 % 60:02d}:{at % 60:02d}",
+                        rng.randrange(4),
+                        f"{side[0].upper()}{serial}",
+                    )
+                )
             batch[side] = rows
         yield batch
     yield {side: [(f"{13 + clock[side] // 3600}:00:00", 0, f"{side[0].upper()}end")] for side in clock}
@@ -247,7 +266,8 @@ def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
     model(project, "join_stream", HOP_JOIN)
     model(project, "union_stream", UNION, emit="on_update", extra="late_data='drop',")
     batch_sql = {
-        "join_batch": HOP_JOIN, "union_batch": UNION,
+        "join_batch": HOP_JOIN,
+        "union_batch": UNION,
     }
     for name, sql in batch_sql.items():
         for table, kept in on_time.items():
@@ -276,7 +296,9 @@ def test_random_deliveries_stream_equals_batch_minus_late(project, seed):
         project.dbt("run", "-s", "join_batch", "union_batch")
         assert sorted(project.rows("join_stream"), key=repr) == sorted(project.rows("join_batch"), key=repr)
         assert sorted(project.rows("union_stream"), key=repr) == sorted(project.rows("union_batch"), key=repr)
-        late = project.spark.sql(f"select from_json(_row, '{ROW}').id as id, _side from {project.schema}.join_stream__late").collect()
+        late = project.spark.sql(
+            f"select from_json(_row, '{ROW}').id as id, _side from {project.schema}.join_stream__late"
+        ).collect()
         assert sorted(r.id for r in late) == sorted(predicted)
         assert all(r._side == f"{project.schema}.{'lefttable' if r.id[0] == 'L' else 'righttable'}" for r in late)
         assert dropped == len(predicted)  # late_data='drop': not kept, still counted
@@ -318,9 +340,14 @@ def test_an_input_without_the_watermark_column_is_refused_before_the_stream_star
     make_sources(project, "lefttable")
     project.spark.sql(f"create table {project.schema}.other (t timestamp, num int, id string) using parquet")
     project.write("models/sources.yml", sources_yml("lefttable", "other"))
-    model(project, "unioned", UNION.replace(
-        "select * from {{ source('raw', 'righttable') }}", "select t as row_time, num, id from {{ source('raw', 'other') }}"
-    ))
+    model(
+        project,
+        "unioned",
+        UNION.replace(
+            "select * from {{ source('raw', 'righttable') }}",
+            "select t as row_time, num, id from {{ source('raw', 'other') }}",
+        ),
+    )
     result = project.dbt("run", "-s", "unioned", ok=False)
     assert (
         "an input of a streaming window view over several inputs has no watermark column `row_time` (it has t, num, id); "

@@ -65,13 +65,25 @@ class Kind:
 
 M = o.MINUTE
 KINDS = [
-    Kind("tumble", "window_views.tumble({src}, 'ts', '20 minutes', offset='-7 minutes')", 5 * M,
-         {"size": 20 * M, "offset": -7 * M}),
+    Kind(
+        "tumble",
+        "window_views.tumble({src}, 'ts', '20 minutes', offset='-7 minutes')",
+        5 * M,
+        {"size": 20 * M, "offset": -7 * M},
+    ),
     # 15 does not divide 40: a row falls in 2 or 3 windows
-    Kind("hop", "window_views.hop({src}, 'ts', '15 minutes', '40 minutes', offset='4 minutes')", 10 * M,
-         {"slide": 15 * M, "size": 40 * M, "offset": 4 * M}),
-    Kind("cumulate", "window_views.cumulate({src}, 'ts', '10 minutes', '1 hour', offset='25 minutes')", 3 * M,
-         {"step": 10 * M, "size": 60 * M, "offset": 25 * M}),
+    Kind(
+        "hop",
+        "window_views.hop({src}, 'ts', '15 minutes', '40 minutes', offset='4 minutes')",
+        10 * M,
+        {"slide": 15 * M, "size": 40 * M, "offset": 4 * M},
+    ),
+    Kind(
+        "cumulate",
+        "window_views.cumulate({src}, 'ts', '10 minutes', '1 hour', offset='25 minutes')",
+        3 * M,
+        {"step": 10 * M, "size": 60 * M, "offset": 25 * M},
+    ),
     Kind("session", "window_views.session({src}, 'ts', '6 minutes', partition_by='k')", 8 * M, {}),
 ]
 EMITS = {"eowc": "on_window_close", "upd": "on_update"}
@@ -113,21 +125,26 @@ def random_rows(rng: random.Random, n: int) -> List[Dict[str, Any]]:
             t = rng.choice(rows)["ts"]
         else:
             t = None
-        rows.append({
-            "id": i + 1,
-            "k": rng.choice("abc") if rng.random() > 0.05 else None,
-            "v": rng.randint(-20, 50) if rng.random() > 0.08 else None,
-            "ts": t,
-        })
+        rows.append(
+            {
+                "id": i + 1,
+                "k": rng.choice("abc") if rng.random() > 0.05 else None,
+                "v": rng.randint(-20, 50) if rng.random() > 0.08 else None,
+                "ts": t,
+            }
+        )
     return rows
 
 
 def deliveries(rng: random.Random, rows: List[Dict[str, Any]], count: int) -> List[List[Dict[str, Any]]]:
     """Rows in arrival order: event time plus noise (sd 12 minutes), a few stragglers 1-2 hours
     behind; cut into `count` deliveries of uneven sizes, each shuffled."""
+
     def arrival(row: Dict[str, Any]) -> float:
         if row["ts"] is None:
-            return rng.uniform(min(r["ts"] for r in rows if r["ts"] is not None), max(r["ts"] for r in rows if r["ts"] is not None))
+            return rng.uniform(
+                min(r["ts"] for r in rows if r["ts"] is not None), max(r["ts"] for r in rows if r["ts"] is not None)
+            )
         late = rng.uniform(1, 2) * o.HOUR if rng.random() < 0.05 else 0
         return row["ts"] + rng.gauss(0, 12 * o.MINUTE) + late
 
@@ -166,7 +183,7 @@ def test_streaming_equals_batch_over_non_late_rows(project, spark):
         tables.append(f"rest_{name}")
     project.write(
         "models/sources.yml",
-        "version: 2\nsources:\n  - name: raw\n    schema: \"{{ target.schema }}\"\n    tables:\n"
+        'version: 2\nsources:\n  - name: raw\n    schema: "{{ target.schema }}"\n    tables:\n'
         + "".join(f"      - name: {t}\n" for t in tables),
     )
 
@@ -216,7 +233,9 @@ def test_streaming_equals_batch_over_non_late_rows(project, spark):
                 failures.append(f"{where}: run result {got}, expected {want} ({by_name[name].message})")
             late = {
                 r[0]: (r[1], r[2])
-                for r in spark.sql(f"select id, _batch_id, unix_micros(_watermark) from {schema}.{name}__late").collect()
+                for r in spark.sql(
+                    f"select id, _batch_id, unix_micros(_watermark) from {schema}.{name}__late"
+                ).collect()
             }
             if late != expected_late[kind.name]:
                 missing = sorted(set(expected_late[kind.name]) - set(late))[:5]
@@ -242,7 +261,9 @@ def test_streaming_equals_batch_over_non_late_rows(project, spark):
                 now = Counter(streamed)
                 lost = emitted[name] - now
                 if lost:
-                    failures.append(f"{where}: on_window_close rows changed or vanished: {sorted(lost.elements(), key=o.sort_key)[:4]}")
+                    failures.append(
+                        f"{where}: on_window_close rows changed or vanished: {sorted(lost.elements(), key=o.sort_key)[:4]}"
+                    )
                 w = watermarks[kind.name]
                 (last_end,) = spark.sql(f"select max(unix_micros(window_end)) from {schema}.{name}").first()
                 if last_end is not None and (w is None or last_end > w):

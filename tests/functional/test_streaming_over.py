@@ -3,8 +3,8 @@ after every run each streaming table equals the batch view with the same emit mo
 delivered so far minus the late ones (the batch views are checked against oracles elsewhere)."""
 
 import json
-import shutil
 import random
+import shutil
 from datetime import datetime, timedelta
 from itertools import takewhile
 from pathlib import Path
@@ -14,8 +14,8 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-
 from conftest import errors, sources_yml
+
 from dbt.adapters.window_views.streaming import shuffles, state
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
@@ -80,7 +80,9 @@ from {{{{ relation }}}}
 
 def last_commit_file(project, model: str) -> Path:
     """The last commit of the stream's checkpoint folder of the plugin."""
-    location = project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
+    location = (
+        project.spark.sql(f"describe table extended {project.schema}.{model}").where("col_name = 'Location'").first()[1]
+    )
     table = Path(urlparse(location).path)
     root = table.with_name(table.name + "__checkpoint") / "window_views"
     return max(root.glob("commits/*.json"), key=lambda p: int(p.stem))
@@ -105,7 +107,7 @@ def batch_jobs(project, model: str) -> int:
     for job in sorted((jobs.apply(i) for i in range(jobs.size())), key=lambda j: j.jobId()):
         described = job.description()
         if described.isDefined() and described.get().startswith(prefix):
-            batches.append(int(described.get()[len(prefix):].split(":")[0]))
+            batches.append(int(described.get()[len(prefix) :].split(":")[0]))
     return sum(1 for _ in takewhile(lambda b: b == batches[-1], reversed(batches)))
 
 
@@ -122,7 +124,9 @@ class Ticks:
             for s in stocks:
                 self.seq += 1
                 stock = "NULL" if s is None else f"'{s}'"
-                rows.append(f"({stock}, timestamp'{self.start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {self.seq}, {self.seq % 7 + 1.0})")
+                rows.append(
+                    f"({stock}, timestamp'{self.start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {self.seq}, {self.seq % 7 + 1.0})"
+                )
         for table in ("ticks", "ticks_kept"):
             self.project.spark.sql(f"insert into {self.project.schema}.{table} values {', '.join(rows)}")
 
@@ -138,14 +142,23 @@ def state_rows(project, model: str) -> int:
 def setup(project, models, emits=("on_window_close",)):
     project.spark.sql(f"create database if not exists {project.schema}")
     for table in ("ticks", "ticks_kept"):
-        project.spark.sql(f"create table {project.schema}.{table} (stock string, ts timestamp, seq int, price double) using parquet")
+        project.spark.sql(
+            f"create table {project.schema}.{table} (stock string, ts timestamp, seq int, price double) using parquet"
+        )
     project.write("models/sources.yml", sources_yml("ticks", "ticks_kept"))
     for emit in emits:
         config = CONFIG.replace("on_window_close", emit)
         suffix = "" if emit == "on_window_close" else "_upd"
         for name, sql in models.items():
-            project.model(f"{name}{suffix}_stream", f"{{{{ config({config}, execution='streaming') }}}}\n" + sql.replace("{{ relation }}", "{{ source('raw', 'ticks') }}"))
-            project.model(f"{name}{suffix}_batch", f"{{{{ config({config}) }}}}\n" + sql.replace("{{ relation }}", "{{ source('raw', 'ticks_kept') }}"))
+            project.model(
+                f"{name}{suffix}_stream",
+                f"{{{{ config({config}, execution='streaming') }}}}\n"
+                + sql.replace("{{ relation }}", "{{ source('raw', 'ticks') }}"),
+            )
+            project.model(
+                f"{name}{suffix}_batch",
+                f"{{{{ config({config}) }}}}\n" + sql.replace("{{ relation }}", "{{ source('raw', 'ticks_kept') }}"),
+            )
 
 
 def test_over_windows_stream_equals_batch_after_every_run(project):
@@ -160,7 +173,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
         rows.append((rng.choice(["A", "B", "C", None]), ts, seq, price))  # NULL: a partition of its own
     rows.sort(key=lambda r: r[1])
     # deliveries in time order, each shuffled and with a few stragglers from earlier
-    batches = [rows[i:i + 40] for i in range(0, 160, 40)]
+    batches = [rows[i : i + 40] for i in range(0, 160, 40)]
     batches[0] += [("A", None, 900, 1.0), ("B", None, 901, 2.0)]  # no event time: late, kept aside
     for i in range(1, len(batches)):
         stragglers = rng.sample(batches[i - 1], 3)
@@ -170,7 +183,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     for batch in batches:
         rng.shuffle(batch)
         values = ", ".join(
-            f"({'null' if s is None else repr(s)}, {'null' if ts is None else f'timestamp' + repr(f'{ts:%Y-%m-%d %H:%M:%S}')}, {seq}, {'null' if p is None else p})"
+            f"({'null' if s is None else repr(s)}, {'null' if ts is None else 'timestamp' + repr(f'{ts:%Y-%m-%d %H:%M:%S}')}, {seq}, {'null' if p is None else p})"
             for s, ts, seq, p in batch
         )
         project.spark.sql(f"insert into {project.schema}.ticks values {values}")
@@ -191,7 +204,9 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
     assert total_late > 2, "the deliveries were meant to make some rows late"
     assert len(project.rows("over_stream")) > 100
     # frames from UNBOUNDED PRECEDING and ranks keep a summary per partition, not the rows
-    assert all(state_rows(project, f"{m}_stream") < 25 for m in ("unbounded", "unbounded_upd", "running", "running_upd"))
+    assert all(
+        state_rows(project, f"{m}_stream") < 25 for m in ("unbounded", "unbounded_upd", "running", "running_upd")
+    )
     assert state_rows(project, "over_stream") > 100  # LAST_VALUE from UNBOUNDED PRECEDING keeps them all
     # the run result reports the state it left (run_results.json, and a table property)
     assert all(reported[f"{m}_stream"] == state_rows(project, f"{m}_stream") for m in models), reported
@@ -202,19 +217,32 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
 @pytest.mark.parametrize(
     "select, message",
     [
-        ("select ts, lag(price) over (order by seq) as p from {{ source('raw', 'ticks') }}",
-         "is not ordered by the watermark column"),
-        ("select ts, sum(price) over (order by ts rows between current row and unbounded following) as p from {{ source('raw', 'ticks') }}",
-         "has a frame ending in UNBOUNDED FOLLOWING, which never closes"),
-        ("select ts, first_value(price) over (order by ts desc) as p from {{ source('raw', 'ticks') }}",
-         "orders the watermark column descending"),
-        ("select ts, ntile(4) over (order by ts) as p from {{ source('raw', 'ticks') }}",
-         "depends on the whole partition"),
-        ("select * from (select ts, stock, lag(price) over (partition by stock order by ts) as p from {{ source('raw', 'ticks') }}) "
-         "join {{ source('raw', 'ticks') }} using (ts)", "ticks 2 times; a stream is consumed once"),
-        ("with priced as (select * from {{ source('raw', 'ticks') }} where price > 0) "
-         "select ts, lag(price) over (order by ts) as p from priced",
-         "the SELECT with the window functions reads the CTE `priced`"),
+        (
+            "select ts, lag(price) over (order by seq) as p from {{ source('raw', 'ticks') }}",
+            "is not ordered by the watermark column",
+        ),
+        (
+            "select ts, sum(price) over (order by ts rows between current row and unbounded following) as p from {{ source('raw', 'ticks') }}",
+            "has a frame ending in UNBOUNDED FOLLOWING, which never closes",
+        ),
+        (
+            "select ts, first_value(price) over (order by ts desc) as p from {{ source('raw', 'ticks') }}",
+            "orders the watermark column descending",
+        ),
+        (
+            "select ts, ntile(4) over (order by ts) as p from {{ source('raw', 'ticks') }}",
+            "depends on the whole partition",
+        ),
+        (
+            "select * from (select ts, stock, lag(price) over (partition by stock order by ts) as p from {{ source('raw', 'ticks') }}) "
+            "join {{ source('raw', 'ticks') }} using (ts)",
+            "ticks 2 times; a stream is consumed once",
+        ),
+        (
+            "with priced as (select * from {{ source('raw', 'ticks') }} where price > 0) "
+            "select ts, lag(price) over (order by ts) as p from priced",
+            "the SELECT with the window functions reads the CTE `priced`",
+        ),
     ],
     ids=["order-not-watermark", "unbounded-following", "descending", "whole-partition", "self-join", "cte"],
 )
@@ -287,7 +315,10 @@ def test_a_descending_tie_breaker_keeps_the_rows_its_frames_read(project):
         project.dbt("run", "-s", *[f"{m}_stream" for m in models])
         project.dbt("run", "-s", *[f"{m}_batch" for m in models])
         for m in models:
-            assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (m, minute)
+            assert project.rows(f"{m}_stream", "stock, ts, seq") == project.rows(f"{m}_batch", "stock, ts, seq"), (
+                m,
+                minute,
+            )
 
 
 def test_a_state_written_by_an_earlier_release_is_read_on(project):
@@ -299,10 +330,22 @@ def test_a_state_written_by_an_earlier_release_is_read_on(project):
     start = datetime(2024, 1, 1, 9, 0)
 
     def deliver(rows):
-        values = ", ".join(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows)
+        values = ", ".join(
+            f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows
+        )
         spark.sql(f"insert into {project.schema}.ticks values {values}")
 
-    deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0), ("B", 31, 7, 23.0)])
+    deliver(
+        [
+            ("A", 0, 1, 10.0),
+            ("B", 1, 2, 20.0),
+            ("A", 2, 3, 11.0),
+            ("A", 9, 4, 9.0),
+            ("B", 10, 5, 21.0),
+            ("A", 30, 6, 8.0),
+            ("B", 31, 7, 23.0),
+        ]
+    )
     project.dbt("run", "-s", "unbounded_stream")
     root, name = state_folder(project, "unbounded_stream")
     current = spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name)).cache()
@@ -346,17 +389,30 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
     start = datetime(2024, 1, 1, 9, 0)
 
     def deliver(rows):
-        values = ", ".join(f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows)
+        values = ", ".join(
+            f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows
+        )
         for table in ("ticks", "ticks_kept"):
             spark.sql(f"insert into {project.schema}.{table} values {values}")
 
-    deliver([("A", 0, 1, 10.0), ("B", 1, 2, 20.0), ("A", 2, 3, 11.0), ("A", 9, 4, 9.0), ("B", 10, 5, 21.0), ("A", 30, 6, 8.0)])
+    deliver(
+        [
+            ("A", 0, 1, 10.0),
+            ("B", 1, 2, 20.0),
+            ("A", 2, 3, 11.0),
+            ("A", 9, 4, 9.0),
+            ("B", 10, 5, 21.0),
+            ("A", 30, 6, 8.0),
+        ]
+    )
     project.dbt("run", "-s", "over_upd_stream")
     last = last_commit_file(project, "over_upd_stream")
     commit = json.loads(last.read_text())
     # W is 28 min; a row after it may come before A's row at 30 min, so change the LEAD (and
     # `around`) of A's row at 9 min: the earliest row a later one changes
-    assert commit["recompute_from"] == int((start + timedelta(minutes=9) - datetime(1970, 1, 1)).total_seconds() * 10**6)
+    assert commit["recompute_from"] == int(
+        (start + timedelta(minutes=9) - datetime(1970, 1, 1)).total_seconds() * 10**6
+    )
     # and each partition's own point beside its kept rows (every call has PARTITION BY stock, a
     # LEAD looks ahead, and the output holds `stock`)
     assert commit["recompute_by"] == ["stock"]
@@ -435,7 +491,9 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
     assert project.rows("blind_upd_stream", "ts, seq") == project.rows("blind_upd_batch", "ts, seq")
     for stock in ("Z", None):
         waited = [r for r in project.rows("quiet_upd_stream", "stock, ts, seq") if r[0] == stock]
-        assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, stock  # next_price now known
+        assert waited[-2][1] == start + timedelta(minutes=9) and waited[-2][4] is not None, (
+            stock
+        )  # next_price now known
 
 
 @pytest.mark.parametrize("record", ["past the cap", "an earlier release's"])
@@ -495,8 +553,13 @@ def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(p
         project.dbt("run", "-s", "waits_upd_stream", "waits_upd_batch")
         assert project.rows("waits_upd_stream", "seq") == project.rows("waits_upd_batch", "seq")
 
-    deliver(("Z", "2024-01-01 23:50:00", 1), ("Y", "2024-01-01 23:55:00", 2), ("Y", "2024-01-01 23:56:00", 3),
-            ("A", "2024-01-02 09:00:00", 4), ("A", "2024-01-02 09:05:00", 5))
+    deliver(
+        ("Z", "2024-01-01 23:50:00", 1),
+        ("Y", "2024-01-01 23:55:00", 2),
+        ("Y", "2024-01-01 23:56:00", 3),
+        ("A", "2024-01-02 09:00:00", 4),
+        ("A", "2024-01-02 09:05:00", 5),
+    )
     run()
     loaded = files()
     assert {seq: name[0] for seq, name in loaded.items()} == {1: "b", 2: "b", 3: "b", 4: "h", 5: "h"}
@@ -529,10 +592,14 @@ def test_a_batch_without_rows_carries_on_what_its_model_records(project):
     models = ("over_upd_stream", "counts_stream")
     project.dbt("run", "-s", *models)
     location = spark.sql(f"describe table extended {project.schema}.ticks").where("col_name = 'Location'").first()[1]
-    schema = pa.schema([("stock", pa.string()), ("ts", pa.timestamp("us", tz="UTC")), ("seq", pa.int32()), ("price", pa.float64())])
+    schema = pa.schema(
+        [("stock", pa.string()), ("ts", pa.timestamp("us", tz="UTC")), ("seq", pa.int32()), ("price", pa.float64())]
+    )
     pq.write_table(schema.empty_table(), str(Path(urlparse(location).path) / "empty.parquet"))
     result = project.dbt("run", "-s", *models)
-    assert {r.node.name: (r.adapter_response["batches"], r.adapter_response["rows_in"]) for r in result.result} == {m: (1, 0) for m in models}
+    assert {r.node.name: (r.adapter_response["batches"], r.adapter_response["rows_in"]) for r in result.result} == {
+        m: (1, 0) for m in models
+    }
     over, counts = (last_commit(project, m) for m in models)
     assert over["rows_in"] == 0 and over["recompute_from"] is not None and over["recompute_by"] == ["stock"]
     assert counts["rows_in"] == 0 and "recompute_from" not in counts and "recompute_by" not in counts
@@ -548,11 +615,18 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
     from dbt.adapters.window_views import analysis, overwindows
     from dbt.adapters.window_views.streaming.batch_writer import _sorted_once
 
-    sql = ("select k, ts, seq, lag(v) over (partition by k order by ts, seq desc nulls first) as p, "
-           "sum(v) over (partition by k order by ts, seq desc nulls first rows between 1 preceding and current row) as s from _wv_test_cache")
+    sql = (
+        "select k, ts, seq, lag(v) over (partition by k order by ts, seq desc nulls first) as p, "
+        "sum(v) over (partition by k order by ts, seq desc nulls first rows between 1 preceding and current row) as s from _wv_test_cache"
+    )
     over = overwindows.plan(analysis.parse(sql), "ts")
     rows = spark.createDataFrame(
-        [(k, datetime(2024, 1, 1, h), seq, h * 10 + (seq or 0)) for k in ("a", "b", None) for h in range(4) for seq in (None, 1, 2)],
+        [
+            (k, datetime(2024, 1, 1, h), seq, h * 10 + (seq or 0))
+            for k in ("a", "b", None)
+            for h in range(4)
+            for seq in (None, 1, 2)
+        ],
         "k string, ts timestamp, seq int, v int",
     )
     cached = _sorted_once(spark, rows, over, "_wv_test_sorted")

@@ -36,12 +36,20 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import pytest
-
 import oracles as o
+import pytest
 from conftest import sources_yml
 from test_differential_over import (
-    Call, _order, _over, _range_frame, _rows_frame, compare, duckdb_result, load, same, spark_result,
+    Call,
+    _order,
+    _over,
+    _range_frame,
+    _rows_frame,
+    compare,
+    duckdb_result,
+    load,
+    same,
+    spark_result,
 )
 from test_streaming_kappa import deliveries, random_rows
 
@@ -133,7 +141,9 @@ def random_stream_call(rng: random.Random, family: str, bounded: bool) -> Stream
     (the BOUNDED_FAMILIES), calls over UNBOUNDED PRECEDING frames, ranking. bounded: no UNBOUNDED
     frames either, so the state evicts rows."""
     call = _random_stream_call(rng, family, bounded)
-    call.features += (("rows following",) if call.rows_ahead else ()) + (("range following",) if call.range_ahead else ())
+    call.features += (("rows following",) if call.rows_ahead else ()) + (
+        ("range following",) if call.range_ahead else ()
+    )
     return call
 
 
@@ -154,8 +164,15 @@ def _random_stream_call(rng: random.Random, family: str, bounded: bool) -> Strea
             while not _fits(frame, ahead, bounded):
                 frame, ahead = (_rows_frame if family == "rows" else _range_frame)(rng, True)
         reach = {"rows_ahead": ahead} if family == "rows" else {"range_ahead": ahead}
-        return _call(func[:func.index("(")], [func[func.index("(") + 1:-1]], _over(partition, order, frame),
-                     partition=partition, nulls_last=nulls_last, features=tags, **reach)
+        return _call(
+            func[: func.index("(")],
+            [func[func.index("(") + 1 : -1]],
+            _over(partition, order, frame),
+            partition=partition,
+            nulls_last=nulls_last,
+            features=tags,
+            **reach,
+        )
     if family == "offset":
         name = rng.choice(["lag", "lead"])
         n = rng.choice([None, 1, 2, 3])
@@ -165,8 +182,17 @@ def _random_stream_call(rng: random.Random, family: str, bounded: bool) -> Strea
         ahead = (n or 1) if (name == "lead") != descending else 0
         tags += (name,) + (("default",) if len(args) == 3 else ())
         ignore_nulls = rng.random() < 0.25
-        return _call(name, args, _over(partition, order), ignore_nulls, partition=partition, nulls_last=nulls_last,
-                     rows_ahead=ahead, ahead_values=ignore_nulls and ahead > 0, features=tags)
+        return _call(
+            name,
+            args,
+            _over(partition, order),
+            ignore_nulls,
+            partition=partition,
+            nulls_last=nulls_last,
+            rows_ahead=ahead,
+            ahead_values=ignore_nulls and ahead > 0,
+            features=tags,
+        )
     if family == "value":
         name = rng.choice(["first_value", "last_value"] if descending else ["first_value", "last_value", "nth_value"])
         args = ["v"] + ([str(rng.randint(1, 3))] if name == "nth_value" else [])
@@ -180,18 +206,38 @@ def _random_stream_call(rng: random.Random, family: str, bounded: bool) -> Strea
             while not _fits(frame, ahead, bounded):
                 frame, ahead = _rows_frame(rng, True)
         ignore_nulls = rng.random() < 0.35
-        return _call(name, args, _over(partition, order, frame), ignore_nulls, partition=partition, nulls_last=nulls_last,
-                     rows_ahead=ahead, features=tags + (name,) + (("value ignore nulls",) if ignore_nulls else ()))
+        return _call(
+            name,
+            args,
+            _over(partition, order, frame),
+            ignore_nulls,
+            partition=partition,
+            nulls_last=nulls_last,
+            rows_ahead=ahead,
+            features=tags + (name,) + (("value ignore nulls",) if ignore_nulls else ()),
+        )
     if family == "ranking":
         func = rng.choice(["row_number()", "rank()", "dense_rank()"])
         unique = func == "row_number()" or rng.random() < 0.3
         order, nulls_last = _order(rng, unique=unique, descending=False)
-        return _call(func[:-2], [], _over(partition, order), partition=partition, nulls_last=nulls_last,
-                     features=tags + (func,) + (() if unique else ("ties-only order",)))
+        return _call(
+            func[:-2],
+            [],
+            _over(partition, order),
+            partition=partition,
+            nulls_last=nulls_last,
+            features=tags + (func,) + (() if unique else ("ties-only order",)),
+        )
     # UNBOUNDED PRECEDING: running aggregates, FIRST/LAST/NTH_VALUE from the partition's start
     shape = rng.choice(["default", "rows", "range", "range interval"])
     name = rng.choice(["sum", "count", "min", "max", "avg", "first_value", "first_value", "last_value", "nth_value"])
-    argument = "*" if name == "count" and rng.random() < 0.3 else "ts" if name in ("min", "max") and rng.random() < 0.25 else "v"
+    argument = (
+        "*"
+        if name == "count" and rng.random() < 0.3
+        else "ts"
+        if name in ("min", "max") and rng.random() < 0.25
+        else "v"
+    )
     args = [argument] + ([str(rng.randint(1, 3))] if name == "nth_value" else [])
     value = name in ("first_value", "last_value", "nth_value")
     ignore_nulls = value and rng.random() < 0.35
@@ -216,9 +262,18 @@ def _random_stream_call(rng: random.Random, family: str, bounded: bool) -> Strea
         side = rng.choice(["preceding", "following"])
         frame = f"range between unbounded preceding and interval {m} minutes {side}"
         ahead = {"range_ahead": m * o.MINUTE if side == "following" else 0}
-    return _call(name, args, _over(partition, order, frame), ignore_nulls, partition=partition, nulls_last=nulls_last,
-                 features=tags + (f"{name} unbounded", f"unbounded {shape}")
-                 + ((f"{name} unbounded ignore nulls",) if ignore_nulls else ()), **ahead)
+    return _call(
+        name,
+        args,
+        _over(partition, order, frame),
+        ignore_nulls,
+        partition=partition,
+        nulls_last=nulls_last,
+        features=tags
+        + (f"{name} unbounded", f"unbounded {shape}")
+        + ((f"{name} unbounded ignore nulls",) if ignore_nulls else ()),
+        **ahead,
+    )
 
 
 @dataclass
@@ -252,7 +307,11 @@ class Scenario:
 # is built 4 times (2 emit modes x streaming/batch) and a dbt run costs ~2 s a model
 SEEDS = {
     7082: (o.micros(o.EPOCH) - 90 * o.MINUTE, 3, 2),  # across 1970-01-01: negative times
-    8012: (o.micros(o.EPOCH.replace(year=2024, month=2, day=28)) + 22 * o.HOUR, 4, 1),  # across midnight into 2024-02-29
+    8012: (
+        o.micros(o.EPOCH.replace(year=2024, month=2, day=28)) + 22 * o.HOUR,
+        4,
+        1,
+    ),  # across midnight into 2024-02-29
     9021: (o.micros(o.EPOCH.replace(year=1969, month=12, day=31)) + 21 * o.HOUR, 3, 1),  # mostly before 1970
 }
 
@@ -342,7 +401,7 @@ def _closed_by_values(seen: List[Row], w: Optional[int], keys: List[str], n: int
     for members in partitions.values():
         members.sort(key=lambda r: (r["ts"], r["id"]))
         for i, r in enumerate(members):
-            following = [m for m in members[i + 1:] if m["v"] is not None]
+            following = [m for m in members[i + 1 :] if m["v"] is not None]
             if r["ts"] <= w and len(following) >= n and following[n - 1]["ts"] <= w:
                 closed.add(r["id"])
     return closed
@@ -363,13 +422,15 @@ def describe_row(r: Row) -> str:
     return f"(id {r['id']}, k {r['k']}, v {r['v']}, ts {ts})"
 
 
-def differences(label: str, spec: Spec, got: Dict[int, tuple], expected: Dict[int, tuple],
-                by_id: Dict[int, Row]) -> List[str]:
+def differences(
+    label: str, spec: Spec, got: Dict[int, tuple], expected: Dict[int, tuple], by_id: Dict[int, Row]
+) -> List[str]:
     """compare()'s lines, plus the input rows of the first differing ids."""
     lines = compare(label, spec.columns(), got, expected)
     if lines:
         bad = sorted(set(got) ^ set(expected)) + [
-            rid for rid in sorted(set(got) & set(expected))
+            rid
+            for rid in sorted(set(got) & set(expected))
             if any(not same(a, b) for a, b in zip(got[rid], expected[rid]))
         ]
         lines.append("    input rows of differing ids: " + ", ".join(describe_row(by_id[rid]) for rid in bad[:6]))
@@ -440,11 +501,28 @@ def test_random_specs_cover_what_streaming_supports():
     """The seeds' models, together, exercise every kind of call the test is meant to cover."""
     features = [f for seed in SEEDS for spec in scenario(seed).specs for call in spec.calls for f in call.features]
     wanted = [
-        *BOUNDED_FAMILIES, *WHOLE_PREFIX_FAMILIES, "descending", "ignore nulls", "lag", "lead", "default",
-        "rows following", "range following", "partition none", "partition k", "ties-only order", "nth_value",
-        "row_number()", "rank()", "dense_rank()", "unbounded default", "unbounded rows", "unbounded range",
+        *BOUNDED_FAMILIES,
+        *WHOLE_PREFIX_FAMILIES,
+        "descending",
+        "ignore nulls",
+        "lag",
+        "lead",
+        "default",
+        "rows following",
+        "range following",
+        "partition none",
+        "partition k",
+        "ties-only order",
+        "nth_value",
+        "row_number()",
+        "rank()",
+        "dense_rank()",
+        "unbounded default",
+        "unbounded rows",
+        "unbounded range",
         *(f"{name} unbounded" for name in ("sum", "count", "min", "max", "avg", "first_value")),
-        "first_value unbounded ignore nulls", "value ignore nulls",
+        "first_value unbounded ignore nulls",
+        "value ignore nulls",
     ]
     missing = [f for f in wanted if f not in features]
     assert not missing, f"no call with {missing}; features: {sorted(set(features))}"
@@ -494,8 +572,13 @@ def test_lag_lead_ignore_nulls_stream_like_batch(project, spark):
         "lead(v) ignore nulls over (order by ts, id) as next_v, ts from " + STREAM_SOURCE
     )
     for emit, mode in EMITS.items():
-        project.model(f"nulls_{emit}", "{{ config(materialized='window_view', execution='streaming', emit='" + mode
-                      + "', watermark={'column': 'ts', 'delay': '0 minutes'}) }}\n" + sql)
+        project.model(
+            f"nulls_{emit}",
+            "{{ config(materialized='window_view', execution='streaming', emit='"
+            + mode
+            + "', watermark={'column': 'ts', 'delay': '0 minutes'}) }}\n"
+            + sql,
+        )
     row = lambda i, v, minute: {"id": i, "k": "a", "v": v, "ts": minute * o.MINUTE}
     # 00:01 v=10, then two NULLs; after the first run W = 00:03, and the state keeps 1 row back
     spark.sql(f"insert into {schema}.ev_stream {o.values_sql([row(1, 10, 1), row(2, None, 2), row(3, None, 3)])}")
@@ -544,7 +627,7 @@ def test_descending_range_frame_mirror(project, spark):
         "and interval 30 minutes preceding) as s, ts from " + STREAM_SOURCE,
     )
     minutes = [0, 30, 60, 90, 120, 180]
-    rows = [{"id": i + 1, "k": "a", "v": 2 ** i, "ts": m * o.MINUTE} for i, m in enumerate(minutes)]
+    rows = [{"id": i + 1, "k": "a", "v": 2**i, "ts": m * o.MINUTE} for i, m in enumerate(minutes)]
     spark.sql(f"insert into {schema}.ev_stream {o.values_sql(rows)}")
     project.dbt("run")
     at = lambda minute: o.to_datetime(minute * o.MINUTE)

@@ -8,7 +8,6 @@ from datetime import datetime, timedelta
 from typing import List, Sequence
 
 import pytest
-
 from conftest import errors, sources_yml
 
 EMITS = ["on_update", "on_window_close"]
@@ -17,14 +16,18 @@ WINDOWS = {
     "hop": "{'kind': 'hop', 'time_col': 'bidtime', 'size': '10 minutes', 'slide': '4 minutes'}",
     "cumulate": "{'kind': 'cumulate', 'time_col': 'bidtime', 'size': '10 minutes', 'step': '2 minutes'}",
 }
-MEASURES = ("{'price': 'sum(price)', 'bids': 'count(*)', 'top': 'max(price)', 'low': 'min(price) + 0', "
-            "'mean': 'avg(price)', 'prices': '%s'}")
+MEASURES = (
+    "{'price': 'sum(price)', 'bids': 'count(*)', 'top': 'max(price)', 'low': 'min(price) + 0', "
+    "'mean': 'avg(price)', 'prices': '%s'}"
+)
 
 
 def measures(window: str) -> str:
     """HLL sketches merged across panes for HOP and CUMULATE; not for TUMBLE, whose stream would
     keep rows for approx_count_distinct (its batch estimates with HLL++)."""
     return MEASURES % ("count(price)" if "'tumble'" in window else "approx_count_distinct(price)")
+
+
 COLUMNS = "item, window_start, window_end, window_time, price, bids, top, low, mean, prices"
 # FLIP-145's Bid table, delivered in three appends, out of order; (08:03, 9, 'L') arrives after
 # the watermark (08:10) closed its first window
@@ -39,6 +42,7 @@ def make_project(project, window: str, emit: str, delay: str = "1 minute") -> No
     project.spark.sql(f"create database if not exists {project.schema}")
     project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet")
     project.write("models/sources.yml", sources_yml("bid", "ontime"))
+
     def aggregate(source: str) -> str:
         return f"window_views.window_aggregate(source('raw', '{source}'), {window}, {measures(window)}, ['item'])"
 
@@ -47,7 +51,7 @@ def make_project(project, window: str, emit: str, delay: str = "1 minute") -> No
         f"""
         {{{{ config(materialized='window_view', execution='streaming', emit='{emit}',
                     watermark={{'column': 'bidtime', 'delay': '{delay}'}}) }}}}
-        select * from {{{{ {aggregate('bid')} }}}}
+        select * from {{{{ {aggregate("bid")} }}}}
         """,
     )
     # the batch window_aggregate over what the stream did not put aside as late
@@ -56,7 +60,9 @@ def make_project(project, window: str, emit: str, delay: str = "1 minute") -> No
 
 def deliver(project, rows: Sequence[tuple], scale: float = 1) -> None:
     """Append `rows` (time, price or 'NULL', item) to the input, each price times `scale`."""
-    values = ", ".join(f"(timestamp'{ts}', {price if price == 'NULL' else price * scale}, '{item}')" for ts, price, item in rows)
+    values = ", ".join(
+        f"(timestamp'{ts}', {price if price == 'NULL' else price * scale}, '{item}')" for ts, price, item in rows
+    )
     project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
 
@@ -124,8 +130,10 @@ def random_deliveries(seed: int, batches: int = 4, per_batch: int = 40, step: fl
     return deliveries
 
 
-@pytest.mark.parametrize("kind, emit", [("hop", "on_update"), ("hop", "on_window_close"),
-                                        ("cumulate", "on_window_close"), ("tumble", "on_update")])
+@pytest.mark.parametrize(
+    "kind, emit",
+    [("hop", "on_update"), ("hop", "on_window_close"), ("cumulate", "on_window_close"), ("tumble", "on_update")],
+)
 def test_random_rows_with_late_ones_stream_as_batch(project, kind, emit):
     make_project(project, RANDOM_WINDOWS[kind], emit, delay="3 minutes")
     late, delivered = 0, 0

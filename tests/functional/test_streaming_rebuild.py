@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-
 from conftest import errors
 from test_streaming import DELIVERIES, TUMBLE_SUM, deliver, make_source, run, t, window_view
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
@@ -22,11 +21,14 @@ STREAMED = [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3), (t("8:
 
 def batch_result(project, columns: str = "sum(price), count(*)") -> List[tuple]:
     """The model over all input, as a batch query computes it (nothing is late to it)."""
-    return [tuple(r) for r in project.spark.sql(
-        f"""select timestamp_seconds(div(unix_seconds(bidtime), 600) * 600) as s,
+    return [
+        tuple(r)
+        for r in project.spark.sql(
+            f"""select timestamp_seconds(div(unix_seconds(bidtime), 600) * 600) as s,
                    timestamp_seconds(div(unix_seconds(bidtime), 600) * 600 + 600), {columns}
             from {project.schema}.bid group by 1, 2 order by all"""
-    ).collect()]
+        ).collect()
+    ]
 
 
 def snapshot(folder: Path) -> Dict[str, bytes]:
@@ -116,7 +118,9 @@ def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(pro
     assert readers[0].seen[-1] == new
     assert project.rows("steady") == new
     home = schema_dir(project)
-    location = project.spark.sql(f"describe table extended {project.schema}.steady").where("col_name = 'Location'").first()[1]
+    location = (
+        project.spark.sql(f"describe table extended {project.schema}.steady").where("col_name = 'Location'").first()[1]
+    )
     assert location.endswith("/steady__v2")
     # the old version stays for readers that planned their query before the swap; the next run removes it
     assert (home / "steady" / "_spark_metadata").is_dir()
@@ -148,7 +152,12 @@ def test_an_added_column_fails_by_default_and_rebuilds_with_on_change_rebuild(pr
     assert "its SQL or window config changed since the checkpoint" in message
     assert "run `dbt run --full-refresh -s evolving`" in message and "set on_change='rebuild'" in message
     assert_clean(message)
-    assert project.rows("evolving") == before and project.columns("evolving") == ["window_start", "window_end", "price", "bids"]
+    assert project.rows("evolving") == before and project.columns("evolving") == [
+        "window_start",
+        "window_end",
+        "price",
+        "bids",
+    ]
     assert snapshot(checkpoint(project, "evolving")) == files
     window_view(project, "evolving", "on_update", REBUILD + WITH_TOP)
     node = run(project, "evolving")
@@ -251,8 +260,11 @@ def crash_at(monkeypatch, point: str) -> None:
     else:
         mark = rebuild.mark
         monkeypatch.setattr(
-            rebuild, "mark",
-            lambda fs, record, state: (_ for _ in ()).throw(Crash("crash (injected)")) if state == "swapped" else mark(fs, record, state),
+            rebuild,
+            "mark",
+            lambda fs, record, state: (
+                (_ for _ in ()).throw(Crash("crash (injected)")) if state == "swapped" else mark(fs, record, state)
+            ),
         )
 
 
@@ -276,7 +288,11 @@ def test_a_crash_inside_the_swap_is_finished_by_the_next_run(project, monkeypatc
     properties = dict(project.spark.sql(f"show tblproperties {project.schema}.swapping").collect())
     assert properties["window_views.version"] == "2"
     assert properties["window_views.late_location"].endswith("/swapping__v2__late")
-    late = project.spark.sql(f"describe table extended {project.schema}.swapping__late").where("col_name = 'Location'").first()[1]
+    late = (
+        project.spark.sql(f"describe table extended {project.schema}.swapping__late")
+        .where("col_name = 'Location'")
+        .first()[1]
+    )
     assert late.endswith("/swapping__v2__late")
     run(project, "swapping")
     assert not (schema_dir(project) / "swapping").exists()
@@ -295,7 +311,9 @@ def test_a_processing_time_trigger_catches_up_swaps_then_streams_on(project):
     assert node.adapter_response["rows_in"] == 8 and node.adapter_response["late_rows"] == 0
     assert project.rows("ticking") == batch_result(project)
     properties = dict(project.spark.sql(f"show tblproperties {project.schema}.ticking").collect())
-    assert properties["window_views.version"] == "2" and properties["window_views.checkpoint"].endswith("/ticking__v2__checkpoint")
+    assert properties["window_views.version"] == "2" and properties["window_views.checkpoint"].endswith(
+        "/ticking__v2__checkpoint"
+    )
 
 
 def test_a_batch_window_view_in_the_way_is_replaced_as_before(project, tmp_path):

@@ -7,7 +7,6 @@ sliced) streams on with that state."""
 from typing import Any, List, Tuple
 
 import pytest
-
 from conftest import sources_yml
 from test_streaming_panes import deliver, ontime, random_deliveries, run
 
@@ -25,7 +24,9 @@ group by window_start, window_end, window_time, item
 
 def make_project(project, kind: str, emit: str) -> None:
     project.spark.sql(f"create database if not exists {project.schema}")
-    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price decimal(10, 2), item string) using parquet")
+    project.spark.sql(
+        f"create table {project.schema}.bid (bidtime timestamp, price decimal(10, 2), item string) using parquet"
+    )
     project.write("models/sources.yml", sources_yml("bid", "ontime"))
     select = SELECT.format(window=WINDOWS[kind])
     project.model(
@@ -68,8 +69,10 @@ def stream_all(project, emit: str, batches: List[List[tuple]]) -> Tuple[int, Any
     return late, node
 
 
-@pytest.mark.parametrize("kind, emit", [("hop", "on_update"), ("hop", "on_window_close"),
-                                        ("cumulate", "on_update"), ("cumulate", "on_window_close")])
+@pytest.mark.parametrize(
+    "kind, emit",
+    [("hop", "on_update"), ("hop", "on_window_close"), ("cumulate", "on_update"), ("cumulate", "on_window_close")],
+)
 def test_random_rows_stream_as_the_batch_sql(project, kind, emit):
     make_project(project, kind, emit)
     late, node = stream_all(project, emit, deliveries(seed=len(kind) + len(emit)))
@@ -93,6 +96,6 @@ def test_a_checkpoint_that_keeps_rows_streams_on_with_them(project, monkeypatch)
     _, node = stream_all(project, "on_update", batches[2:])
     assert node.adapter_response["state_rows"] > 2 * 3 * 12  # still rows: the state it had
     # a full refresh starts over with the state this release keeps
-    node, = project.dbt("run", "-s", "stream", "--full-refresh").result
+    (node,) = project.dbt("run", "-s", "stream", "--full-refresh").result
     assert 0 < node.adapter_response["state_rows"] <= 3 * 12
     assert_equals_batch(project, "on_update", node.adapter_response["watermark"])

@@ -21,7 +21,11 @@ def windows(w: WindowTvf, t: int):
         return [(start, start + w.size)]
     if w.kind == "hop":
         base = (t - w.offset) // w.slide * w.slide + w.offset
-        return [(s, s + w.size) for s in range(base - (w.size // w.slide + 1) * w.slide, base + w.slide, w.slide) if s <= t < s + w.size]
+        return [
+            (s, s + w.size)
+            for s in range(base - (w.size // w.slide + 1) * w.slide, base + w.slide, w.slide)
+            if s <= t < s + w.size
+        ]
     period = (t - w.offset) // w.size * w.size + w.offset
     return [(period, e) for e in range(period + w.slide, period + w.size + 1, w.slide) if e > t]
 
@@ -40,10 +44,7 @@ SPECS = [
 def test_first_and_last_window_end(spark, spec):
     rng = random.Random(7)
     times = [rng.randrange(-5 * 10**13, 5 * 10**13) for _ in range(300)] + [0, -1, spec.offset, spec.size]
-    sql = ", ".join(
-        f"named_struct('first', {spec.first_end(str(t))}, 'last', {spec.last_end(str(t))})"
-        for t in times
-    )
+    sql = ", ".join(f"named_struct('first', {spec.first_end(str(t))}, 'last', {spec.last_end(str(t))})" for t in times)
     row = spark.sql(f"select array({sql})").first()[0]
     for t, got in zip(times, row):
         expected = windows(spec, t)
@@ -72,7 +73,11 @@ def compiled(project):
 def test_markers_read_back(compiled):
     assert find(compiled["hopped"]) == [
         WindowTvf(
-            "hop", "bidtime", size=60 * MIN, slide=5 * MIN, offset=-2 * MIN,
+            "hop",
+            "bidtime",
+            size=60 * MIN,
+            slide=5 * MIN,
+            offset=-2 * MIN,
             texts=(("slide", "5 minutes"), ("size", "1 hour"), ("offset", "-2 minutes")),
         )
     ]
@@ -93,7 +98,15 @@ def test_macros_and_python_render_one_window_start(compiled):
     """The window start of each kind in the SQL dbt compiled is the expression tvf.window_floor
     (which the streaming runner and the pane plans use) renders for the same window."""
     t = epoch_micros("`bidtime`")
-    for name, (offset, unit) in {"tumbled": (-3 * MIN, 10 * MIN), "hopped": (-2 * MIN, 5 * MIN), "cumulated": (0, 12 * MIN)}.items():
+    for name, (offset, unit) in {
+        "tumbled": (-3 * MIN, 10 * MIN),
+        "hopped": (-2 * MIN, 5 * MIN),
+        "cumulated": (0, 12 * MIN),
+    }.items():
         expected = sqlglot.parse_one(window_floor(t, offset, unit), read="spark")
         tree = sqlglot.parse_one(compiled[name], read="spark")
-        assert any(node == expected for node in tree.find_all(type(expected))), (name, expected.sql("spark"), compiled[name])
+        assert any(node == expected for node in tree.find_all(type(expected))), (
+            name,
+            expected.sql("spark"),
+            compiled[name],
+        )

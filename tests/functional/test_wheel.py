@@ -16,13 +16,10 @@ from pathlib import Path
 from typing import Dict
 
 import pytest
-
-from conftest import FLIP145_BID as BID, SPARK_LEFTOVERS, run_command
+from conftest import FLIP145_BID as BID
+from conftest import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-
 
 
 def clean_env(venv: Path) -> Dict[str, str]:
@@ -101,7 +98,11 @@ def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp
 
     # the CLI imports the installed wheel, not this checkout
     where = run_command(
-        [str(python), "-c", "import dbt.adapters.window_views as a, dbt.include.window_views as i; print(a.__file__); print(i.PACKAGE_PATH)"],
+        [
+            str(python),
+            "-c",
+            "import dbt.adapters.window_views as a, dbt.include.window_views as i; print(a.__file__); print(i.PACKAGE_PATH)",
+        ],
         cwd=tmp_path,
         env=env,
     ).stdout.split()
@@ -132,16 +133,34 @@ def test_installed_wheel_builds_a_window_view_on_the_embedded_default(wheel, tmp
 
     # read the table back through the CLI, from another directory
     shown = run_command(
-        [dbt, "--quiet", "show", *flags, "--output", "json", "--inline",
-         "select * from {{ ref('bids_per_window') }} order by window_start"],
+        [
+            dbt,
+            "--quiet",
+            "show",
+            *flags,
+            "--output",
+            "json",
+            "--inline",
+            "select * from {{ ref('bids_per_window') }} order by window_start",
+        ],
         cwd=elsewhere,
         env=env,
     ).stdout
     assert json.loads(shown)["show"] == [
-        {"window_start": "2020-04-15T08:00:00", "window_end": "2020-04-15T08:10:00",
-         "window_time": "2020-04-15T08:09:59.999999", "price": 11, "bids": 3},
-        {"window_start": "2020-04-15T08:10:00", "window_end": "2020-04-15T08:20:00",
-         "window_time": "2020-04-15T08:19:59.999999", "price": 10, "bids": 3},
+        {
+            "window_start": "2020-04-15T08:00:00",
+            "window_end": "2020-04-15T08:10:00",
+            "window_time": "2020-04-15T08:09:59.999999",
+            "price": 11,
+            "bids": 3,
+        },
+        {
+            "window_start": "2020-04-15T08:10:00",
+            "window_end": "2020-04-15T08:20:00",
+            "window_time": "2020-04-15T08:19:59.999999",
+            "price": 10,
+            "bids": 3,
+        },
     ]
 
     # the embedded default keeps Spark's state under the project's target/, nowhere else

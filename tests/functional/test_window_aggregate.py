@@ -6,7 +6,6 @@ import random
 from datetime import datetime, timedelta
 
 import pytest
-
 from conftest import errors
 
 MEASURES = {
@@ -51,7 +50,12 @@ def random_window(rng: random.Random) -> dict:
     kind = rng.choice(["hop", "hop", "cumulate", "tumble"])
     if kind == "cumulate":
         step = rng.choice([60, 120, 300, 900])
-        window = {"kind": kind, "time_col": "ts", "step": interval(step), "size": interval(step * rng.choice([1, 3, 4, 12]))}
+        window = {
+            "kind": kind,
+            "time_col": "ts",
+            "step": interval(step),
+            "size": interval(step * rng.choice([1, 3, 4, 12])),
+        }
     elif kind == "hop":
         slide = rng.choice([60, 120, 300, 420, 600, 3600])
         # a slide larger than the size is refused (test_bad_arguments_are_compile_errors)
@@ -60,7 +64,9 @@ def random_window(rng: random.Random) -> dict:
     else:
         window = {"kind": kind, "time_col": "ts", "size": interval(rng.choice([60, 600, 3600]))}
     if rng.random() < 0.5:
-        window["offset"] = interval(rng.randrange(1, 3600)) if rng.random() < 0.5 else "-" + interval(rng.randrange(1, 3600))
+        window["offset"] = (
+            interval(rng.randrange(1, 3600)) if rng.random() < 0.5 else "-" + interval(rng.randrange(1, 3600))
+        )
     return window
 
 
@@ -83,13 +89,17 @@ def models_for(project, name: str, window: dict, measures: dict, group_by: list)
 
 def assert_same_rows(project, name: str, measures: dict, context: str) -> None:
     cols = ", ".join(
-        ["*"] if not measures else [c for c in project.columns(f"{name}_tvf") if c not in measures]
+        ["*"]
+        if not measures
+        else [c for c in project.columns(f"{name}_tvf") if c not in measures]
         + [f"round({m}, 6) as {m}" for m in measures]
     )
     a, b = f"{project.schema}.{name}_panes", f"{project.schema}.{name}_tvf"
     only_a = project.spark.sql(f"select {cols} from {a} except all select {cols} from {b}").collect()
     only_b = project.spark.sql(f"select {cols} from {b} except all select {cols} from {a}").collect()
-    assert not only_a and not only_b, f"{context}\nonly in window_aggregate: {only_a[:5]}\nonly in TVF form: {only_b[:5]}"
+    assert not only_a and not only_b, (
+        f"{context}\nonly in window_aggregate: {only_a[:5]}\nonly in TVF form: {only_b[:5]}"
+    )
     assert project.spark.table(a).count() > 0, context
 
 
@@ -97,7 +107,10 @@ def assert_same_rows(project, name: str, measures: dict, context: str) -> None:
 def test_equals_tvf_group_by_on_random_specs(project, seed):
     rng = random.Random(seed)
     project.seed("events", random_events(rng, 400))
-    project.write("seeds/events.yml", "seeds:\n  - name: events\n    config:\n      column_types: {ts: timestamp, v: int, w: int, k: string}\n")
+    project.write(
+        "seeds/events.yml",
+        "seeds:\n  - name: events\n    config:\n      column_types: {ts: timestamp, v: int, w: int, k: string}\n",
+    )
     cases = {}
     for i in range(10):
         window = random_window(rng)
@@ -112,7 +125,10 @@ def test_equals_tvf_group_by_on_random_specs(project, seed):
 def test_fallback_and_approximate_distinct(project):
     rng = random.Random(3)
     project.seed("events", random_events(rng, 300))
-    project.write("seeds/events.yml", "seeds:\n  - name: events\n    config:\n      column_types: {ts: timestamp, v: int, w: int, k: string}\n")
+    project.write(
+        "seeds/events.yml",
+        "seeds:\n  - name: events\n    config:\n      column_types: {ts: timestamp, v: int, w: int, k: string}\n",
+    )
     hop = {"kind": "hop", "time_col": "ts", "slide": "5 minutes", "size": "30 minutes", "offset": "-2 minutes"}
     models_for(project, "fallback", hop, FALLBACK_MEASURES, ["k"])
     project.model(
@@ -128,7 +144,10 @@ def test_fallback_and_approximate_distinct(project):
     project.dbt("build", "--debug")
     assert_same_rows(project, "fallback", FALLBACK_MEASURES, "fallback")
     log = (project.root / "logs" / "dbt.log").read_text()
-    assert "window_aggregate falls back to row expansion: measure 'distinct_v' = COUNT(DISTINCT v): COUNT(DISTINCT v) does not decompose into panes" in log
+    assert (
+        "window_aggregate falls back to row expansion: measure 'distinct_v' = COUNT(DISTINCT v): COUNT(DISTINCT v) does not decompose into panes"
+        in log
+    )
     # HLL sketches over panes: at these cardinalities (<= 10 distinct) the estimate is exact
     approx = project.rows("approx", "k, window_start")
     exact = project.rows("exact", "k, window_start")
@@ -191,18 +210,66 @@ def test_a_window_aggregate_window_view_records_its_window(project):
 @pytest.mark.parametrize(
     "window, measures, message",
     [
-        ("{'kind': 'slide', 'time_col': 'ts', 'size': '1 hour'}", "{'n': 'count(*)'}", "argument 'window' has kind 'slide'; expected one of: tumble, hop, cumulate"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour'}", "{'n': 'count(*)'}", "argument 'window' is missing slide for kind 'hop'"),
-        ("{'kind': 'cumulate', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}", "{'n': 'count(*)'}", "has unknown key(s) slide for kind 'cumulate'"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '1 month', 'slide': '1 minute'}", "{'n': 'count(*)'}", "window_views.window_aggregate: argument 'window.size' = '1 month' is not an interval: expected '<n> <unit>'"),
-        ("{'kind': 'cumulate', 'time_col': 'ts', 'size': '1 hour', 'step': '7 minutes'}", "{'n': 'count(*)'}", "argument 'window.size' = '1 hour' must be a multiple of 'window.step' = '7 minutes'"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '10 minutes', 'slide': '1 hour'}", "{'n': 'count(*)'}", "argument 'window.slide' = '1 hour' is larger than 'window.size' = '10 minutes': the rows between two windows would be in no window; fix: use a slide of at most the size"),
-        ("{'kind': 'tumble', 'time_col': 'ts', 'size': '1 hour', 'offset': '999999999999 days'}", "{'n': 'count(*)'}", "argument 'window.offset' = '999999999999 days' is too long: at most 36500 days"),
-        ("{'kind': 'tumble', 'time_col': 'ts', 'size': '1 hourz'}", "{'n': 'count(*)'}", "argument 'window.size' = '1 hourz' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '1 hour'?"),
-        ("{'kind': 'tumble', 'time_col': 'ts; drop', 'size': '1 hour'}", "{'n': 'count(*)'}", "argument 'window.time_col' must be a column name"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}", "{'v': 'v + 1'}", "argument 'measures.v' = 'v + 1' is not an aggregate"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}", "{'x': 'v + sum(w)'}", "uses column v outside an aggregate"),
-        ("{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}", "{}", "argument 'measures' must be a non-empty dict"),
+        (
+            "{'kind': 'slide', 'time_col': 'ts', 'size': '1 hour'}",
+            "{'n': 'count(*)'}",
+            "argument 'window' has kind 'slide'; expected one of: tumble, hop, cumulate",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour'}",
+            "{'n': 'count(*)'}",
+            "argument 'window' is missing slide for kind 'hop'",
+        ),
+        (
+            "{'kind': 'cumulate', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}",
+            "{'n': 'count(*)'}",
+            "has unknown key(s) slide for kind 'cumulate'",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '1 month', 'slide': '1 minute'}",
+            "{'n': 'count(*)'}",
+            "window_views.window_aggregate: argument 'window.size' = '1 month' is not an interval: expected '<n> <unit>'",
+        ),
+        (
+            "{'kind': 'cumulate', 'time_col': 'ts', 'size': '1 hour', 'step': '7 minutes'}",
+            "{'n': 'count(*)'}",
+            "argument 'window.size' = '1 hour' must be a multiple of 'window.step' = '7 minutes'",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '10 minutes', 'slide': '1 hour'}",
+            "{'n': 'count(*)'}",
+            "argument 'window.slide' = '1 hour' is larger than 'window.size' = '10 minutes': the rows between two windows would be in no window; fix: use a slide of at most the size",
+        ),
+        (
+            "{'kind': 'tumble', 'time_col': 'ts', 'size': '1 hour', 'offset': '999999999999 days'}",
+            "{'n': 'count(*)'}",
+            "argument 'window.offset' = '999999999999 days' is too long: at most 36500 days",
+        ),
+        (
+            "{'kind': 'tumble', 'time_col': 'ts', 'size': '1 hourz'}",
+            "{'n': 'count(*)'}",
+            "argument 'window.size' = '1 hourz' is not an interval: expected '<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'; did you mean '1 hour'?",
+        ),
+        (
+            "{'kind': 'tumble', 'time_col': 'ts; drop', 'size': '1 hour'}",
+            "{'n': 'count(*)'}",
+            "argument 'window.time_col' must be a column name",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}",
+            "{'v': 'v + 1'}",
+            "argument 'measures.v' = 'v + 1' is not an aggregate",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}",
+            "{'x': 'v + sum(w)'}",
+            "uses column v outside an aggregate",
+        ),
+        (
+            "{'kind': 'hop', 'time_col': 'ts', 'size': '1 hour', 'slide': '1 minute'}",
+            "{}",
+            "argument 'measures' must be a non-empty dict",
+        ),
     ],
 )
 def test_bad_arguments_are_compile_errors(project, window, measures, message):

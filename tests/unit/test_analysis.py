@@ -38,7 +38,9 @@ def test_undefined_named_window():
 
 def test_input_tables_skip_ctes():
     tree = analysis.parse("with a as (select * from s.bid) select * from a join s.other o on true join third")
-    assert sorted(analysis.input_tables(tree), key=str) == sorted([("s", "bid"), ("s", "other"), (None, "third")], key=str)
+    assert sorted(analysis.input_tables(tree), key=str) == sorted(
+        [("s", "bid"), ("s", "other"), (None, "third")], key=str
+    )
 
 
 def test_tvf_markers():
@@ -54,7 +56,10 @@ def test_tvf_markers():
     [
         ("select ntile(4) over (order by ts) from t", "depends on the whole partition"),
         ("select lag(x) over (order by ts desc) from t", "orders the watermark column descending"),
-        ("select sum(x) over (order by ts rows between 1 preceding and unbounded following) from t", "UNBOUNDED FOLLOWING"),
+        (
+            "select sum(x) over (order by ts rows between 1 preceding and unbounded following) from t",
+            "UNBOUNDED FOLLOWING",
+        ),
         ("select max(x) over (partition by p) from t", "is not ordered by the watermark column"),
     ],
 )
@@ -84,10 +89,7 @@ def test_close_filter_closes_nested_window_selects_each():
     import sqlglot
     from sqlglot import exp
 
-    sql = (
-        "select lag(x) over (order by ts) as p, * from "
-        "(select ts, x, lead(x) over (order by ts) as n from t) s"
-    )
+    sql = "select lag(x) over (order by ts) as p, * from (select ts, x, lead(x) over (order by ts) as n from t) s"
     tree = sqlglot.parse_one(close_filter(sql, "ts", 1000, ["p", "ts", "x", "n"]), read="spark")
     filtered = [s for s in tree.find_all(exp.Select) if s.args.get("where") and "_wv_closed" in s.args["where"].sql()]
     assert len(filtered) == 2

@@ -26,7 +26,9 @@ def test_a_deadline_less_than_a_millisecond_away_still_waits_a_millisecond(monke
     # the deadline is 10 s from t=0; the loop reads the clock at 9.9996 s: 0.4 ms left
     clock = iter([0.0, 9.9996, 10.0])
     monkeypatch.setattr(runner.time, "monotonic", lambda: next(clock))
-    trigger = SimpleNamespace(processing_time=SimpleNamespace(micros=5_000_000), max_duration=SimpleNamespace(micros=10_000_000))
+    trigger = SimpleNamespace(
+        processing_time=SimpleNamespace(micros=5_000_000), max_duration=SimpleNamespace(micros=10_000_000)
+    )
     plan = SimpleNamespace(config=SimpleNamespace(trigger=trigger))
     query, intervals = Query(), []
     runner._await(query, plan, lambda: intervals.append(1))

@@ -39,13 +39,15 @@ def test_an_intact_checkpoint_needs_nothing(tmp_path, fs):
 def test_a_torn_last_spark_commit_is_removed(tmp_path, fs):
     loc = where(tmp_path, 3, 3)
     (loc.spark_checkpoint / "commits" / "2").write_text("v1\n{")
-    assert checkpoint.check("m", loc.locations, fs) == [f"removed the damaged {loc.spark_checkpoint / 'commits' / '2'} (batch 2 is replayed)"]
+    assert checkpoint.check("m", loc.locations, fs) == [
+        f"removed the damaged {loc.spark_checkpoint / 'commits' / '2'} (batch 2 is replayed)"
+    ]
     assert not (loc.spark_checkpoint / "commits" / "2").exists()
 
 
 def test_torn_offsets_of_an_unpublished_batch_are_planned_again(tmp_path, fs):
     loc = where(tmp_path, 3, 2)
-    (loc.spark_checkpoint / "offsets" / "2").write_text("v1\n{\"batchWat")
+    (loc.spark_checkpoint / "offsets" / "2").write_text('v1\n{"batchWat')
     staged = loc.table / "_wv_staging" / "2"
     staged.mkdir(parents=True)
     assert len(checkpoint.check("m", loc.locations, fs)) == 1
@@ -58,7 +60,9 @@ def test_torn_offsets_of_a_batch_that_may_be_published_are_named(tmp_path, recor
     (loc.spark_checkpoint / "offsets" / "2").write_text("v1\n{")
     (loc.state / record).mkdir(parents=True)
     (loc.state / record / "2.json").write_text("{}")
-    with pytest.raises(StreamFailure, match=r"\(micro-batch 2\) at .*offsets/2: a file of Spark's streaming checkpoint is damaged"):
+    with pytest.raises(
+        StreamFailure, match=r"\(micro-batch 2\) at .*offsets/2: a file of Spark's streaming checkpoint is damaged"
+    ):
         checkpoint.check("m", loc.locations, fs)
     assert (loc.spark_checkpoint / "offsets" / "2").exists()
 
@@ -88,9 +92,13 @@ def test_a_check_shipped_to_a_spark_task_comes_back_as_the_same_failure(tmp_path
     ok = pickle.loads(filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations)))))
     assert ok == ("ok", [])
     (loc.spark_checkpoint / "commits" / "1").write_text("v1\n{")
-    status, error = pickle.loads(filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations)))))
+    status, error = pickle.loads(
+        filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations))))
+    )
     assert status == "error" and isinstance(error, StreamFailure)
-    assert error.msg.startswith(f"window_view model 'm' (micro-batch 1) at {loc.spark_checkpoint / 'commits' / '1'}: a file")
+    assert error.msg.startswith(
+        f"window_view model 'm' (micro-batch 1) at {loc.spark_checkpoint / 'commits' / '1'}: a file"
+    )
     status, error = pickle.loads(filesystems._run_in_task(pickle.dumps(("read_bytes", (str(tmp_path / "none"),)))))
     assert status == "error" and isinstance(error, FileNotFoundError)
 

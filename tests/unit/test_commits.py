@@ -23,7 +23,12 @@ def test_commit_then_clean_keeps_the_last_ready_record(tmp_path, fs):
         commits.commit(batch, commits.ready(batch))
         commits.clean(batch, None, "1")
     assert commits.ready(0) is None and commits.ready(1) is not None
-    assert commits.last()["batch"] == 1 and commits.run_totals() == {"batches": 2, "rows_in": 6, "rows_out": 4, "late": 0}
+    assert commits.last()["batch"] == 1 and commits.run_totals() == {
+        "batches": 2,
+        "rows_in": 6,
+        "rows_out": 4,
+        "late": 0,
+    }
 
 
 def test_a_damaged_ready_record_is_dropped(tmp_path, fs):
@@ -55,7 +60,9 @@ def test_a_damaged_commit_without_its_record_is_named(tmp_path, fs):
     path.write_text("{")
     with pytest.raises(StreamFailure) as info:
         commits.last(before=1)
-    assert info.value.msg.startswith(f"window_view model 'm' (micro-batch 0) at {path}: a file of its streaming checkpoint is damaged")
+    assert info.value.msg.startswith(
+        f"window_view model 'm' (micro-batch 0) at {path}: a file of its streaming checkpoint is damaged"
+    )
     assert "--full-refresh -s m" in info.value.msg
 
 
@@ -90,7 +97,8 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
         (staged / name).write_text(f"new {name}")
     planned = storage.plan_publish(fs, str(table), 1, ["b1"])
     assert [move[:3] for move in planned["move"]] == [
-        ["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet", 14], ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet", 14]
+        ["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet", 14],
+        ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet", 14],
     ]
     assert planned["delete"] == ["b1-n0-a.parquet", "b1-n0-b.parquet"]
     assert planned["log"] == 9  # a table without a log starts with a whole list
@@ -98,10 +106,20 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
     (table / "b1-n1-p0.parquet").write_text("new p0.parquet")
     (table / "b1-n0-a.parquet").unlink()
     storage.publish(fs, str(table), 1, ["b1"], planned)
-    assert sorted(p.name for p in table.iterdir()) == ["_spark_metadata", "b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    assert sorted(p.name for p in table.iterdir()) == [
+        "_spark_metadata",
+        "b1-n1-p0.parquet",
+        "b1-n1-p1.parquet",
+        "b2-n0-c.parquet",
+    ]
     assert (table / "b1-n1-p1.parquet").read_text() == "new p1.parquet"
     storage.publish(fs, str(table), 1, ["b1"], planned)  # once more: nothing changes
-    assert sorted(p.name for p in table.iterdir()) == ["_spark_metadata", "b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
+    assert sorted(p.name for p in table.iterdir()) == [
+        "_spark_metadata",
+        "b1-n1-p0.parquet",
+        "b1-n1-p1.parquet",
+        "b2-n0-c.parquet",
+    ]
     # Spark's readers read the file log: the table's files after the batch, whole
     assert storage.logged_files(fs, str(table)) == ["b1-n1-p0.parquet", "b1-n1-p1.parquet", "b2-n0-c.parquet"]
 
@@ -151,7 +169,21 @@ def test_appending_batches_log_deltas_and_compact_every_tenth(tmp_path, fs):
         storage.publish(fs, str(table), batch, (), planned)
         if batch == 12:
             storage.publish(fs, str(table), batch, (), planned)  # a replay
-    assert log_entries(table) == ["19.compact", "20", "21", "22", "23", "24", "25", "26", "27", "28", "29.compact", "30", "31"]
+    assert log_entries(table) == [
+        "19.compact",
+        "20",
+        "21",
+        "22",
+        "23",
+        "24",
+        "25",
+        "26",
+        "27",
+        "28",
+        "29.compact",
+        "30",
+        "31",
+    ]
     assert (table / "_spark_metadata" / "31").read_text().count("\n") == 2  # v1 and its one file
     assert storage.logged_files(fs, str(table)) == sorted(f"e-n{b}-p{b}.parquet" for b in range(23))
     # a batch that replaces files jumps to the next compaction id
@@ -167,4 +199,7 @@ def test_a_damaged_file_named_in_a_spark_task_keeps_its_name_on_the_client():
     import pickle
 
     exc = pickle.loads(pickle.dumps(storage.CorruptFile("s3a://b/cp/window_views/model.json", "3 bytes")))
-    assert exc.path == "s3a://b/cp/window_views/model.json" and str(exc) == "s3a://b/cp/window_views/model.json is not valid JSON (3 bytes)"
+    assert (
+        exc.path == "s3a://b/cp/window_views/model.json"
+        and str(exc) == "s3a://b/cp/window_views/model.json is not valid JSON (3 bytes)"
+    )

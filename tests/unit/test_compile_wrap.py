@@ -17,7 +17,10 @@ STREAMING = {"execution": "streaming", "watermark": {"column": "ts"}}
 def node(materialized="window_view", sql=BAD, config=STREAMING):
     cfg = {"materialized": materialized, **config}
     return SimpleNamespace(
-        name="m", resource_type="model", original_file_path="models/m.sql", compiled_code=sql,
+        name="m",
+        resource_type="model",
+        original_file_path="models/m.sql",
+        compiled_code=sql,
         config=SimpleNamespace(materialized=materialized, to_dict=lambda omit_none=True: cfg),
         depends_on=SimpleNamespace(nodes=[]),
     )
@@ -28,8 +31,9 @@ def compiler(adapter_type="window_views"):
 
 
 def test_installed_once_when_the_plugin_loads():
-    import dbt.adapters.window_views  # noqa: F401  (loading the plugin installs the wrap)
     from dbt.compilation import Compiler
+
+    import dbt.adapters.window_views  # noqa: F401  (loading the plugin installs the wrap)
 
     wrapped = Compiler.compile_node
     assert getattr(wrapped, compile_checks._MARK)
@@ -39,7 +43,9 @@ def test_installed_once_when_the_plugin_loads():
 def test_a_bad_model_is_a_compilation_error_naming_it():
     with pytest.raises(CompilationError) as err:
         compile_checks.check_node(compiler(), node(), SimpleNamespace(nodes={}, sources={}))
-    assert str(err.value).startswith("Compilation Error in model m (models/m.sql)\n  window_view model 'm': `LAG(price)")
+    assert str(err.value).startswith(
+        "Compilation Error in model m (models/m.sql)\n  window_view model 'm': `LAG(price)"
+    )
 
 
 @pytest.mark.parametrize("checked", [node(materialized="table", config={}), node(sql=None)])
@@ -47,7 +53,9 @@ def test_other_nodes_are_not_checked(checked):
     compile_checks.check_node(compiler(), checked, None)
 
 
-@pytest.mark.parametrize("key, value", [("emit", "on_window_close"), ("watermark", {"column": "ts"}), ("late_data", "drop")])
+@pytest.mark.parametrize(
+    "key, value", [("emit", "on_window_close"), ("watermark", {"column": "ts"}), ("late_data", "drop")]
+)
 def test_window_view_keys_on_another_materialization_are_refused(key, value):
     with pytest.raises(CompilationError) as err:
         compile_checks.check_node(compiler(), node(materialized="table", config={key: value}), None)

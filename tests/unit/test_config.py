@@ -34,14 +34,32 @@ def test_absolute_paths_and_uris_are_accepted():
     assert parse(location_root="/data/wv", checkpoint_location="file:///data/cp").location_root == "/data/wv"
     assert parse(location_root="s3a://bucket/wv").location_root == "s3a://bucket/wv"  # batch: Spark writes it
     # streaming too: its files go through the filesystem of the location's scheme (filesystems.py)
-    streaming = parse(execution="streaming", watermark={"column": "t"}, location_root="s3a://bucket/wv",
-                      checkpoint_location="abfss://c@a.dfs.core.windows.net/cp")
-    assert (streaming.location_root, streaming.checkpoint_location) == ("s3a://bucket/wv", "abfss://c@a.dfs.core.windows.net/cp")
+    streaming = parse(
+        execution="streaming",
+        watermark={"column": "t"},
+        location_root="s3a://bucket/wv",
+        checkpoint_location="abfss://c@a.dfs.core.windows.net/cp",
+    )
+    assert (streaming.location_root, streaming.checkpoint_location) == (
+        "s3a://bucket/wv",
+        "abfss://c@a.dfs.core.windows.net/cp",
+    )
 
 
 def test_dbt_and_spark_keys_are_known():
-    parse(tags=["a"], meta={"x": 1}, partition_by=["k"], location_root="/tmp/x", persist_docs={"relation": True},
-          grants={}, alias="a", schema="s", tblproperties={"a": "b"}, options={"a": "b"}, **{"pre-hook": [], "post-hook": []})
+    parse(
+        tags=["a"],
+        meta={"x": 1},
+        partition_by=["k"],
+        location_root="/tmp/x",
+        persist_docs={"relation": True},
+        grants={},
+        alias="a",
+        schema="s",
+        tblproperties={"a": "b"},
+        options={"a": "b"},
+        **{"pre-hook": [], "post-hook": []},
+    )
 
 
 @pytest.mark.parametrize(
@@ -56,10 +74,14 @@ def test_dbt_and_spark_keys_are_known():
         ({"checkpoint_location": ""}, "config 'checkpoint_location' = '' is not a path"),
         ({"location_root": "data/wv"}, "config 'location_root' = 'data/wv' is a relative path"),
         ({"checkpoint_location": "./cp"}, "config 'checkpoint_location' = './cp' is a relative path"),
-        ({"execution": "streaming", "watermark": {"column": "t"}, "file_format": "delta"},
-         "config 'file_format' = 'delta' cannot be used: execution='streaming' writes parquet files"),
-        ({"execution": "streaming", "watermark": {"column": "t"}, "partition_by": ["k"]},
-         "config 'partition_by' is not supported with execution='streaming'"),
+        (
+            {"execution": "streaming", "watermark": {"column": "t"}, "file_format": "delta"},
+            "config 'file_format' = 'delta' cannot be used: execution='streaming' writes parquet files",
+        ),
+        (
+            {"execution": "streaming", "watermark": {"column": "t"}, "partition_by": ["k"]},
+            "config 'partition_by' is not supported with execution='streaming'",
+        ),
     ],
 )
 def test_errors_name_model_key_and_fix(config, message):

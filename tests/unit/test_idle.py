@@ -34,10 +34,17 @@ def test_idle_timeout_is_parsed_and_shown():
     "config, message, fix",
     [
         ({"idle_timeout": "soon"}, "config 'watermark' idle_timeout: 'soon' is not an interval", "e.g. '10 minutes'"),
-        ({"idle_timeout": "-5 minutes"}, "config 'watermark' idle_timeout: '-5 minutes' is negative", "e.g. '10 minutes'"),
+        (
+            {"idle_timeout": "-5 minutes"},
+            "config 'watermark' idle_timeout: '-5 minutes' is negative",
+            "e.g. '10 minutes'",
+        ),
         ({"idle_timeout": "0 seconds"}, "config 'watermark' idle_timeout: '0 seconds' is zero", "e.g. '10 minutes'"),
-        ({"idle_timout": "5 minutes"}, "config 'watermark' = {'column': 't', 'idle_timout': '5 minutes'} is not valid",
-         "optionally 'idle_timeout': '<interval>'"),
+        (
+            {"idle_timout": "5 minutes"},
+            "config 'watermark' = {'column': 't', 'idle_timout': '5 minutes'} is not valid",
+            "optionally 'idle_timeout': '<interval>'",
+        ),
     ],
 )
 def test_bad_idle_timeouts_name_the_key_and_the_fix(config, message, fix):
@@ -49,7 +56,9 @@ def test_bad_idle_timeouts_name_the_key_and_the_fix(config, message, fix):
 
 def test_idle_timeout_on_a_batch_model_is_refused():
     with pytest.raises(ConfigError) as info:
-        WindowViewConfig.from_model("m", {"emit": "on_window_close", "watermark": {"column": "t", "idle_timeout": "1 hour"}})
+        WindowViewConfig.from_model(
+            "m", {"emit": "on_window_close", "watermark": {"column": "t", "idle_timeout": "1 hour"}}
+        )
     assert "idle_timeout only applies to execution='streaming'" in info.value.msg
     assert "remove 'idle_timeout', or set execution='streaming'" in info.value.msg
 
@@ -144,7 +153,10 @@ def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
         storage.publish(fs, str(table), batch, replaced, planned)  # a replay changes nothing
         if batch == "3.1":
             assert storage.logged_files(fs, str(table)) == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
-            assert sorted(p.name for p in (table / storage.FILE_LOG).iterdir() if p.name[0] != ".") == ["10", "9.compact"]
+            assert sorted(p.name for p in (table / storage.FILE_LOG).iterdir() if p.name[0] != ".") == [
+                "10",
+                "9.compact",
+            ]
     assert storage.logged_files(fs, str(table)) == ["b1-n4-r0.parquet"]
 
 
@@ -154,8 +166,11 @@ def test_each_input_has_its_own_idle_clock():
     tumble = WindowTvf("tumble", "t", size=10 * MINUTE)
     inputs = ["s.asks", "s.bids"]
     # asks arrived at minute 20 with W 130, bids at minute 0 with W 104: bids hold W back
-    last = {"watermark": 104 * MINUTE, "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
-            "input_arrivals": {"s.asks": 20 * MINUTE, "s.bids": 0}}
+    last = {
+        "watermark": 104 * MINUTE,
+        "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
+        "input_arrivals": {"s.asks": 20 * MINUTE, "s.bids": 0},
+    }
     timeout = 10 * MINUTE
     assert idle.advanced(last, timeout, 10 * MINUTE, inputs=inputs) is None  # bids not idle for longer yet
     assert idle.advanced(last, timeout, 15 * MINUTE, inputs=inputs) == 109 * MINUTE  # bids: 104 + 5
@@ -173,8 +188,12 @@ def test_a_commit_without_per_input_arrivals_starts_each_clock_at_its_last_arriv
     """A commit of an earlier release (`arrival`: the last batch with rows of any input) starts
     each input's clock there, never earlier than its own; one without any arrival moves nothing."""
     inputs = ["s.asks", "s.bids"]
-    old = {"watermark": 104 * MINUTE, "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
-           "arrival": 20 * MINUTE, "arrival_watermark": 104 * MINUTE}
+    old = {
+        "watermark": 104 * MINUTE,
+        "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
+        "arrival": 20 * MINUTE,
+        "arrival_watermark": 104 * MINUTE,
+    }
     assert idle.input_arrivals(old) == {"s.asks": 20 * MINUTE, "s.bids": 20 * MINUTE}
     assert idle.advanced(old, 10 * MINUTE, 25 * MINUTE, inputs=inputs) is None
     assert idle.advanced(old, 10 * MINUTE, 35 * MINUTE, inputs=inputs) == 109 * MINUTE
@@ -185,19 +204,27 @@ def test_a_commit_without_per_input_arrivals_starts_each_clock_at_its_last_arriv
 def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     """Asks keep arriving, bids went quiet: the batch restarts the asks' clock only, and the
     model's W moves by the bids' clock, to the last window end it reaches."""
-    from test_streaming_join_plan import join, config as several
+    from test_streaming_join_plan import config as several
+    from test_streaming_join_plan import join
 
     from dbt.adapters.window_views.streaming import sides
     from dbt.adapters.window_views.streaming.plan import build
 
-    plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ())
-    previous = {"watermark": 104 * MINUTE, "input_watermarks": {"s.a": 110 * MINUTE, "s.b": 104 * MINUTE},
-                "input_arrivals": {"s.a": 10 * MINUTE, "s.b": 0}}
+    plan = build(
+        "m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ()
+    )
+    previous = {
+        "watermark": 104 * MINUTE,
+        "input_watermarks": {"s.a": 110 * MINUTE, "s.b": 104 * MINUTE},
+        "input_arrivals": {"s.a": 10 * MINUTE, "s.b": 0},
+    }
     asks = {"_wv_n0": 2, "_wv_tmax0": 125 * MINUTE, "_wv_n1": 0, "_wv_tmax1": None}
     w, clocks = sides.watermark(plan, asks, previous, 17 * MINUTE)  # bids: 104 + 7 = 111, to the end 110
     assert w == 110 * MINUTE
-    assert clocks == {"input_watermarks": {"s.a": 125 * MINUTE, "s.b": 104 * MINUTE},
-                      "input_arrivals": {"s.a": 17 * MINUTE, "s.b": 0}}
+    assert clocks == {
+        "input_watermarks": {"s.a": 125 * MINUTE, "s.b": 104 * MINUTE},
+        "input_arrivals": {"s.a": 17 * MINUTE, "s.b": 0},
+    }
     # a bid, late or not, restarts its clock where its W had moved to
     bids = {"_wv_n0": 0, "_wv_tmax0": None, "_wv_n1": 1, "_wv_tmax1": None}
     w, clocks = sides.watermark(plan, bids, {**previous, "watermark": w}, 17 * MINUTE)

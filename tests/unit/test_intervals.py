@@ -28,7 +28,9 @@ def test_negative_and_zero_only_where_allowed():
         Interval.parse("0 minutes")
 
 
-@pytest.mark.parametrize("text", ["1 month", "1 week", "ten minutes", "5", "minutes", "1.5 hours", "1 minute; drop", "'1 minute'", ""])
+@pytest.mark.parametrize(
+    "text", ["1 month", "1 week", "ten minutes", "5", "minutes", "1.5 hours", "1 minute; drop", "'1 minute'", ""]
+)
 def test_rejects_what_is_not_an_interval(text):
     with pytest.raises(IntervalError, match="is not an interval"):
         Interval.parse(text)

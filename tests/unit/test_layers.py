@@ -12,11 +12,28 @@ LAYERS = {
     0: {"errors", "intervals", "paths", "upstream", "__version__"},
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
     2: {"streaming.slicing", "streaming.tvf_aggregate", "streaming.plan", "plan"},
-    3: {"session", "watermark", "batch", "filesystems", "storage", "streaming", "streaming.commits", "streaming.model_query",
+    3: {
+        "session",
+        "watermark",
+        "batch",
+        "filesystems",
+        "storage",
+        "streaming",
+        "streaming.commits",
+        "streaming.model_query",
         "streaming.rebuild",
-        "streaming.output", "streaming.state", "streaming.batch_writer", "streaming.runner", "streaming.lock",
-        "streaming.checkpoint", "streaming.pane_state", "streaming.shuffles", "streaming.sides", "streaming.idle",
-        "streaming.labels"},
+        "streaming.output",
+        "streaming.state",
+        "streaming.batch_writer",
+        "streaming.runner",
+        "streaming.lock",
+        "streaming.checkpoint",
+        "streaming.pane_state",
+        "streaming.shuffles",
+        "streaming.sides",
+        "streaming.idle",
+        "streaming.labels",
+    },
     4: {"impl", "compile_checks", "connections", "__init__"},
 }
 LAYER = {name: layer for layer, names in LAYERS.items() for name in names}
@@ -34,7 +51,7 @@ def imports(path: Path):
             if node.module == PREFIX:
                 yield from (alias.name for alias in node.names)
             elif node.module.startswith(PREFIX + "."):
-                module = node.module[len(PREFIX) + 1:]
+                module = node.module[len(PREFIX) + 1 :]
                 yield from (f"{module}.{a.name}" if f"{module}.{a.name}" in LAYER else module for a in node.names)
             else:
                 yield "!" + node.module

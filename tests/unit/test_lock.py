@@ -55,7 +55,9 @@ def test_a_dead_holder_on_this_host_is_taken_over(tmp_path, fs):
     path = tmp_path / "run.lock"
     gone = subprocess.Popen(["true"])
     gone.wait()
-    path.write_text(json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}))
+    path.write_text(
+        json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0})
+    )
     with RunLock(fs, str(path), "next"):
         assert json.loads(path.read_text())["run_id"] == "next"
     assert not list(tmp_path.glob(".run.lock.takeover.*"))
@@ -106,7 +108,9 @@ def test_a_stale_lock_is_taken_over_once_by_racing_runs(tmp_path, fs):
     path = tmp_path / "run.lock"
     gone = subprocess.Popen(["true"])
     gone.wait()
-    path.write_text(json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0}))
+    path.write_text(
+        json.dumps({"run_id": "dead", "host": socket.gethostname(), "pid": gone.pid, "started": 0, "heartbeat": 0})
+    )
     won, lost = race(fs, path, 6)
     assert len(won) == 1 and len(lost) == 5
     assert json.loads(path.read_text())["run_id"] == f"r{won[0]}"
@@ -128,7 +132,9 @@ def test_a_lock_overwritten_by_a_racing_put_is_not_taken(tmp_path, fs, monkeypat
     """A store whose conditional create is check-then-put: both runs' PUTs succeed, the later
     one's stays; the run whose lock was overwritten reads it back and gives way."""
     path = tmp_path / "run.lock"
-    other = json.dumps({"run_id": "other", "host": "elsewhere", "pid": 1, "started": time.time(), "heartbeat": time.time()})
+    other = json.dumps(
+        {"run_id": "other", "host": "elsewhere", "pid": 1, "started": time.time(), "heartbeat": time.time()}
+    )
     create_new = type(fs).create_new
 
     def check_then_put(self, location, data):

@@ -44,7 +44,11 @@ def test_a_row_count_is_one_window_pass():
     PARTITION BY alone would be a window pass of its own)."""
     for sql in flagging(SHARED):
         counts = [a.this for a in sqlglot.parse_one(sql, read="spark").find_all(exp.Alias) if a.alias == "_wv_before_0"]
-        windows = {(tuple(p.sql() for p in w.args["partition_by"]), w.args["order"].sql()) for c in counts for w in c.find_all(exp.Window)}
+        windows = {
+            (tuple(p.sql() for p in w.args["partition_by"]), w.args["order"].sql())
+            for c in counts
+            for w in c.find_all(exp.Window)
+        }
         assert counts and windows == {(("k",), "ORDER BY ts")}
 
 
@@ -80,7 +84,9 @@ def partitioned_by(sql: str):
 def test_on_update_keeps_each_partitions_point_where_a_call_looks_ahead_by_selected_columns():
     assert partitioned_by(SHARED) == ("k",)
     assert partitioned_by("select *, lead(v) over (partition by k, j order by ts) as n from t") == ("k", "j")
-    assert partitioned_by("select t.k as k, ts, sum(v) over (partition by k order by ts rows between current row and 1 following) as s from t") == ("k",)
+    assert partitioned_by(
+        "select t.k as k, ts, sum(v) over (partition by k order by ts rows between current row and 1 following) as s from t"
+    ) == ("k",)
     # nothing looks ahead: one point for all is W + 1 at most a frame away
     assert partitioned_by("select k, ts, lag(v) over (partition by k order by ts) as p from t") == ()
     # not one PARTITION BY, not a plain column, or not passed on unchanged
@@ -110,10 +116,16 @@ def sorted_by(sql: str):
 def test_calls_sharing_one_partition_by_and_order_by_of_columns_read_rows_sorted_once():
     assert sorted_by(SHARED) == (("k",), (("ts", False, True),))
     assert sorted_by("select *, lag(v) over (partition by t.k, `j` order by ts, seq nulls last) as p from t") == (
-        ("k", "j"), (("ts", False, True), ("seq", False, False)),
+        ("k", "j"),
+        (("ts", False, True), ("seq", False, False)),
     )
     # two PARTITION BYs, two ORDER BYs, an expression, or no PARTITION BY: each window pass sorts its own
     assert sorted_by(TWO_PARTITIONINGS) is None
-    assert sorted_by("select k, ts, lag(v) over (partition by k order by ts) as a, lag(v) over (partition by k order by ts, seq) as b from t") is None
+    assert (
+        sorted_by(
+            "select k, ts, lag(v) over (partition by k order by ts) as a, lag(v) over (partition by k order by ts, seq) as b from t"
+        )
+        is None
+    )
     assert sorted_by("select k, ts, lead(v) over (partition by lower(k) order by ts) as n from t") is None
     assert sorted_by("select ts, lag(v) over (order by ts) as p from t") is None

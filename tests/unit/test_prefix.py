@@ -25,7 +25,10 @@ def planned(*calls: str) -> overwindows.OverPlan:
         ("count(*) over (partition by k order by ts rows unbounded preceding)", "count"),
         ("avg(v) over (partition by k order by ts rows between unbounded preceding and 1 preceding)", "avg"),
         ("min(v) over (partition by k order by ts rows between unbounded preceding and 2 following)", "min"),
-        ("max(v) over (partition by k order by ts range between unbounded preceding and interval 1 minute preceding)", "max"),
+        (
+            "max(v) over (partition by k order by ts range between unbounded preceding and interval 1 minute preceding)",
+            "max",
+        ),
         ("first_value(v) over (partition by k order by ts)", "first_value"),
         ("first_value(v) ignore nulls over (partition by k order by ts)", "first_value_ignore_nulls"),
     ],
@@ -78,7 +81,10 @@ def test_rewrite_combines_each_call_with_its_state_columns():
     rewritten = prefix.rewrite(sql, over.prefix)
     avg, rows = sorted(over.prefix, key=lambda c: c.kind)
     assert (avg.kind, rows.kind) == ("avg", "rows")
-    assert f"(COALESCE(`_wv_s{avg.index}` + (SUM(v) OVER w), `_wv_s{avg.index}`, (SUM(v) OVER w)) / NULLIF(COALESCE(`_wv_c{avg.index}`, 0) + (COUNT(v) OVER w), 0)) AS a" in rewritten
+    assert (
+        f"(COALESCE(`_wv_s{avg.index}` + (SUM(v) OVER w), `_wv_s{avg.index}`, (SUM(v) OVER w)) / NULLIF(COALESCE(`_wv_c{avg.index}`, 0) + (COUNT(v) OVER w), 0)) AS a"
+        in rewritten
+    )
     assert f"COALESCE(`_wv_s{rows.index}`, 0) + (ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts))" in rewritten
     # the rewritten calls (AVG's SUM twice, its COUNT, ROW_NUMBER) keep the original windows, so close as they do
     specs = {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(rewritten))}
@@ -93,10 +99,15 @@ def test_state_sql_groups_by_the_partition_and_merges_null_safely():
     over = planned("sum(v) over (partition by k, x % 2 order by ts)", "count(v) over (order by ts)")
     (p0, calls0), (p1, calls1) = groups = prefix.groups(over.prefix)
     con = duckdb.connect()
-    con.execute("create table e as select * from (values ('a', 1, 10), ('a', 3, 5), (null, 2, 1), (null, 2, 2)) t(k, x, v)")
+    con.execute(
+        "create table e as select * from (values ('a', 1, 10), ('a', 3, 5), (null, 2, 1), (null, 2, 2)) t(k, x, v)"
+    )
     for g, (partition_by, calls) in enumerate(groups):
         on_duckdb(con, f"create table s{g} as {prefix.aggregate_sql('e', g, partition_by, calls)}")
-    assert [on_duckdb(con, "select * from s0"), on_duckdb(con, "select * from s1")] == [[("a", 1, 15), (None, 0, 3)], [(4,)]]
+    assert [on_duckdb(con, "select * from s0"), on_duckdb(con, "select * from s1")] == [
+        [("a", 1, 15), (None, 0, 3)],
+        [(4,)],
+    ]
     # a state merged with itself: each partition, NULL keys included, meets its own row
     assert on_duckdb(con, prefix.merge_sql("s0", "s0", 0, p0, calls0)) == [("a", 1, 30), (None, 0, 6)]
     assert on_duckdb(con, prefix.merge_sql("s1", "s1", 1, p1, calls1)) == [(8,)]
@@ -110,7 +121,7 @@ KINDS = ("count(*)", "max(v)", "avg(v)", "first_value(v)", "dense_rank()", "sum(
 
 def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
     over = planned(*[f"{call} over (partition by k order by ts)" for call in KINDS])
-    (partition_by, calls), = prefix.groups(over.prefix)
+    ((partition_by, calls),) = prefix.groups(over.prefix)
     con = duckdb.connect()
     con.execute(
         "create table f as select * from (values ('a', 1, 10, false), ('a', 2, 7, false), ('a', 3, 5, true), "
@@ -122,7 +133,9 @@ def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
     on_duckdb(con, f"create table evicted as {prefix.aggregate_sql('e', 0, partition_by, calls)}")
     # the partitions with evicted rows get their state; 'b', whose rows are all kept, one that
     # merges as no state at all
-    assert on_duckdb(con, "select * from s where _wv_g0k0 is distinct from 'b'") == on_duckdb(con, "select * from evicted")
+    assert on_duckdb(con, "select * from s where _wv_g0k0 is distinct from 'b'") == on_duckdb(
+        con, "select * from evicted"
+    )
     assert on_duckdb(con, "select * from s where _wv_g0k0 = 'b'") == [("b", 0, None, None, 0, None, 0, 0, None)]
     # which merges as no state: an old state of every row, merged with it, stays as it was
     on_duckdb(con, f"create table old as {prefix.aggregate_sql('f', 0, partition_by, calls)}")
@@ -131,7 +144,11 @@ def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
 
 
 def test_every_groups_state_from_one_aggregate_equals_each_groups_own():
-    over = planned("sum(v) over (partition by k order by ts)", "max(v) over (partition by x % 2 order by ts)", "count(*) over (order by ts)")
+    over = planned(
+        "sum(v) over (partition by k order by ts)",
+        "max(v) over (partition by x % 2 order by ts)",
+        "count(*) over (order by ts)",
+    )
     groups = prefix.groups(over.prefix)
     assert len(groups) == 3
     con = duckdb.connect()

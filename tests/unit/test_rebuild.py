@@ -12,7 +12,9 @@ HOME = Locations("/wh/s.db/m", "/wh/s.db/m__late", "/wh/s.db/m__checkpoint")
 
 def test_the_second_slot_is_beside_the_first():
     assert rebuild.slot(HOME, 1, False) == HOME
-    assert rebuild.slot(HOME, 2, False) == Locations("/wh/s.db/m__v2", "/wh/s.db/m__v2__late", "/wh/s.db/m__v2__checkpoint")
+    assert rebuild.slot(HOME, 2, False) == Locations(
+        "/wh/s.db/m__v2", "/wh/s.db/m__v2__late", "/wh/s.db/m__v2__checkpoint"
+    )
     configured = Locations("/wh/s.db/m", "/wh/s.db/m__late", "s3a://b/cp/m")
     assert rebuild.slot(configured, 2, True).checkpoint == "s3a://b/cp/m__v2"
 
@@ -32,8 +34,15 @@ def files(root: Path):
 
 
 def test_cleanup_keeps_the_run_lock(tmp_path):
-    for name in ("m/a.parquet", "m__late/b.parquet", "m__checkpoint/run.lock", "m__checkpoint/rebuild.json",
-                 "m__checkpoint/spark/offsets/0", "m/_wv_checkpoint/run.lock", "m/_wv_checkpoint/spark/commits/0"):
+    for name in (
+        "m/a.parquet",
+        "m__late/b.parquet",
+        "m__checkpoint/run.lock",
+        "m__checkpoint/rebuild.json",
+        "m__checkpoint/spark/offsets/0",
+        "m/_wv_checkpoint/run.lock",
+        "m/_wv_checkpoint/spark/commits/0",
+    ):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
     home = Locations(str(tmp_path / "m"), str(tmp_path / "m__late"), str(tmp_path / "m__checkpoint"))

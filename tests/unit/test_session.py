@@ -9,14 +9,16 @@ from dbt.adapters.window_views.session import check_java, embedded_defaults
 
 def test_missing_java_says_what_to_install(tmp_path, monkeypatch):
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))  # no bin/java there
-    with pytest.raises(DbtRuntimeError, match=r"No Java runtime found\. Spark needs Java 17.*apt-get install openjdk-17"):
+    with pytest.raises(
+        DbtRuntimeError, match=r"No Java runtime found\. Spark needs Java 17.*apt-get install openjdk-17"
+    ):
         check_java.__wrapped__()
 
 
 def test_old_java_is_refused(tmp_path, monkeypatch):
     java = tmp_path / "bin" / "java"
     java.parent.mkdir()
-    java.write_text('#!/bin/sh\necho \'openjdk version "11.0.2" 2019-01-15\' >&2\n')
+    java.write_text("#!/bin/sh\necho 'openjdk version \"11.0.2\" 2019-01-15' >&2\n")
     java.chmod(0o755)
     monkeypatch.setenv("JAVA_HOME", str(tmp_path))
     with pytest.raises(DbtRuntimeError, match="Java 11 found"):
@@ -29,7 +31,10 @@ def test_embedded_defaults_live_under_target(tmp_path):
     assert settings["spark.sql.warehouse.dir"] == f"{target}/spark-warehouse"
     assert f"databaseName={target}/metastore_db" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
     log4j = Path(session.__file__).with_name("log4j2.properties")
-    assert settings["spark.driver.extraJavaOptions"] == f"-Dderby.system.home={target} -Dlog4j2.configurationFile={log4j.as_uri()}"
+    assert (
+        settings["spark.driver.extraJavaOptions"]
+        == f"-Dderby.system.home={target} -Dlog4j2.configurationFile={log4j.as_uri()}"
+    )
     assert log4j.exists()
     assert settings["spark.sql.session.timeZone"] == "UTC"
     assert settings["spark.ui.enabled"] == "false"

@@ -43,7 +43,9 @@ def test_fill_and_least():
     filled = sqlexpr.fill(template, a=column("a"), b=column("b"))
     assert sqlexpr.to_sql(filled) == "COALESCE(`a` + `b`, `a`)" and ":a" in sqlexpr.to_sql(template)
     assert sqlexpr.least([column("a")]) == column("a")
-    assert rows(sqlexpr.wrap(sqlexpr.parse("select a from t"), [("m", sqlexpr.least([column("a"), 2]))], star=False)) == [(1,), (2,), (2,)]
+    assert rows(
+        sqlexpr.wrap(sqlexpr.parse("select a from t"), [("m", sqlexpr.least([column("a"), 2]))], star=False)
+    ) == [(1,), (2,), (2,)]
 
 
 def test_replaced_swaps_a_node_or_the_whole_tree():

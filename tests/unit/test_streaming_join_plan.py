@@ -12,7 +12,13 @@ from dbt.adapters.window_views.streaming.plan import build
 
 def config(**extra):
     return WindowViewConfig.from_model(
-        "m", {"execution": "streaming", "emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 second"}, **extra}
+        "m",
+        {
+            "execution": "streaming",
+            "emit": "on_window_close",
+            "watermark": {"column": "ts", "delay": "1 second"},
+            **extra,
+        },
     )
 
 
@@ -52,7 +58,15 @@ def test_a_window_join_reads_each_input_from_its_own_view():
 
 
 def test_a_join_using_the_window_columns_is_a_window_join():
-    assert build("m", join(on="L.k = R.k", kind="join").replace(" on L.k = R.k", " using (k, window_start, window_end)"), config(), ()).shape == "join"
+    assert (
+        build(
+            "m",
+            join(on="L.k = R.k", kind="join").replace(" on L.k = R.k", " using (k, window_start, window_end)"),
+            config(),
+            (),
+        ).shape
+        == "join"
+    )
 
 
 def test_a_union_all_into_one_window_tvf():
@@ -76,25 +90,60 @@ def test_one_input_keeps_its_plan():
 @pytest.mark.parametrize(
     "sql, cfg, problem, fix",
     [
-        (join(right=tvf("s.b", size_us=600_000_000)), {}, "a window join needs the same window on every side",
-         "window every side with the same TVF, size, slide and offset"),
-        (join(right=tvf("s.b", kind="hop", slide_us=300_000_000)), {}, "a window join needs the same window on every side",
-         "window every side"),
-        (join(on="L.k = R.k and L.window_start = R.window_start"), {}, "does not join its sides on window_start and window_end",
-         "add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON"),
+        (
+            join(right=tvf("s.b", size_us=600_000_000)),
+            {},
+            "a window join needs the same window on every side",
+            "window every side with the same TVF, size, slide and offset",
+        ),
+        (
+            join(right=tvf("s.b", kind="hop", slide_us=300_000_000)),
+            {},
+            "a window join needs the same window on every side",
+            "window every side",
+        ),
+        (
+            join(on="L.k = R.k and L.window_start = R.window_start"),
+            {},
+            "does not join its sides on window_start and window_end",
+            "add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
+        ),
         (join(on="L.k = R.k"), {}, "does not join its sides on window_start and window_end", "to its ON"),
-        (join(), {"emit": "on_update"}, "a streaming window join emits a window once it is closed on every side",
-         "set emit='on_window_close'"),
+        (
+            join(),
+            {"emit": "on_update"},
+            "a streaming window join emits a window once it is closed on every side",
+            "set emit='on_window_close'",
+        ),
         (join(right="(select * from s.b)"), {}, "through 1 window TVF", "window every input with the same window TVF"),
-        (join(right=tvf("s.b", time_col="other")), {}, "windows by `other`, but the watermark column is `ts`",
-         "window every input by the same column"),
-        (join(left=tvf("s.a", kind="session", gap_us=1, partition_by=[]), right=tvf("s.b", kind="session", gap_us=1, partition_by=[])),
-         {}, "cannot use session windows", "use tumble, hop or cumulate"),
+        (
+            join(right=tvf("s.b", time_col="other")),
+            {},
+            "windows by `other`, but the watermark column is `ts`",
+            "window every input by the same column",
+        ),
+        (
+            join(
+                left=tvf("s.a", kind="session", gap_us=1, partition_by=[]),
+                right=tvf("s.b", kind="session", gap_us=1, partition_by=[]),
+            ),
+            {},
+            "cannot use session windows",
+            "use tumble, hop or cumulate",
+        ),
         (UNION.replace("union all", "union"), {}, "UNION ALL, not UNION (DISTINCT)", "write UNION ALL"),
-        (f"select w.* from {tvf('s.a')} w where w.k in (select k from s.b)", {}, "neither joins them by window nor unions them",
-         "join them on window_start and window_end"),
-        ("select k, ts, sum(v) over (partition by k order by ts) as s from (select * from s.a union all select * from s.b) u",
-         {}, "streaming over windows read one upstream table, this model reads s.a, s.b", "union the inputs in an upstream model"),
+        (
+            f"select w.* from {tvf('s.a')} w where w.k in (select k from s.b)",
+            {},
+            "neither joins them by window nor unions them",
+            "join them on window_start and window_end",
+        ),
+        (
+            "select k, ts, sum(v) over (partition by k order by ts) as s from (select * from s.a union all select * from s.b) u",
+            {},
+            "streaming over windows read one upstream table, this model reads s.a, s.b",
+            "union the inputs in an upstream model",
+        ),
     ],
 )
 def test_other_shapes_over_several_inputs_are_refused(sql, cfg, problem, fix):

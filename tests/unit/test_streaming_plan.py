@@ -15,6 +15,7 @@ from dbt.adapters.window_views.upstream import Upstream
 def plan(model, sql, cfg):
     return build(model, sql, cfg, ())
 
+
 TUMBLE = """
 select b.window_start, b.window_end, sum(b.price) as price
 from (
@@ -41,7 +42,9 @@ def test_the_upstream_table_becomes_the_view_with_its_name_as_alias():
 
 def test_on_update_buckets_hold_the_longest_window_in_hours_then_days():
     hour, day = 3_600_000_000, 86_400_000_000
-    hop = TUMBLE.replace('"kind": "tumble"', '"kind": "hop", "slide_us": 600000000').replace("600000000, \"offset", "5400000000, \"offset")
+    hop = TUMBLE.replace('"kind": "tumble"', '"kind": "hop", "slide_us": 600000000').replace(
+        '600000000, "offset', '5400000000, "offset'
+    )
     assert plan("m", hop, config()).bucket_sizes == {"h": 2 * hour, "b": day}
     long = TUMBLE.replace("600000000", str(36 * hour))
     assert plan("m", long, config()).bucket_sizes == {"h": 2 * day, "b": 2 * day}
@@ -52,22 +55,42 @@ def test_the_fingerprint_follows_sql_and_window_config():
     assert plan("m", TUMBLE, config()).fingerprint == base
     assert plan("m", TUMBLE.replace("sum", "max"), config()).fingerprint != base
     assert plan("m", TUMBLE, config(emit="on_window_close")).fingerprint != base
-    assert plan("m", TUMBLE, config(trigger={"processing_time": "1 second", "max_duration": "1 minute"})).fingerprint == base
+    assert (
+        plan("m", TUMBLE, config(trigger={"processing_time": "1 second", "max_duration": "1 minute"})).fingerprint
+        == base
+    )
 
 
 def test_the_watermark_must_be_on_the_window_time_column():
-    cfg = WindowViewConfig.from_model("m", {"execution": "streaming", "watermark": {"column": "other", "delay": "1 minute"}})
-    with pytest.raises(ModelSqlError, match=r"window_view model 'm': the watermark column `other` is not the window's time column `bidtime`; fix: set watermark=\{'column': 'bidtime'"):
+    cfg = WindowViewConfig.from_model(
+        "m", {"execution": "streaming", "watermark": {"column": "other", "delay": "1 minute"}}
+    )
+    with pytest.raises(
+        ModelSqlError,
+        match=r"window_view model 'm': the watermark column `other` is not the window's time column `bidtime`; fix: set watermark=\{'column': 'bidtime'",
+    ):
         plan("m", TUMBLE, cfg)
 
 
 @pytest.mark.parametrize(
     "node",
     [
-        {'name': 'raw', 'resource_type': 'source', 'config': {}},
-        {'name': 'landed', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': None}},
-        {'name': 'landed', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': 'append'}},
-        {'name': 'w', 'resource_type': 'model', 'config': {'materialized': 'window_view', 'execution': 'streaming', 'emit': 'on_window_close'}},
+        {"name": "raw", "resource_type": "source", "config": {}},
+        {
+            "name": "landed",
+            "resource_type": "model",
+            "config": {"materialized": "incremental", "incremental_strategy": None},
+        },
+        {
+            "name": "landed",
+            "resource_type": "model",
+            "config": {"materialized": "incremental", "incremental_strategy": "append"},
+        },
+        {
+            "name": "w",
+            "resource_type": "model",
+            "config": {"materialized": "window_view", "execution": "streaming", "emit": "on_window_close"},
+        },
     ],
 )
 def test_append_only_inputs_are_accepted(node):
@@ -77,12 +100,24 @@ def test_append_only_inputs_are_accepted(node):
 @pytest.mark.parametrize(
     "node, what",
     [
-        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'incremental', 'incremental_strategy': 'merge'}},
-         "a 'incremental' model with incremental_strategy 'merge'"),
-        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'window_view', 'execution': 'streaming', 'emit': 'on_update'}},
-         "a 'window_view' model with execution 'streaming' and emit 'on_update'"),
-        ({'name': 'x', 'resource_type': 'model', 'config': {'materialized': 'view'}}, "a 'view' model"),
-        ({'name': 'x', 'resource_type': 'snapshot', 'config': {'materialized': 'snapshot'}}, "a snapshot"),
+        (
+            {
+                "name": "x",
+                "resource_type": "model",
+                "config": {"materialized": "incremental", "incremental_strategy": "merge"},
+            },
+            "a 'incremental' model with incremental_strategy 'merge'",
+        ),
+        (
+            {
+                "name": "x",
+                "resource_type": "model",
+                "config": {"materialized": "window_view", "execution": "streaming", "emit": "on_update"},
+            },
+            "a 'window_view' model with execution 'streaming' and emit 'on_update'",
+        ),
+        ({"name": "x", "resource_type": "model", "config": {"materialized": "view"}}, "a 'view' model"),
+        ({"name": "x", "resource_type": "snapshot", "config": {"materialized": "snapshot"}}, "a snapshot"),
     ],
 )
 def test_inputs_rewritten_in_place_are_refused(node, what):
@@ -92,7 +127,9 @@ def test_inputs_rewritten_in_place_are_refused(node, what):
 
 def test_comments_and_formatting_do_not_change_the_fingerprint():
     base = plan("m", TUMBLE, config())
-    reformatted = "-- revenue\n" + TUMBLE.replace("sum(b.price)", "SUM( b.price ) /* per window */").replace("\n", "\n  ")
+    reformatted = "-- revenue\n" + TUMBLE.replace("sum(b.price)", "SUM( b.price ) /* per window */").replace(
+        "\n", "\n  "
+    )
     assert plan("m", reformatted, config()).fingerprint == base.fingerprint
     assert plan("m", TUMBLE.replace("sum(b.price)", "sum(b.price) + 0"), config()).fingerprint != base.fingerprint
 
@@ -105,17 +142,30 @@ def test_a_version_1_record_fits_while_only_formatting_differs():
     legacy = {"model": "m", "sql": old_sql, "fingerprint": _legacy_fingerprint(old_sql, old_sql, now.config)}
     assert now.fits(legacy) and now.fits(now.record())
     # written for another emit mode: does not fit
-    assert not now.fits({**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))})
+    assert not now.fits(
+        {**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))}
+    )
     assert not now.fits({**now.record(), "fingerprint": "0" * 64})
 
 
 def window_aggregate(window: dict, measures: dict, group_by=("item",)) -> str:
     """A model's compiled SQL as macros/windows/window_aggregate.sql renders it."""
-    spec = {"via": "window_aggregate", "group_by": list(group_by), "measures": measures, "time_col": "bidtime",
-            "offset_us": 0, "text": {}, **window}
+    spec = {
+        "via": "window_aggregate",
+        "group_by": list(group_by),
+        "measures": measures,
+        "time_col": "bidtime",
+        "offset_us": 0,
+        "text": {},
+        **window,
+    }
     kind, slide = window["kind"], window.get("slide_us", window.get("step_us", window["size_us"]))
-    planned = panes.plan("s.bid", panes.WindowSpec(kind, "bidtime", window["size_us"], slide, 0),
-                         panes.parse_measures(measures), list(group_by))
+    planned = panes.plan(
+        "s.bid",
+        panes.WindowSpec(kind, "bidtime", window["size_us"], slide, 0),
+        panes.parse_measures(measures),
+        list(group_by),
+    )
     return f"select * from (\n/* window_views:tvf:v1 {json.dumps(spec)} */\nselect * from {planned.sql} _wv_panes\n)"
 
 
@@ -134,7 +184,11 @@ def test_a_window_aggregate_keeps_pane_partials_and_reads_them_from_the_view():
 
 def test_a_tumble_window_aggregate_has_one_pane_per_window():
     tumble = {"kind": "tumble", "size_us": 60_000_000}
-    assert plan("m", window_aggregate(tumble, {"n": "count(*)"}), config()).slicing.columns == ("item", "_wv_p", "_wv_m0")
+    assert plan("m", window_aggregate(tumble, {"n": "count(*)"}), config()).slicing.columns == (
+        "item",
+        "_wv_p",
+        "_wv_m0",
+    )
     # count(DISTINCT) does not decompose: the stream keeps input rows, as for a window TVF
     distinct = plan("m", window_aggregate(tumble, {"n": "count(distinct price)"}), config())
     assert distinct.slicing is None and f"FROM {distinct.view} AS bid" in distinct.sql
@@ -147,7 +201,9 @@ def test_a_tumble_window_aggregate_with_approx_count_distinct_keeps_rows():
     assert plan("m", window_aggregate(HOP, {"d": "approx_count_distinct(price)"}), config()).slicing is not None
 
 
-def tvf_aggregate(select: str, group_by: str = "window_start, window_end, item", kind: str = "hop", extra: str = "") -> str:
+def tvf_aggregate(
+    select: str, group_by: str = "window_start, window_end, item", kind: str = "hop", extra: str = ""
+) -> str:
     """A window TVF + GROUP BY model's compiled SQL (the TVF's rows as the hop macro renders them)."""
     spec = {"kind": kind, "time_col": "bidtime", "size_us": 3_600_000_000, "offset_us": 0, "text": {}}
     spec |= {"slide_us": 300_000_000} if kind == "hop" else {"step_us": 300_000_000} if kind == "cumulate" else {}
@@ -163,7 +219,13 @@ group by {group_by}"""
 
 @pytest.mark.parametrize("kind", ["hop", "cumulate"])
 def test_a_tvf_aggregate_keeps_pane_partials_like_the_window_aggregate_it_is(kind):
-    p = plan("m", tvf_aggregate("b.window_start, window_end, item, sum(price) as price, count(*), avg(b.price) + 1 as a", kind=kind), config())
+    p = plan(
+        "m",
+        tvf_aggregate(
+            "b.window_start, window_end, item, sum(price) as price, count(*), avg(b.price) + 1 as a", kind=kind
+        ),
+        config(),
+    )
     assert p.slicing is not None and p.slicing.keys == ("item",)
     assert p.window.via == "window_aggregate" and p.window.kind == kind
     assert dict(p.window.measures) == {"_wv_a0": "SUM(price)", "_wv_a1": "COUNT(*)", "_wv_a2": "AVG(price)"}
@@ -187,10 +249,17 @@ def test_a_tvf_aggregate_grouped_by_position_is_sliced():
     [
         ("window_start, window_end, sum(price) as p", "window_start, window_end", "where price > 1"),  # WHERE
         ("window_start, window_end, count(distinct item) as n", "window_start, window_end", ""),  # does not decompose
-        ("window_start, window_end, approx_count_distinct(item) as n", "window_start, window_end", ""),  # HLL++ in batch
+        (
+            "window_start, window_end, approx_count_distinct(item) as n",
+            "window_start, window_end",
+            "",
+        ),  # HLL++ in batch
         ("window_start, window_end, count(*) filter (where price > 1) as n", "window_start, window_end", ""),
-        ("window_start, window_end, item, rank() over (partition by window_start, window_end order by sum(price)) as r",
-         "window_start, window_end, item", ""),  # an over window across the aggregates
+        (
+            "window_start, window_end, item, rank() over (partition by window_start, window_end order by sum(price)) as r",
+            "window_start, window_end, item",
+            "",
+        ),  # an over window across the aggregates
         ("window_start, window_end, upper(item) as i, count(*) as n", "window_start, window_end, upper(item)", ""),
         ("window_start, window_end, upper(item) as k, count(*) as n", "window_start, window_end, k", ""),  # an alias
         ("window_start, window_end, item, count(*) as n", "window_start, item", ""),  # not per window
@@ -220,11 +289,17 @@ def test_a_version_1_record_of_a_tvf_aggregate_streams_on_with_input_rows():
 
 
 def test_a_tvf_aggregate_with_having_keeps_input_rows():
-    p = plan("m", tvf_aggregate("window_start, window_end, count(*) as n", "window_start, window_end") + " having n > 1", config())
+    p = plan(
+        "m",
+        tvf_aggregate("window_start, window_end, count(*) as n", "window_start, window_end") + " having n > 1",
+        config(),
+    )
     assert p.slicing is None and p.rows is None
 
 
 def test_a_tvf_aggregate_selecting_window_time_without_grouping_by_it_keeps_the_batch_error():
     # Spark refuses it in batch; the stream, running the SQL as written, refuses it alike
-    p = plan("m", tvf_aggregate("window_start, window_end, window_time, count(*) as n", "window_start, window_end"), config())
+    p = plan(
+        "m", tvf_aggregate("window_start, window_end, window_time, count(*) as n", "window_start, window_end"), config()
+    )
     assert p.slicing is None

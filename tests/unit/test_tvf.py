@@ -16,12 +16,26 @@ def marker(spec: dict, version: str = "v1") -> str:
 
 
 HOP = {
-    "kind": "hop", "time_col": "bidtime", "slide_us": 5 * MIN, "size_us": 60 * MIN, "offset_us": -2 * MIN,
+    "kind": "hop",
+    "time_col": "bidtime",
+    "slide_us": 5 * MIN,
+    "size_us": 60 * MIN,
+    "offset_us": -2 * MIN,
     "text": {"slide": "5 minutes", "size": "1 hour", "offset": "-2 minutes"},
 }
-SESSION = {"kind": "session", "time_col": "ts", "gap_us": 10 * MIN, "partition_by": ["a", "b"], "text": {"gap": "10 minutes"}}
+SESSION = {
+    "kind": "session",
+    "time_col": "ts",
+    "gap_us": 10 * MIN,
+    "partition_by": ["a", "b"],
+    "text": {"gap": "10 minutes"},
+}
 CUMULATE = {
-    "kind": "cumulate", "time_col": "t", "step_us": MIN, "size_us": 4 * MIN, "offset_us": 0,
+    "kind": "cumulate",
+    "time_col": "t",
+    "step_us": MIN,
+    "size_us": 4 * MIN,
+    "offset_us": 0,
     "text": {"step": "1 minute", "size": "4 minutes"},
 }
 
@@ -30,7 +44,11 @@ def test_markers_read_back_in_order_with_their_labels():
     sql = f"select * from ({marker(HOP)} select 1) join ({marker(SESSION)} select 2) join ({marker(CUMULATE)} select 3)"
     hop, session, cumulate = find(sql)
     assert hop == WindowTvf(
-        "hop", "bidtime", size=60 * MIN, slide=5 * MIN, offset=-2 * MIN,
+        "hop",
+        "bidtime",
+        size=60 * MIN,
+        slide=5 * MIN,
+        offset=-2 * MIN,
         texts=(("slide", "5 minutes"), ("size", "1 hour"), ("offset", "-2 minutes")),
     )
     assert session == WindowTvf("session", "ts", gap=10 * MIN, partition_by=("a", "b"), texts=(("gap", "10 minutes"),))
@@ -43,20 +61,30 @@ def test_markers_read_back_in_order_with_their_labels():
 
 
 def test_an_unknown_marker_version_is_refused():
-    with pytest.raises(MarkerError, match=r"marker `window_views:tvf:v2` is not a version this plugin reads \(v1\); fix: "):
+    with pytest.raises(
+        MarkerError, match=r"marker `window_views:tvf:v2` is not a version this plugin reads \(v1\); fix: "
+    ):
         find(marker(HOP, "v2"))
 
 
 @pytest.mark.parametrize(
     "payload",
-    ['{"kind": "hop", "time_col": "ts"', '{"kind": "hop", "time_col": "ts", "text": {}}', '{"kind": "slide"}', "[1, 2]"],
+    [
+        '{"kind": "hop", "time_col": "ts"',
+        '{"kind": "hop", "time_col": "ts", "text": {}}',
+        '{"kind": "slide"}',
+        "[1, 2]",
+    ],
 )
 def test_a_damaged_marker_is_refused(payload):
     with pytest.raises(MarkerError, match=r"the window TVF marker `.*` is damaged .*; fix: render the window with"):
         find(f"/* window_views:tvf:v1 {payload} */")
 
 
-@pytest.mark.parametrize("t, offset, unit", [("unix_micros(cast(`ts` as timestamp))", 0, 600_000_000), ("_wv_t", -7, 60), ("(_wv_p + 60)", 5, 3)])
+@pytest.mark.parametrize(
+    "t, offset, unit",
+    [("unix_micros(cast(`ts` as timestamp))", 0, 600_000_000), ("_wv_t", -7, 60), ("(_wv_p + 60)", 5, 3)],
+)
 def test_python_renders_the_macros_window_arithmetic(t, offset, unit):
     # the file as dbt compiles macros (captured as dbt_macro__<name>), against Python's plain Jinja
     dbt_macros = get_template(WINDOW_BOUNDS.read_text(), {}, capture_macros=True).module

@@ -1,10 +1,10 @@
 from dbt.adapters.base import AdapterPlugin
 
+from dbt.adapters.window_views import compile_checks
 from dbt.adapters.window_views.connections import (  # noqa: F401
     WindowViewsConnectionManager,
     WindowViewsCredentials,
 )
-from dbt.adapters.window_views import compile_checks
 from dbt.adapters.window_views.impl import WindowViewsAdapter
 from dbt.include import window_views
 

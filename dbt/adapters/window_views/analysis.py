@@ -10,9 +10,9 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dbt.adapters.window_views import tvf
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
 from dbt.adapters.window_views.intervals import Interval
-from dbt.adapters.window_views import tvf
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)

@@ -33,7 +33,9 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
         watermark = plan.config.watermark
         try:
             reached = batch_watermark(adapter, plan.inputs, watermark)
-            sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql))
+            sql = emit.close_filter(
+                plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql)
+            )
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(plan.model, exc, "see the README on emit='on_window_close'") from exc
         properties["window_views.watermark_reached"] = reached.describe()

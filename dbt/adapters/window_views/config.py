@@ -8,13 +8,12 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Dict, Mapping, Optional, Type, TypeVar
 
-from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.spark.impl import SparkConfig
+from dbt.artifacts.resources import ModelConfig
 
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
 from dbt.adapters.window_views.intervals import Interval
-
 
 
 class Choice(str, Enum):
@@ -203,7 +202,9 @@ class WindowViewConfig:
                 try:
                     idle_timeout = Interval.parse(raw["idle_timeout"])
                 except IntervalError as exc:
-                    raise fail("watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'") from exc
+                    raise fail(
+                        "watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'"
+                    ) from exc
             watermark = Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
         if watermark is None and (emit == "on_window_close" or execution == "streaming"):
             needs = "emit='on_window_close'" if emit == "on_window_close" else "execution='streaming'"
@@ -232,7 +233,9 @@ class WindowViewConfig:
             value = config.get(key)
             why = paths.problem(value) if value is not None else None
             if why:
-                raise fail(key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'")
+                raise fail(
+                    key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
+                )
         checkpoint = config.get("checkpoint_location")
 
         if execution == "streaming":
@@ -253,7 +256,15 @@ class WindowViewConfig:
                     )
 
         return cls(
-            execution, emit, watermark, late_data, trigger, checkpoint, file_format, config.get("location_root"), on_change
+            execution,
+            emit,
+            watermark,
+            late_data,
+            trigger,
+            checkpoint,
+            file_format,
+            config.get("location_root"),
+            on_change,
         )
 
     def properties(self) -> Dict[str, str]:

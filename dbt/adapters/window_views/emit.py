@@ -84,7 +84,9 @@ def _ahead(call: OverCall, t: exp.Expression, rows: int) -> exp.Window:
     if call.ignore_nulls and call.lead_offset is not None:
         # LEAD(x, n) IGNORE NULLS is final once the n-th following row with a non-NULL x is
         value = exp.case().when(call.func.this.is_(exp.null()).not_(), t)
-        return sqlexpr.window(exp.IgnoreNulls(this=exp.Lead(this=value, offset=exp.Literal.number(rows))), partition, order)
+        return sqlexpr.window(
+            exp.IgnoreNulls(this=exp.Lead(this=value, offset=exp.Literal.number(rows))), partition, order
+        )
     return sqlexpr.window(exp.Lead(this=t.copy(), offset=exp.Literal.number(rows)), partition, order)
 
 
@@ -101,7 +103,9 @@ def _closed_rows(tree: exp.Expression, select: exp.Select, condition: exp.Expres
     return sqlexpr.replaced(tree, select, sqlexpr.wrap(flagged, hidden=[CLOSED], where=column(CLOSED)))
 
 
-def close_filter(sql: str, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]) -> str:
+def close_filter(
+    sql: str, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]
+) -> str:
     """The model SQL reduced to what the watermark W (in epoch micros; None: nothing seen) closed."""
     tree = parse(sql)
     w = _watermark(watermark_micros)

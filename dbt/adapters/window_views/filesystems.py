@@ -128,7 +128,9 @@ class LocalFileSystem(FileSystem):
     def list(self, location: str) -> List[Entry]:
         try:
             with os.scandir(location) as entries:
-                found = [Entry(e.name, e.is_dir(), e.stat().st_mtime, 0 if e.is_dir() else e.stat().st_size) for e in entries]
+                found = [
+                    Entry(e.name, e.is_dir(), e.stat().st_mtime, 0 if e.is_dir() else e.stat().st_size) for e in entries
+                ]
         except (FileNotFoundError, NotADirectoryError):
             return []
         return sorted(found, key=lambda e: e.name)
@@ -306,7 +308,7 @@ class ArrowFileSystem(FileSystem):
         from pyarrow import fs as pafs
 
         scheme = paths.scheme(location)
-        uri = _ARROW_SCHEMES.get(scheme, scheme) + location[len(scheme):]
+        uri = _ARROW_SCHEMES.get(scheme, scheme) + location[len(scheme) :]
         root = "/".join(uri.split("/", 3)[:3])  # scheme://authority: one store, one client
         if root not in self._stores:
             try:
@@ -315,7 +317,7 @@ class ArrowFileSystem(FileSystem):
                 raise OSError(errno.EPROTONOSUPPORT, f"no pyarrow filesystem for {root}: {exc}", location) from None
             self._stores[root] = (store, base.rstrip("/"))
         store, base = self._stores[root]
-        return store, base + uri[len(root):]
+        return store, base + uri[len(root) :]
 
     def _info(self, location: str) -> Any:
         fs, path = self._fs(location)
@@ -363,7 +365,9 @@ class ArrowFileSystem(FileSystem):
         infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
         found = [
             Entry(
-                i.base_name, i.type == pafs.FileType.Directory, i.mtime.timestamp() if i.mtime else 0.0,
+                i.base_name,
+                i.type == pafs.FileType.Directory,
+                i.mtime.timestamp() if i.mtime else 0.0,
                 i.size if i.type == pafs.FileType.File else 0,
             )
             for i in infos

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from importlib import import_module
 from pathlib import Path
-from dataclasses import dataclass
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
-from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
@@ -100,12 +100,14 @@ class WindowViewsAdapter(SparkAdapter):
             if comment:
                 column["table_comment"] = comment
                 if "Window view (" in comment:
-                    column.update({
-                        "stats:window_view:label": "Window view",
-                        "stats:window_view:value": comment[comment.index("Window view (") + 13:-1],
-                        "stats:window_view:description": "window kinds, emit mode and watermark",
-                        "stats:window_view:include": True,
-                    })
+                    column.update(
+                        {
+                            "stats:window_view:label": "Window view",
+                            "stats:window_view:value": comment[comment.index("Window view (") + 13 : -1],
+                            "stats:window_view:description": "window kinds, emit mode and watermark",
+                            "stats:window_view:include": True,
+                        }
+                    )
             yield column
 
     @available

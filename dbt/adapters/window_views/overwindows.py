@@ -70,7 +70,9 @@ class OverPlan:
         if not partition or not all(isinstance(n, exp.Column) for n in nodes):
             return None
         names = tuple(n.name for n in nodes)
-        return names[: len(partition)], tuple((name, desc, first) for name, (_, desc, first) in zip(names[len(partition):], order))
+        return names[: len(partition)], tuple(
+            (name, desc, first) for name, (_, desc, first) in zip(names[len(partition) :], order)
+        )
 
 
 def _unqualified(sql: str) -> str:
@@ -88,7 +90,9 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
             # and a new non-NULL value changes LEAD for every row since the last one
             ahead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
             return Reach(partition, order, unbounded=True, **ahead), None
-        return (Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)), None
+        return (
+            Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
+        ), None
     start, end = call.frame.start, call.frame.end
     ahead: dict = {}
     if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
@@ -122,7 +126,11 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
         )
     (select,) = selects.values()
     source = select.args.get("from_")
-    if select.args.get("group") is not None or select.args.get("joins") or not isinstance(getattr(source, "this", None), exp.Table):
+    if (
+        select.args.get("group") is not None
+        or select.args.get("joins")
+        or not isinstance(getattr(source, "this", None), exp.Table)
+    ):
         raise AnalysisError(
             "the SELECT with the window functions must read the upstream table directly (no GROUP BY, "
             "join or subquery in its FROM) for its rows to be kept as state; fix: move the rest to a "
@@ -152,7 +160,12 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
             if state.kind in prefix.TIE_SENSITIVE:
                 closure = state.partition_by
     return OverPlan(
-        watermark_column, tuple(reaches), tuple(c.sql for c in calls), tuple(states), closure, _partitioned(reaches, select)
+        watermark_column,
+        tuple(reaches),
+        tuple(c.sql for c in calls),
+        tuple(states),
+        closure,
+        _partitioned(reaches, select),
     )
 
 
@@ -167,9 +180,13 @@ def _partitioned(reaches: Sequence[Reach], select: exp.Select) -> Tuple[str, ...
     if len(partitions) != 1 or not any(r.ahead_rows or r.ahead_micros for r in reaches):
         return ()
     (partition,) = partitions
-    star = any(isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star)) for e in select.expressions)
+    star = any(
+        isinstance(e, exp.Star) or (isinstance(e, exp.Column) and isinstance(e.this, exp.Star))
+        for e in select.expressions
+    )
     passed = {e.name.lower() for e in select.expressions if isinstance(e, exp.Column)} | {
-        e.alias.lower() for e in select.expressions
+        e.alias.lower()
+        for e in select.expressions
         if isinstance(e, exp.Alias) and isinstance(e.this, exp.Column) and e.this.name.lower() == e.alias.lower()
     }
     names = []
@@ -277,7 +294,9 @@ def held_back_before(reached: int, horizon: int) -> int:
     return reached + 1 - horizon
 
 
-def update_retain_sql(sql: str, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None) -> str:
+def update_retain_sql(
+    sql: str, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None
+) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM`. A later row
     (after W) changes rows from its FOLLOWING reach back, and those read their frames' PRECEDING
@@ -368,10 +387,15 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
             continue
         if reach.partition_by not in cuts:
             first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
-            cuts[reach.partition_by] = (f"_wv_cut_{len(cuts)}", sqlexpr.least([sqlexpr.coalesce(first, future), future]))
+            cuts[reach.partition_by] = (
+                f"_wv_cut_{len(cuts)}",
+                sqlexpr.least([sqlexpr.coalesce(first, future), future]),
+            )
         keeps.append(back.condition(reach, cuts[reach.partition_by][0]))
     query = sqlexpr.wrap(select, list(cuts.values())) if cuts else select
-    return _flagged(back.wrap(query), _names(closed) + _names(cuts.values()) + _names(back.columns.values()), keeps, over)
+    return _flagged(
+        back.wrap(query), _names(closed) + _names(cuts.values()) + _names(back.columns.values()), keeps, over
+    )
 
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}

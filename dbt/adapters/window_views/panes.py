@@ -88,7 +88,10 @@ class Plan:
 
 def parse_measures(measures: Any) -> List[Measure]:
     if not isinstance(measures, Mapping) or not measures:
-        raise _fail("measures", f"must be a non-empty dict of output name -> aggregate, e.g. {{'revenue': 'sum(price)'}}, got {measures!r}")
+        raise _fail(
+            "measures",
+            f"must be a non-empty dict of output name -> aggregate, e.g. {{'revenue': 'sum(price)'}}, got {measures!r}",
+        )
     parsed = []
     for alias, text in measures.items():
         _name(alias, f"measures.{alias}")
@@ -191,7 +194,10 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
                 continue
             parts = decompose(node)
             if parts is None:
-                return Plan(None, f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes")
+                return Plan(
+                    None,
+                    f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes",
+                )
             combined = _combined([columns.setdefault(leaf, f"_wv_m{len(columns)}") for leaf in parts], node)
             if node is tree:
                 tree = combined
@@ -227,7 +233,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     FROM _wv_panes
     WINDOW _wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
   )
-  SELECT {key_list}{window_bounds('_wv_s', '_wv_e')}, {', '.join(outputs)}
+  SELECT {key_list}{window_bounds("_wv_s", "_wv_e")}, {", ".join(outputs)}
   FROM (
     SELECT *, coalesce(_wv_gap_e, _wv_p + {pane}) AS _wv_e
     FROM _wv_windows
@@ -266,7 +272,7 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
       _wv_upto AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
       _wv_before AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)
   )
-  SELECT {key_list}{window_bounds(f'_wv_e - {window.size}', '_wv_e')}, {', '.join(outputs)}
+  SELECT {key_list}{window_bounds(f"_wv_e - {window.size}", "_wv_e")}, {", ".join(outputs)}
   FROM _wv_windows {keep}
 )"""
     return Plan(sql)

@@ -66,7 +66,9 @@ class WindowViewPlan:
         return cached
 
     @classmethod
-    def _build(cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Upstream]) -> "WindowViewPlan":
+    def _build(
+        cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Upstream]
+    ) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
         try:
             windows = tuple(analysis.tvf_markers(compiled_sql))
@@ -174,7 +176,13 @@ def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
     return sql
 
 
-def check_node(model: str, materialized: Optional[str], compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]]) -> None:
+def check_node(
+    model: str,
+    materialized: Optional[str],
+    compiled_sql: str,
+    config: Mapping[str, Any],
+    upstream: Sequence[Mapping[str, Any]],
+) -> None:
     """Every check of a model of a window_views project that needs no Spark."""
     if materialized == MATERIALIZATION:
         WindowViewPlan.from_model(model, compiled_sql, config, upstream)

@@ -36,30 +36,34 @@ def _templates(templates: Dict[str, Dict[str, str]]) -> Dict[str, Dict[str, exp.
 # per kind: the state columns ({name: aggregate over the evicted rows of :x, ordered by :key}),
 # how two states :a and :b merge, and the call rewritten (:L: the call over the retained rows;
 # :LS/:LC: its SUM/COUNT for AVG; :s, :c, :n: the state columns)
-_STATE = _templates({
-    "sum": {"s": "sum(:x)"},
-    "count": {"s": "count(:x)"},
-    "min": {"s": "min(:x)"},
-    "max": {"s": "max(:x)"},
-    "avg": {"s": "sum(:x)", "c": "count(:x)"},
-    "rows": {"s": "count(1)"},
-    "dense_rank": {"s": "count(distinct :key)"},
-    "first_value": {"s": "min_by(:x, :key)", "n": "count(1)"},
-    "first_value_ignore_nulls": {"s": "min_by(:x, case when :x is not null then :key end)"},
-})
+_STATE = _templates(
+    {
+        "sum": {"s": "sum(:x)"},
+        "count": {"s": "count(:x)"},
+        "min": {"s": "min(:x)"},
+        "max": {"s": "max(:x)"},
+        "avg": {"s": "sum(:x)", "c": "count(:x)"},
+        "rows": {"s": "count(1)"},
+        "dense_rank": {"s": "count(distinct :key)"},
+        "first_value": {"s": "min_by(:x, :key)", "n": "count(1)"},
+        "first_value_ignore_nulls": {"s": "min_by(:x, case when :x is not null then :key end)"},
+    }
+)
 _ADD = "coalesce(:a, 0) + coalesce(:b, 0)"
 _SUM = "coalesce(:a + :b, :a, :b)"
-_MERGE = _templates({
-    "sum": {"s": _SUM},
-    "count": {"s": _ADD},
-    "min": {"s": "least(:a, :b)"},
-    "max": {"s": "greatest(:a, :b)"},
-    "avg": {"s": _SUM, "c": _ADD},
-    "rows": {"s": _ADD},
-    "dense_rank": {"s": _ADD},
-    "first_value": {"s": "case when coalesce(:an, 0) > 0 then :a else :b end", "n": _ADD},
-    "first_value_ignore_nulls": {"s": "coalesce(:a, :b)"},
-})
+_MERGE = _templates(
+    {
+        "sum": {"s": _SUM},
+        "count": {"s": _ADD},
+        "min": {"s": "least(:a, :b)"},
+        "max": {"s": "greatest(:a, :b)"},
+        "avg": {"s": _SUM, "c": _ADD},
+        "rows": {"s": _ADD},
+        "dense_rank": {"s": _ADD},
+        "first_value": {"s": "case when coalesce(:an, 0) > 0 then :a else :b end", "n": _ADD},
+        "first_value_ignore_nulls": {"s": "coalesce(:a, :b)"},
+    }
+)
 _COMBINE = {
     kind: sqlexpr.parse(sql)
     for kind, sql in {
@@ -97,7 +101,9 @@ class PrefixCall:
         return {f"_wv_{name}{self.index}": sqlexpr.fill(t, **values) for name, t in _STATE[self.kind].items()}
 
 
-def classify(index: int, call: OverCall, partition_by: Tuple[str, ...], order_by: Tuple[str, ...]) -> Optional[PrefixCall]:
+def classify(
+    index: int, call: OverCall, partition_by: Tuple[str, ...], order_by: Tuple[str, ...]
+) -> Optional[PrefixCall]:
     """The call as prefix state, or None when it reads the partition in a way state cannot keep
     (LAST_VALUE, NTH_VALUE, collect_list, ...): those keep every row."""
     func, ignore_nulls = call.func, call.ignore_nulls
@@ -159,7 +165,11 @@ GROUP = "_wv_g"  # which group a row of `aggregate_all` is counted in, with seve
 
 
 def aggregate(
-    view: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expression] = None
+    view: str,
+    group: int,
+    partition_by: Tuple[str, ...],
+    calls: Sequence[PrefixCall],
+    where: Optional[exp.Expression] = None,
 ) -> exp.Select:
     """One group's state over the rows in `view` (the evicted ones). With `where`, over the rows
     it holds (a FILTER on each aggregate): every partition in `view` gets a row, which merges as
@@ -170,7 +180,9 @@ def aggregate(
 
 
 def aggregate_all(
-    view: str, groups: Sequence[Tuple[Tuple[str, ...], Sequence[PrefixCall]]], where: exp.Expression,
+    view: str,
+    groups: Sequence[Tuple[Tuple[str, ...], Sequence[PrefixCall]]],
+    where: exp.Expression,
     carried: Sequence[exp.Expression] = (),
 ) -> exp.Select:
     """Every group's state over the rows of `view` where `where` holds, in one aggregate (one
@@ -180,7 +192,7 @@ def aggregate_all(
     One group (the usual model) needs no numbering: its rows are the view's, unexploded, and
     the aggregate is the group's own (`aggregate`)."""
     if len(groups) == 1:
-        (partition_by, calls), = groups
+        ((partition_by, calls),) = groups
         return aggregate(view, 0, partition_by, calls, where).select(*carried)
     keys: List[Named] = []
     values: List[Named] = []
@@ -220,7 +232,11 @@ def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: S
 
 
 def merge_sql(
-    old: str, new: str, group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall],
+    old: str,
+    new: str,
+    group: int,
+    partition_by: Tuple[str, ...],
+    calls: Sequence[PrefixCall],
     carried: Sequence[exp.Expression] = (),
 ) -> str:
     """Two states of one group merged: the old one (`a`) and that of the rows evicted since
@@ -230,17 +246,24 @@ def merge_sql(
     for call in calls:
         for name, template in _MERGE[call.kind].items():
             state = f"_wv_{name}{call.index}"
-            merged = sqlexpr.fill(template, a=column(state, "a"), b=column(state, "b"), an=column(f"_wv_n{call.index}", "a"))
+            merged = sqlexpr.fill(
+                template, a=column(state, "a"), b=column(state, "b"), an=column(f"_wv_n{call.index}", "a")
+            )
             columns.append((state, merged))
     on = [exp.NullSafeEQ(this=column(k, "a"), expression=column(k, "b")) for k in keys]
     select = exp.select(*sqlexpr.aliased(columns), *carried).from_(exp.to_table(old).as_("a"))
     return sqlexpr.to_sql(select.join(exp.to_table(new).as_("b"), on=_all(on), join_type="full outer"))
 
 
-def joined_sql(rows: str, states: Sequence[str], partitions: Sequence[Tuple[str, ...]], calls: Sequence[PrefixCall]) -> str:
+def joined_sql(
+    rows: str, states: Sequence[str], partitions: Sequence[Tuple[str, ...]], calls: Sequence[PrefixCall]
+) -> str:
     """The retained rows with their partitions' state columns, as the rewritten calls read them."""
     columns = [
-        column(name, f"s{g}") for g, (_, group_calls) in enumerate(groups(calls)) for call in group_calls for name in call.columns()
+        column(name, f"s{g}")
+        for g, (_, group_calls) in enumerate(groups(calls))
+        for call in group_calls
+        for name in call.columns()
     ]
     select = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(rows)), *columns).from_(exp.to_table(rows))
     for g, (state, partition_by) in enumerate(zip(states, partitions)):

@@ -15,8 +15,8 @@ from typing import Any, Dict, Optional
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JError
-from pyspark.sql import SparkSession
 from pyspark.errors import AnalysisException
+from pyspark.sql import SparkSession
 
 from dbt.adapters.window_views.filesystems import is_connect
 

@@ -154,8 +154,10 @@ def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Itera
                 moves.append([f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}", entry.size, entry.mtime])
     replaced = sorted(set(replaced_buckets))
     delete = [
-        name for name in (live_file_names(fs, table) if replaced else [])
-        for bucket in replaced if name.startswith(f"{bucket}-n") and _batch_of(name[len(bucket):]) != batch
+        name
+        for name in (live_file_names(fs, table) if replaced else [])
+        for bucket in replaced
+        if name.startswith(f"{bucket}-n") and _batch_of(name[len(bucket) :]) != batch
     ]
     ids = _log_ids(fs, table)
     following = ids[-1] + 1 if ids else 0
@@ -165,7 +167,11 @@ def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Itera
 
 
 def publish(
-    fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = (), planned: Optional[Dict[str, Any]] = None
+    fs: FileSystem,
+    table: str,
+    batch: int,
+    replaced_buckets: Iterable[str] = (),
+    planned: Optional[Dict[str, Any]] = None,
 ) -> None:
     """Carry out `planned` (plan_publish's, from the READY record; planned now for a READY record
     of an earlier release): move the staged files into the table unless already there, record
@@ -232,8 +238,13 @@ def logged_files(fs: FileSystem, table: str, before: Optional[int] = None) -> Op
 
 def _line(table: str, name: str, size: int, mtime: float) -> Dict[str, Any]:
     return {
-        "path": paths.listed_uri(paths.join(table, name)), "size": size, "isDir": False,
-        "modificationTime": int(mtime * 1000), "blockReplication": 1, "blockSize": 134217728, "action": "add",
+        "path": paths.listed_uri(paths.join(table, name)),
+        "size": size,
+        "isDir": False,
+        "modificationTime": int(mtime * 1000),
+        "blockReplication": 1,
+        "blockSize": 134217728,
+        "action": "add",
     }
 
 

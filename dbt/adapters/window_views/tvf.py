@@ -151,8 +151,14 @@ class WindowTvf:
 def _window(spec: Mapping[str, Any]) -> WindowTvf:
     kind = spec["kind"]
     texts = tuple((name, spec["text"][name]) for name in ARGUMENTS[kind] if name in spec["text"])
-    common = {"kind": kind, "time_col": spec["time_col"], "texts": texts, "via": spec.get("via"),
-              "group_by": tuple(spec.get("group_by", ())), "measures": tuple(spec.get("measures", {}).items())}
+    common = {
+        "kind": kind,
+        "time_col": spec["time_col"],
+        "texts": texts,
+        "via": spec.get("via"),
+        "group_by": tuple(spec.get("group_by", ())),
+        "measures": tuple(spec.get("measures", {}).items()),
+    }
     if kind == "session":
         return WindowTvf(gap=spec["gap_us"], partition_by=tuple(spec["partition_by"]), **common)
     slide = {"hop": "slide_us", "cumulate": "step_us"}.get(kind)

@@ -6,8 +6,8 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
-from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.config import Watermark
+from dbt.adapters.window_views.errors import AnalysisError
 
 EPOCH = dt.datetime(1970, 1, 1)
 
@@ -44,9 +44,7 @@ def batch_watermark(
     maxima = " union all ".join(
         f"select unix_micros(cast(max({quoted}) as timestamp)) as m from {r}" for r in with_column
     )
-    _, table = adapter.execute(
-        f"select count(m) = count(*) as all_seen, min(m) as w from ({maxima})", fetch=True
-    )
+    _, table = adapter.execute(f"select count(m) = count(*) as all_seen, min(m) as w from ({maxima})", fetch=True)
     all_seen, lowest = table.rows[0]
     if not all_seen or lowest is None:
         return WatermarkReached(None)

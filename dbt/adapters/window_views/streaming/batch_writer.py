@@ -25,7 +25,6 @@ import time
 from typing import Any, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
-
 from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import Observation
@@ -34,18 +33,16 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import filesystems, sqlexpr, storage
 from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.overwindows import OverPlan
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
-from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.streaming import idle
+from dbt.adapters.window_views.streaming import idle, labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
-from dbt.adapters.window_views.streaming import labels, pane_state, shuffles, sides
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.state import RECORDED, State, held_rows_metric
-
 
 logger = AdapterLogger("WindowViews")
 T = exp.column("_wv_t")  # a new row's event time, epoch micros
@@ -152,7 +149,9 @@ class BatchWriter:
         step with a READY record is finished as recorded). Returns what it committed."""
         return self._commit(fs, sides.input_rows(self.plan, spark.table).limit(0), step, watermark)
 
-    def _commit(self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None) -> Optional[Dict[str, Any]]:
+    def _commit(
+        self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None
+    ) -> Optional[Dict[str, Any]]:
         started = time.monotonic()
         # a processing-time run's idle steps run in the dbt process between Spark's batches
         with self.lock:
@@ -238,7 +237,9 @@ class BatchWriter:
         self.log.clean(batch_id, previous.get("state"), ready["state"])
         return ready
 
-    def _stage(self, df: Any, batch_id: BatchId, previous: Dict[str, Any], idle_watermark: Optional[int]) -> Dict[str, Any]:
+    def _stage(
+        self, df: Any, batch_id: BatchId, previous: Dict[str, Any], idle_watermark: Optional[int]
+    ) -> Dict[str, Any]:
         """Stage the batch's output and state; an idle step (`idle_watermark`) has no rows and
         moves W to the watermark given."""
         spark = df.sparkSession
@@ -258,8 +259,11 @@ class BatchWriter:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
         if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
             kept = ("watermark", "state", "state_rows") + (RECORDED if plan.recomputes_rows else ())
-            return {key: previous.get(key) for key in kept} | idle.carried(plan, previous) | {
-                "rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
+            return (
+                {key: previous.get(key) for key in kept}
+                | idle.carried(plan, previous)
+                | {"rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
+            )
         handled = stats["n"] + (previous.get("state_rows") or 0)  # new and kept rows
         if idle_watermark is None:
             if self.session_settings is None:
@@ -290,7 +294,11 @@ class BatchWriter:
             retained = _sorted_once(spark, retained, plan.over, sorted_view)
         try:
             states = state.prefix_states(spark, fresh, previous.get("state"))
-            recompute = state.recompute_from(spark, previous, fresh.schema, stats.get("held_hit")) if stats["tmin"] is not None else None
+            recompute = (
+                state.recompute_from(spark, previous, fresh.schema, stats.get("held_hit"))
+                if stats["tmin"] is not None
+                else None
+            )
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = Output(plan, self.where, query, self.fs).stage(
                     spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, recompute
@@ -300,16 +308,22 @@ class BatchWriter:
         finally:
             retained.unpersist()
             spark.catalog.dropTempView(sorted_view)
-        return {
-            "watermark": w_new,
-            "state": str(batch_id),
-            "rows_in": stats["n"],
-            "late": stats["late"],
-            "rows_out": out,
-            "replaced_buckets": replaced,
-        } | saved | clocks
+        return (
+            {
+                "watermark": w_new,
+                "state": str(batch_id),
+                "rows_in": stats["n"],
+                "late": stats["late"],
+                "rows_out": out,
+                "replaced_buckets": replaced,
+            }
+            | saved
+            | clocks
+        )
 
-    def _count_and_stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int], extra: List[Any]) -> Dict[str, Any]:
+    def _count_and_stage_late(
+        self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int], extra: List[Any]
+    ) -> Dict[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
         nothing is written). Usually one job: the late rows' write counts what it reads. A
@@ -342,7 +356,11 @@ class BatchWriter:
         return observation.get
 
     def _stage_late(self, rows: Any, columns: list, batch_id: int, w_prev: Optional[int]) -> None:
-        judged_by = exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint")) if w_prev is not None else exp.cast(exp.null(), "timestamp")
+        judged_by = (
+            exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint"))
+            if w_prev is not None
+            else exp.cast(exp.null(), "timestamp")
+        )
         metadata = [
             exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
             exp.alias_(judged_by, "_watermark"),
@@ -350,6 +368,6 @@ class BatchWriter:
         ]
         # several inputs: which one, and the row as JSON (sides.py); one input: its columns
         kept = sides.late_columns(self.plan) if self.plan.shape != "single" else quoted(columns)
-        rows.where("_wv_late").selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(
-            storage.BUCKET
-        ).mode("overwrite").parquet(str(storage.staging_dir(self.where.late, batch_id)))
+        rows.where("_wv_late").selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
+            "overwrite"
+        ).parquet(str(storage.staging_dir(self.where.late, batch_id)))

@@ -63,7 +63,9 @@ def _check(fs: FileSystem, model: str, where: Locations) -> List[str]:
     last_commit: Optional[int] = commits[-1] if commits else None
     if last_commit is not None and not _readable(fs, paths.join(spark, "commits", str(last_commit))):
         _remove(fs, paths.join(spark, "commits", str(last_commit)))
-        repaired.append(f"removed the damaged {paths.join(spark, 'commits', str(last_commit))} (batch {last_commit} is replayed)")
+        repaired.append(
+            f"removed the damaged {paths.join(spark, 'commits', str(last_commit))} (batch {last_commit} is replayed)"
+        )
         commits.pop()
     last_offset: Optional[int] = offsets[-1] if offsets else None
     if last_offset is not None and not _readable(fs, paths.join(spark, "offsets", str(last_offset))):
@@ -78,7 +80,9 @@ def _check(fs: FileSystem, model: str, where: Locations) -> List[str]:
         _remove(fs, paths.join(spark, "offsets", str(last_offset)))
         fs.delete(storage.staging_dir(where.table, last_offset))
         fs.delete(storage.staging_dir(where.late, last_offset))
-        repaired.append(f"removed the damaged {paths.join(spark, 'offsets', str(last_offset))} (batch {last_offset} is planned again)")
+        repaired.append(
+            f"removed the damaged {paths.join(spark, 'offsets', str(last_offset))} (batch {last_offset} is planned again)"
+        )
         offsets.pop()
     for folder, ids in (("offsets", offsets), ("commits", commits)):
         for batch in ids[-2:-1]:  # the entry Spark reads besides the last

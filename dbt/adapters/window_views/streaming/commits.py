@@ -147,7 +147,9 @@ class CommitLog:
 
     def commit(self, batch_id: BatchId, ready: Dict[str, Any]) -> None:
         """The batch is done: record it last, then add it to its run's totals."""
-        storage.write_json(self.fs, self._record(self._commits, batch_id), {**ready, "batch": batch_id, "run_id": self.run_id})
+        storage.write_json(
+            self.fs, self._record(self._commits, batch_id), {**ready, "batch": batch_id, "run_id": self.run_id}
+        )
         path = self._run_file()
         totals = self.run_totals() or {"batches": 0, "rows_in": 0, "rows_out": 0, "late": 0}
         for key in ("rows_in", "rows_out", "late"):

@@ -32,10 +32,10 @@ import time
 from typing import Any, Dict, Optional, Sequence
 
 from dbt.adapters.window_views import paths, storage
-from dbt.adapters.window_views.tvf import WindowTvf
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import CommitLog, next_idle_step
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.tvf import WindowTvf
 
 # what a commit keeps of the last micro-batch that had rows (an idle step carries it over; over
 # several inputs it keeps `input_watermarks` and `input_arrivals` instead)
@@ -84,7 +84,11 @@ def own(base: int, since: Optional[int], timeout: Optional[int], at: int, window
 
 
 def least(
-    bases: Dict[str, int], arrivals: Dict[str, int], timeout: Optional[int], at: int, window: Optional[WindowTvf],
+    bases: Dict[str, int],
+    arrivals: Dict[str, int],
+    timeout: Optional[int],
+    at: int,
+    window: Optional[WindowTvf],
     inputs: Sequence[str],
 ) -> Optional[int]:
     """The model's W over several inputs at `at`: the least of theirs, each by its own clock;

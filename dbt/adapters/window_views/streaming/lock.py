@@ -80,7 +80,12 @@ class RunLock:
     def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
         self.fs = fs
         self.path = paths.normalize(path)
-        self.me = {"run_id": run_id, "host": socket.gethostname(), "pid": os.getpid(), "pid_start": _process_start(os.getpid())}
+        self.me = {
+            "run_id": run_id,
+            "host": socket.gethostname(),
+            "pid": os.getpid(),
+            "pid_start": _process_start(os.getpid()),
+        }
         self._stop = threading.Event()
         self._beat: Optional[threading.Thread] = None
 

@@ -7,7 +7,6 @@ from typing import Any, Callable, List, Sequence, Tuple
 
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
-
 from sqlglot import exp
 
 from dbt.adapters.window_views import prefix, sqlexpr
@@ -66,7 +65,10 @@ class ModelQuery:
         for g, state in enumerate(states):
             state.createOrReplaceTempView(f"{view}_s{g}")
         joined = prefix.joined_sql(
-            view, [f"{view}_s{g}" for g in range(len(states))], [p for p, _ in self.prefix_groups], self.plan.over.prefix
+            view,
+            [f"{view}_s{g}" for g in range(len(states))],
+            [p for p, _ in self.prefix_groups],
+            self.plan.over.prefix,
         )
         spark.sql(joined).createOrReplaceTempView(self.plan.view)
         return self.plan.output_sql

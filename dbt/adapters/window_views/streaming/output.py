@@ -43,8 +43,16 @@ class Output:
         self.hours_from: Optional[int] = None
 
     def stage(
-        self, spark: Any, retained: Any, batch_id: int, w_prev: Optional[int], w_new: Optional[int],
-        tmin: Optional[int], tmax: Optional[int], states: List[Any], recompute: Optional[Recompute],
+        self,
+        spark: Any,
+        retained: Any,
+        batch_id: int,
+        w_prev: Optional[int],
+        w_new: Optional[int],
+        tmin: Optional[int],
+        tmax: Optional[int],
+        states: List[Any],
+        recompute: Optional[Recompute],
     ) -> Tuple[int, List[str]]:
         """Stage this batch's output files; returns the rows written and the buckets replaced.
         `retained` holds the state's rows and the new ones (those in (tmin, tmax)); over windows
@@ -61,7 +69,9 @@ class Output:
             if not closes:
                 return 0, []
             column = self.plan.config.watermark.column
-            result = self.query.rewritten(spark, retained, states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new))
+            result = self.query.rewritten(
+                spark, retained, states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new)
+            )
             return self._append(spark, result, staging), []
         session = window.kind == "session"
         after = WINDOW_END > w_prev if w_prev is not None else exp.true()
@@ -89,7 +99,13 @@ class Output:
         return self._upsert(spark, result, _outside(region), WINDOW_END, _within(low, high), staging)
 
     def _update_rows(
-        self, spark: Any, retained: Any, tmin: Optional[int], w_new: Optional[int], recompute: Recompute, staging: str,
+        self,
+        spark: Any,
+        retained: Any,
+        tmin: Optional[int],
+        w_new: Optional[int],
+        recompute: Recompute,
+        staging: str,
         states: List[Any],
     ) -> Tuple[int, List[str]]:
         """Over windows, on_update: recompute every row from the first one a new row may change:
@@ -111,7 +127,10 @@ class Output:
         # every row written, and the batch reads and rewrites them only, however long ago a
         # held-back partition's point lies: the hours between stay as they are
         cuts = self._cuts(retained, recompute.by)
-        keys = [exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}")) for i, c in enumerate(recompute.by)]
+        keys = [
+            exp.NullSafeEQ(this=sqlexpr.column(c), expression=sqlexpr.column(f"_wv_by_{i}"))
+            for i, c in enumerate(recompute.by)
+        ]
         ours = F.expr(sqlexpr.to_sql(exp.and_(*keys, t >= sqlexpr.column(CUT))))
         hour = self.plan.hold_horizon
         if recompute.hours is not None:
@@ -124,7 +143,9 @@ class Output:
             hours, cut = self._hours_from_cuts(retained, recompute.by, hour)
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
         # the old rows no partition with new rows recomputes (none before `cut`: no cut is earlier)
-        return self._upsert(spark, result, lambda old: old.join(cuts, ours, "left_anti"), t, _holding(hours, hour), staging)
+        return self._upsert(
+            spark, result, lambda old: old.join(cuts, ours, "left_anti"), t, _holding(hours, hour), staging
+        )
 
     @staticmethod
     def _hours_from_cuts(retained: Any, by: Tuple[str, ...], hour: int) -> Tuple[List[int], int]:
@@ -150,8 +171,13 @@ class Output:
         return cuts.where("_wv_new_t is not null").drop("_wv_new_t").hint("shuffle_hash")
 
     def _upsert(
-        self, spark: Any, result: Any, outside: Callable[[Any], Any], key: exp.Expression,
-        reaches: Callable[[int, int], bool], staging: str,
+        self,
+        spark: Any,
+        result: Any,
+        outside: Callable[[Any], Any],
+        key: exp.Expression,
+        reaches: Callable[[int, int], bool],
+        staging: str,
     ) -> Tuple[int, List[str]]:
         """Replace the output rows in a region (`outside` keeps an old frame's rows outside it)
         by `result`, rewriting only the buckets of `key` that may hold such rows (`reaches`:

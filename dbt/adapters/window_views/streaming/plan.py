@@ -21,8 +21,7 @@ HOUR = 3_600_000_000
 DAY = 24 * HOUR
 FINGERPRINT_VERSION = 2
 APPEND_ONLY_HINT = (
-    "streaming window views read sources, append-only incremental models and streaming "
-    "on_window_close window views"
+    "streaming window views read sources, append-only incremental models and streaming on_window_close window views"
 )
 
 
@@ -117,7 +116,9 @@ class StreamPlan:
         old_sql = saved.get("sql")
         if not isinstance(old_sql, str):
             return False
-        old_output = prefix.rewrite(old_sql, self.over.prefix) if self.over is not None and self.over.prefix else old_sql
+        old_output = (
+            prefix.rewrite(old_sql, self.over.prefix) if self.over is not None and self.over.prefix else old_sql
+        )
         try:
             same_sql = normalized(old_sql) == normalized(self.sql)
         except AnalysisError:
@@ -126,7 +127,12 @@ class StreamPlan:
 
     def record(self) -> Dict[str, Any]:
         """What model.json keeps of the model, for `fits`."""
-        return {"model": self.model, "fingerprint": self.fingerprint, "fingerprint_version": FINGERPRINT_VERSION, "sql": self.sql}
+        return {
+            "model": self.model,
+            "fingerprint": self.fingerprint,
+            "fingerprint_version": FINGERPRINT_VERSION,
+            "sql": self.sql,
+        }
 
 
 def check_upstream(model: str, upstream: Sequence[Upstream]) -> None:
@@ -146,7 +152,9 @@ def _fail(model: str, problem: str, fix: str) -> ModelSqlError:
     return ModelSqlError(model, problem, fix)
 
 
-def _window(model: str, config: WindowViewConfig, windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall]) -> tvf.WindowTvf:
+def _window(
+    model: str, config: WindowViewConfig, windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall]
+) -> tvf.WindowTvf:
     window = windows[0]
     if config.watermark.column.lower() != window.time_col.strip("`").lower():
         raise _fail(
@@ -206,7 +214,10 @@ MULTI_HINT = (
 
 
 def _shape(
-    model: str, config: WindowViewConfig, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]],
+    model: str,
+    config: WindowViewConfig,
+    tree: exp.Expression,
+    tables: Sequence[Tuple[Optional[str], str]],
     windows: Sequence[tvf.WindowTvf],
 ) -> str:
     """A model over several upstream tables, or one read several times: "join" (a window join:
@@ -239,9 +250,14 @@ def _shape(
     if len(windows) == 1 and not joins:
         distinct = [u for u in tree.find_all(exp.Union) if u.args.get("distinct")]
         if distinct:
-            raise _fail(model, "a streaming window view reads its inputs' rows with UNION ALL, not UNION (DISTINCT)",
-                        "write UNION ALL, or deduplicate in an upstream model")
-        if any(t.find_ancestor(exp.Union) is None for t in tree.find_all(exp.Table) if (t.db or None, t.name) in tables):
+            raise _fail(
+                model,
+                "a streaming window view reads its inputs' rows with UNION ALL, not UNION (DISTINCT)",
+                "write UNION ALL, or deduplicate in an upstream model",
+            )
+        if any(
+            t.find_ancestor(exp.Union) is None for t in tree.find_all(exp.Table) if (t.db or None, t.name) in tables
+        ):
             raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
         return "union"
     reads = sum(len(_references(tree, schema, name)) for schema, name in tables)
@@ -254,7 +270,12 @@ def _shape(
         )
     first = windows[0]
     for window in windows[1:]:
-        if (window.kind, window.size, window.slide, window.offset) != (first.kind, first.size, first.slide, first.offset):
+        if (window.kind, window.size, window.slide, window.offset) != (
+            first.kind,
+            first.size,
+            first.slide,
+            first.offset,
+        ):
             raise _fail(
                 model,
                 f"a window join needs the same window on every side, but `{first.label()}` and `{window.label()}` differ",
@@ -284,10 +305,20 @@ def _on_window(join: exp.Join) -> bool:
     using = {analysis.unqualified(c).strip("`").lower() for c in join.args.get("using") or []}
     found = set(using & {"window_start", "window_end"})
     on = join.args.get("on")
-    for condition in (c.unnest() for c in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else [])):
-        if isinstance(condition, exp.EQ) and isinstance(condition.this, exp.Column) and isinstance(condition.expression, exp.Column):
+    for condition in (
+        c.unnest() for c in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else [])
+    ):
+        if (
+            isinstance(condition, exp.EQ)
+            and isinstance(condition.this, exp.Column)
+            and isinstance(condition.expression, exp.Column)
+        ):
             left, right = condition.this.name.lower(), condition.expression.name.lower()
-            if left == right and left in ("window_start", "window_end") and condition.this.table != condition.expression.table:
+            if (
+                left == right
+                and left in ("window_start", "window_end")
+                and condition.this.table != condition.expression.table
+            ):
                 found.add(left)
     return found == {"window_start", "window_end"}
 
@@ -310,7 +341,9 @@ def fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
 
 def _legacy_fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
     """Version 1 (before comments stopped counting): the SQL as written."""
-    return _digest([sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else []))
+    return _digest(
+        [sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else [])
+    )
 
 
 def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Sequence[Upstream]) -> StreamPlan:
@@ -349,7 +382,9 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     inputs = _read_from_views(model, tree, tables, self_join)
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
-    as_rows = StreamPlan(model, config, sql, output_sql, inputs, shape, window, over, None, fingerprint(sql, output_sql, config))
+    as_rows = StreamPlan(
+        model, config, sql, output_sql, inputs, shape, window, over, None, fingerprint(sql, output_sql, config)
+    )
     if window is None or shape != "single" or len(windows) != 1:
         return as_rows
     if window.via == "window_aggregate":
@@ -369,7 +404,13 @@ def _sliced(
     """`plan` keeping pane partials: `tree` reads them (slicing.plan pointed it at them)."""
     sql = tree.sql("spark")
     return dataclasses.replace(
-        plan, sql=sql, output_sql=sql, window=window, slicing=slices, rows=rows, fingerprint=fingerprint(sql, sql, plan.config)
+        plan,
+        sql=sql,
+        output_sql=sql,
+        window=window,
+        slicing=slices,
+        rows=rows,
+        fingerprint=fingerprint(sql, sql, plan.config),
     )
 
 

@@ -102,7 +102,7 @@ def clear(fs: FileSystem, location: str, lock_folder: str) -> None:
     """Remove a version's files at `location`, except the folder of the run lock (slot 1's
     checkpoint, or the checkpoint an earlier release kept inside the table's folder)."""
     if lock_folder == location or lock_folder.startswith(location + "/"):
-        rest = lock_folder[len(location):].strip("/")
+        rest = lock_folder[len(location) :].strip("/")
         keep = rest.split("/")[0] if rest else LOCK
         storage.remove_children(fs, location, keep=(keep,))
     else:
@@ -142,7 +142,7 @@ def point(spark: Any, table: str, location: str, schema: Any) -> None:
     have, want = _columns(spark.table(table).schema), _columns(schema)
     if want[: len(have)] == have:
         spark.sql(f"alter table {table} set location {uri}")
-        added = schema.fields[len(have):]
+        added = schema.fields[len(have) :]
         if added:
             columns = ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}" for f in added)
             spark.sql(f"alter table {table} add columns ({columns})")
@@ -170,7 +170,9 @@ def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
     new = Locations(**record["to"])
     properties = {
         "window_views.execution": "streaming",  # lost when the table was created again (point)
-        VERSION_PROPERTY: str(record["version"]), LOCATION_PROPERTY["table"]: new.table, CHECKPOINT_PROPERTY: new.checkpoint,
+        VERSION_PROPERTY: str(record["version"]),
+        LOCATION_PROPERTY["table"]: new.table,
+        CHECKPOINT_PROPERTY: new.checkpoint,
     }
     if record["late_schema"] is not None:
         properties[LOCATION_PROPERTY["late table"]] = new.late
@@ -181,7 +183,13 @@ def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
 
 
 def recover(
-    model: str, spark: Any, fs: FileSystem, target: str, late_target: str, live: Locations, next_slot: Locations,
+    model: str,
+    spark: Any,
+    fs: FileSystem,
+    target: str,
+    late_target: str,
+    live: Locations,
+    next_slot: Locations,
     lock_folder: str,
 ) -> bool:
     """Finish or discard what an earlier rebuild left, under the run lock. Returns whether a

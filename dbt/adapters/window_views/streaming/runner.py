@@ -10,11 +10,11 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views import filesystems, paths, storage
+from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
-from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
 from dbt.adapters.window_views.session import spark_gone
+from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_stopped
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
@@ -215,7 +215,9 @@ def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
         return out_schema, None
     if plan.shape != "single":  # the input a late row came from, and the row as JSON (sides.py)
         return out_schema, spark.createDataFrame([], sides.LATE_SCHEMA).schema
-    return out_schema, sources[0].selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark").schema
+    return out_schema, sources[0].selectExpr(
+        "*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark"
+    ).schema
 
 
 def _prepare(
@@ -291,7 +293,9 @@ def run(
         if properties.get("window_views.execution") == "streaming":
             live = _live(plan, where, properties)
             if not full_refresh:
-                _check_moved(spark, plan, target, late_target, rebuild.slot(where, live[0], _configured(plan)), properties)
+                _check_moved(
+                    spark, plan, target, late_target, rebuild.slot(where, live[0], _configured(plan)), properties
+                )
         else:
             full_refresh = True  # a batch window view or another table in the way: replace it, as dbt does
     fs = filesystems.for_client(spark)
@@ -310,7 +314,9 @@ def run(
         raise StreamFailure(
             plan.model,
             f"cannot write its checkpoint ({exc.strerror or exc})",
-            _storage_fix(exc, "make the checkpoint directory writable for the user running dbt, or set checkpoint_location"),
+            _storage_fix(
+                exc, "make the checkpoint directory writable for the user running dbt, or set checkpoint_location"
+            ),
             path=where.checkpoint,
         ) from None
     try:
@@ -357,8 +363,15 @@ def _live(plan: StreamPlan, home: Locations, properties: Dict[str, str]) -> Tupl
 
 
 def _run_live(
-    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, home: Locations,
-    live: Tuple[int, Locations], run_id: str, full_refresh: bool,
+    spark: Any,
+    fs: FileSystem,
+    plan: StreamPlan,
+    target: str,
+    late_target: str,
+    home: Locations,
+    live: Tuple[int, Locations],
+    run_id: str,
+    full_refresh: bool,
 ) -> StreamResult:
     """A streaming table is there: finish what an earlier rebuild left, then stream on, or
     rebuild beside it (--full-refresh, or on_change='rebuild' after a change)."""
@@ -377,8 +390,15 @@ def _run_live(
 
 
 def _rebuild(
-    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, old: Locations,
-    new: Tuple[int, Locations], lock_folder: str, run_id: str,
+    spark: Any,
+    fs: FileSystem,
+    plan: StreamPlan,
+    target: str,
+    late_target: str,
+    old: Locations,
+    new: Tuple[int, Locations],
+    lock_folder: str,
+    run_id: str,
 ) -> StreamResult:
     """Stream all input into the other slot while readers and the live checkpoint are left
     alone, then swap (rebuild.py); a processing-time trigger carries on once it has caught up."""
@@ -403,8 +423,15 @@ def _rebuild(
 
 
 def _run(
-    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str,
-    full_refresh: bool, version: int,
+    spark: Any,
+    fs: FileSystem,
+    plan: StreamPlan,
+    target: str,
+    late_target: str,
+    where: Locations,
+    run_id: str,
+    full_refresh: bool,
+    version: int,
 ) -> StreamResult:
     if not full_refresh:  # a checkpoint of an earlier release keeps the state it wrote
         plan = plan.kept_as(_saved_model(plan, fs, where))
@@ -426,8 +453,7 @@ def _stream(
     read = sides.input_rows(plan, spark.readStream.table)
     idle.finish(spark, fs, plan, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
-        read
-        .writeStream.foreachBatch(writer)
+        read.writeStream.foreachBatch(writer)
         .option("checkpointLocation", paths.spark_uri(where.spark_checkpoint))
         .queryName(f"window_view_{plan.model}_{run_id[:8]}")
     )
@@ -464,8 +490,12 @@ def _result(
     totals = log.run_totals()
     last = log.last() or {}
     result = StreamResult(
-        batches=totals.get("batches", 0), rows_in=totals.get("rows_in", 0), rows_out=totals.get("rows_out", 0),
-        late=totals.get("late", 0), watermark=last.get("watermark"), idle=totals.get("idle", 0),
+        batches=totals.get("batches", 0),
+        rows_in=totals.get("rows_in", 0),
+        rows_out=totals.get("rows_out", 0),
+        late=totals.get("late", 0),
+        watermark=last.get("watermark"),
+        idle=totals.get("idle", 0),
         state_rows=State.kept_rows(spark, fs, where, last),
     )
     result.properties = {

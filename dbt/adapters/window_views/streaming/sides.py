@@ -86,7 +86,9 @@ def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
     return stats
 
 
-def watermark(plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any], at: int) -> Tuple[Optional[int], Dict[str, Any]]:
+def watermark(
+    plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any], at: int
+) -> Tuple[Optional[int], Dict[str, Any]]:
     """The model's watermark after a batch with rows (at `at`, processing time), and what its
     commit keeps of each input: its W at its last rows (its latest event time - delay, or where
     its idle clock had moved it, if later) and when they arrived. The model's W is the least of

@@ -124,6 +124,10 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     subquery.set("this", query)
     merge_view = f"{view}_merge"
     return Slicing(
-        rows_view, sqlexpr.to_sql(partial), _merge_sql(partial, pane_key, merge_view), merge_view,
-        tuple(p.alias_or_name for p in partial.expressions), tuple(window.group_by),
+        rows_view,
+        sqlexpr.to_sql(partial),
+        _merge_sql(partial, pane_key, merge_view),
+        merge_view,
+        tuple(p.alias_or_name for p in partial.expressions),
+        tuple(window.group_by),
     )

@@ -24,7 +24,6 @@ from dbt.adapters.window_views.streaming.commits import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted, counted_if, quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
-
 T = exp.column("_wv_t")  # a retained row's event time, epoch micros
 PART = "_wv_part"  # a state row's prefix group (g0, g1, ...); NULL for a kept input row
 RECOMPUTE_FROM = "recompute_from"  # the commit's record of overwindows.RECOMPUTE_FROM: the earliest over all rows
@@ -121,7 +120,9 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
         + [(PART, exp.cast(exp.null(), "string")), ("_wv_present", exp.true())]
     )
     kept_rows = exp.func(
-        "transform", sqlexpr.coalesce(kept, exp.func("array")), exp.Lambda(this=kept_row, expressions=[exp.to_identifier("_wv_r")])
+        "transform",
+        sqlexpr.coalesce(kept, exp.func("array")),
+        exp.Lambda(this=kept_row, expressions=[exp.to_identifier("_wv_r")]),
     )
     rows_of = exp.func("inline", exp.func("concat", exp.func("array", summary_row), kept_rows))
     return merged.selectExpr(sqlexpr.to_sql(rows_of)).where("_wv_present").drop("_wv_present")
@@ -153,7 +154,9 @@ class State:
 
     def _read(self, spark: Any, state: str, schema: Any, part: Optional[str]) -> Any:
         """The rows of `state` with `part` in `_wv_part` (None: the kept input rows)."""
-        fields = [StructField(PART, StringType())] + ([StructField(FROM, LongType())] if self.by and part is None else [])
+        fields = [StructField(PART, StringType())] + (
+            [StructField(FROM, LongType())] if self.by and part is None else []
+        )
         rows = spark.read.schema(_with(schema, *fields)).parquet(self._rows_dir(state))
         which = exp.column(PART).is_(exp.null()) if part is None else exp.column(PART).eq(exp.Literal.string(part))
         return rows.where(sqlexpr.to_sql(which)).drop(PART)
@@ -241,12 +244,19 @@ class State:
         hours: Dict[str, List[int]] = {}
         for place, hour in found.get("held") or []:
             hours.setdefault(str(place), []).append(hour)
-        return recorded | {RECOMPUTE_BY: list(self.by), RECOMPUTE_SHARED: found.get("shared")} | (
-            {HELD: sorted(map(int, hours)), HELD_HOURS: {p: sorted(h) for p, h in sorted(hours.items())}}
-            if len(hours) <= HELD_MAX else {}
+        return (
+            recorded
+            | {RECOMPUTE_BY: list(self.by), RECOMPUTE_SHARED: found.get("shared")}
+            | (
+                {HELD: sorted(map(int, hours)), HELD_HOURS: {p: sorted(h) for p, h in sorted(hours.items())}}
+                if len(hours) <= HELD_MAX
+                else {}
+            )
         )
 
-    def recompute_from(self, spark: Any, previous: Dict[str, Any], schema: Any, held_hit: Optional[List[int]] = None) -> Optional[Recompute]:
+    def recompute_from(
+        self, spark: Any, previous: Dict[str, Any], schema: Any, held_hit: Optional[List[int]] = None
+    ) -> Optional[Recompute]:
         """Over windows `on_update`: where this batch recomputes from, as recorded by the batch
         before (`since` None: it kept no state, so from the first new row). A commit of an
         earlier release lacks it (and a batch without rows after it carries that on): found
@@ -266,7 +276,8 @@ class State:
             since = spark.sql(sql).agg(F.min(overwindows.RECOMPUTE_FROM)).first()[0]
         # the earliest point is a held-back partition's own: each partition from its own
         held = (
-            bool(previous.get(RECOMPUTE_BY)) and since is not None
+            bool(previous.get(RECOMPUTE_BY))
+            and since is not None
             and since < overwindows.held_back_before(previous["watermark"], self.plan.hold_horizon)
         )
         if not held:
@@ -276,7 +287,11 @@ class State:
             return Recompute(shared)
         # the places hit are among HELD, recorded (and carried on) with HELD_HOURS
         recorded = previous.get(HELD_HOURS)
-        hours = None if held_hit is None or recorded is None else tuple(sorted({h for p in held_hit for h in recorded[str(p)]}))
+        hours = (
+            None
+            if held_hit is None or recorded is None
+            else tuple(sorted({h for p in held_hit for h in recorded[str(p)]}))
+        )
         return Recompute(since, self.by, shared, hours)
 
     def _save_folded(self, flagged: Any, old: List[Any], batch_id: int) -> int:
@@ -299,11 +314,15 @@ class State:
         # each kept row once: in the rows of the group with the finest PARTITION BY, so that
         # its partitions' arrays are small (a global running total's would hold every kept row)
         finest = max(range(len(groups)), key=lambda g: len(groups[g][0]))
-        collected = keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(finest)), keep)
+        collected = (
+            keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(finest)), keep)
+        )
         carried = [
             exp.alias_(prefix.filtered(exp.Count(this=exp.Literal.number(1)), evicted), "_wv_evicted"),
             exp.alias_(
-                prefix.filtered(exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])), collected),
+                prefix.filtered(
+                    exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])), collected
+                ),
                 "_wv_kept",
             ),
         ]
@@ -313,9 +332,7 @@ class State:
             ours = new if len(groups) == 1 else new.where(f"{prefix.GROUP} = {g}")
             ours.createOrReplaceTempView(f"{view}_new{g}")
             old[g].selectExpr("*", "true as _wv_old").createOrReplaceTempView(f"{view}_old{g}")
-            merged = spark.sql(
-                prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED)
-            )
+            merged = spark.sql(prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED))
             parts.append(_state_rows(merged, rows, f"g{g}"))
         state, count = counted_if(
             reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts), F.col(PART).isNull()
@@ -342,7 +359,8 @@ class State:
         keys = [sqlexpr.column(k) for k in window.partition_by]
         by_time = [sqlexpr.ordered(T)]
         starts = exp.If(
-            this=sqlexpr.window(exp.Lag(this=T), keys, by_time) >= T - window.gap, true=exp.Literal.number(0),
+            this=sqlexpr.window(exp.Lag(this=T), keys, by_time) >= T - window.gap,
+            true=exp.Literal.number(0),
             false=exp.Literal.number(1),
         )
         rows = sqlexpr.frame("ROWS", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", None))

@@ -24,7 +24,19 @@ from dbt.adapters.window_views.streaming.slicing import PANES_CTE
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 # clauses of the aggregating SELECT that panes do not compute
-_REFUSED = ("where", "having", "qualify", "order", "limit", "offset", "distinct", "windows", "joins", "laterals", "with_")
+_REFUSED = (
+    "where",
+    "having",
+    "qualify",
+    "order",
+    "limit",
+    "offset",
+    "distinct",
+    "windows",
+    "joins",
+    "laterals",
+    "with_",
+)
 
 
 def _name(column: exp.Column) -> str:
