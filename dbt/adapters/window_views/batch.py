@@ -16,12 +16,12 @@ def _output_columns(adapter: Any, sql: str) -> List[str]:
     return [row[0] for row in table.rows]
 
 
-def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List[str]]:
+def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List[Tuple[str, str]]]:
     schema, name = relation
     found = adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
     if found is None:
         return None  # not a table dbt can look up (Spark reports what it cannot read)
-    return [c.name for c in adapter.get_columns_in_relation(found)]
+    return [(c.name, c.dtype) for c in adapter.get_columns_in_relation(found)]
 
 
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:

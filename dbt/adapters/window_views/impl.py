@@ -135,7 +135,11 @@ class WindowViewsAdapter(SparkAdapter):
         """The plan's column check (plan.check_columns) against the stream's input, before any
         other check that would let Spark report a misspelled column in its own words."""
         spark = self._stream_session(plan)
-        plan.check_columns(lambda r: spark.table(".".join(p for p in r if p)).columns)
+        plan.check_columns(
+            lambda r: [
+                (f.name, f.dataType.simpleString()) for f in spark.table(".".join(p for p in r if p)).schema.fields
+            ]
+        )
 
     def _stream_session(self, plan: WindowViewPlan) -> Any:
         """The SparkSession a stream runs on; other connection methods have none."""

@@ -23,6 +23,11 @@ from dbt.adapters.window_views.streaming import plan as stream_plan
 from dbt.adapters.window_views.upstream import Upstream
 
 MATERIALIZATION = "window_view"
+# what a window's time column, the watermark and a RANGE interval frame's ORDER BY may be: Spark
+# casts them to TIMESTAMP, and a string it cannot parse would silently become NULL (no window)
+TIME_TYPES = ("timestamp", "timestamp_ntz", "date")
+# a relation's columns as (name, Spark type), or None where only Spark can describe it
+ColumnsOf = Callable[[Tuple[Optional[str], str]], Optional[List[Tuple[str, str]]]]
 _CACHE: Dict[str, "WindowViewPlan"] = {}
 _CACHE_SIZE = 512
 
@@ -36,6 +41,8 @@ class ColumnUse:
     column: str
     relation: Optional[Tuple[Optional[str], str]]
     via_cte: bool = False  # the TVF reads a CTE: its columns are known to Spark alone
+    time: bool = False  # it must be one of TIME_TYPES
+    derived: bool = False  # it may be computed by the model itself: checked only where an input has it
 
 
 @dataclass(frozen=True)
@@ -91,11 +98,12 @@ class WindowViewPlan:
             close_sql = _close_sql(model, compiled_sql, parsed)
         return cls(model, parsed, compiled_sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
 
-    def check_columns(self, columns_of: Callable[[Tuple[Optional[str], str]], Optional[List[str]]]) -> None:
-        """Every column a macro argument or the watermark names must exist where it is read,
-        checked before Spark runs the SQL (whose errors would show the macros' internal names).
-        A stream keeps its upstream table's rows as state, so there even a TVF over a CTE must
-        name the table's columns. `columns_of(relation)` gives its columns, or None if unknown."""
+    def check_columns(self, columns_of: ColumnsOf) -> None:
+        """Every column a macro argument or the watermark names must exist where it is read, and a
+        time column must be a time, checked before Spark runs the SQL (whose errors would show the
+        macros' internal names, and which reads a string time as NULL: an empty table). A stream
+        keeps its upstream table's rows as state, so there even a TVF over a CTE must name the
+        table's columns. `columns_of(relation)` gives its columns and types, or None if unknown."""
         known = {relation: columns_of(relation) for relation in self.inputs}
         for use in self.columns:
             if use.via_cte and self.stream is None:
@@ -103,10 +111,16 @@ class WindowViewPlan:
             relations = [use.relation] if use.relation is not None else list(self.inputs)
             if not relations or any(known.get(r) is None for r in relations):
                 continue  # a relation Spark alone can describe
-            candidates = [c for r in relations for c in known[r]]
-            if use.column.lower() in {c.lower() for c in candidates}:
+            typed = [(r, name, kind) for r in relations for name, kind in known[r] or ()]
+            found = [(r, name, kind) for r, name, kind in typed if name.lower() == use.column.lower()]
+            if found:
+                if use.time:
+                    self._check_time(use, found)
                 continue
-            names = ", ".join(".".join(p for p in r if p) for r in relations)
+            if use.derived:
+                continue
+            names = ", ".join(_relation_name(r) for r in relations)
+            candidates = [name for _, name, _ in typed]
             if use.via_cte:
                 raise ModelSqlError(
                     self.model,
@@ -121,6 +135,19 @@ class WindowViewPlan:
                 f"{use.where} names the column `{use.column}`, which {names} does not have",
                 f"{hint}{names} has: {', '.join(candidates)}",
             )
+
+    def _check_time(self, use: ColumnUse, found: Sequence[Tuple[Tuple[Optional[str], str], str, str]]) -> None:
+        for relation, name, kind in found:
+            if kind.lower() not in TIME_TYPES:
+                raise ModelSqlError(
+                    self.model,
+                    f"{use.where} names the column `{name}` of {_relation_name(relation)}, which is "
+                    f"{kind.upper()}; it must be TIMESTAMP, TIMESTAMP_NTZ or DATE (Spark reads a value it cannot "
+                    "cast as NULL, which is in no window and no order)",
+                    f"cast it in an upstream model, e.g. `to_timestamp({name}) as {name}` (with the format for strings "
+                    f"Spark does not read: `to_timestamp({name}, 'dd/MM/yyyy HH:mm')`, epoch seconds: "
+                    f"`timestamp_seconds({name})`)",
+                )
 
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in `dbt docs`)."""
@@ -150,11 +177,35 @@ def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[Column
         relation = None if via_cte else (table.db or None, table.name)
         for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
             where = f"window_views.{window.kind} argument"
-            uses.append(ColumnUse(f"{where} 'time_col'", window.time_col, relation, via_cte))
+            uses.append(ColumnUse(f"{where} 'time_col'", window.time_col, relation, via_cte, time=True))
             uses.extend(ColumnUse(f"{where} 'partition_by'", key, relation, via_cte) for key in window.partition_by)
     if config.watermark is not None:
-        uses.append(ColumnUse("config 'watermark'", config.watermark.column, None))
+        uses.append(ColumnUse("config 'watermark'", config.watermark.column, None, time=True))
+    return tuple(uses) + _range_order_uses(tree)
+
+
+def _range_order_uses(tree: exp.Expression) -> Tuple[ColumnUse, ...]:
+    """The ORDER BY column of each over window whose RANGE frame has an interval offset: the
+    interval is added to it, so it must be a time (a column the model computes is Spark's)."""
+    try:
+        calls = analysis.over_calls(tree)
+    except AnalysisError:
+        return ()
+    uses = []
+    for call in calls:
+        bounds = (call.frame.start, call.frame.end)
+        if call.generated or call.frame.kind != "range" or all(b.micros is None for b in bounds):
+            continue
+        order = call.node.args.get("order")
+        keys = order.expressions if order is not None else []
+        if len(keys) == 1 and isinstance(keys[0].this, exp.Column):
+            where = f"the RANGE interval frame of `{call.sql}`"
+            uses.append(ColumnUse(where, keys[0].this.name, None, time=True, derived=True))
     return tuple(uses)
+
+
+def _relation_name(relation: Tuple[Optional[str], str]) -> str:
+    return ".".join(p for p in relation if p)
 
 
 def summary(properties: Mapping[str, str]) -> str:
