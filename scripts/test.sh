@@ -7,6 +7,8 @@ bash scripts/setup.sh
 # lint and format first: seconds, before half an hour of Spark
 .venv/bin/ruff check -q dbt tests bench
 .venv/bin/ruff format --check -q dbt tests bench
+# types of the package (pyproject.toml's [tool.mypy]): seconds too
+.venv/bin/mypy
 # two workers, each with its own Spark session (one alone leaves a third of 2 cores idle while
 # JVMs start and processes wait); a file's tests run on one worker, so a module's fixture is
 # built once

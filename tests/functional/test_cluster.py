@@ -1,5 +1,5 @@
 """Window views on a real Spark standalone cluster (a master and two 1-core workers on loopback,
-tests/functional/cluster.py), against the same project run on the embedded local[*] default.
+tests/support/cluster.py), against the same project run on the embedded local[*] default.
 
 One dbt project: batch TVF (TUMBLE), `window_aggregate` (HOP) and over-window (LAG, SUM over
 ROWS) models, and streaming TUMBLE and over-window models in both emit modes. On the cluster,
@@ -29,11 +29,12 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import oracles as o
 import pytest
 import yaml
-from cluster import standalone_cluster  # noqa: F401  (the fixture)
-from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
+
+from tests.support import oracles as o
+from tests.support.dbt_projects import sources_yml, spark_params
+from tests.support.processes import short_lived, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -268,7 +269,7 @@ def run_steps(deliveries_: List[List[Dict[str, Any]]], snaps: Path, last_run: bo
     return steps
 
 
-def test_window_views_on_a_standalone_cluster(standalone_cluster, tmp_path, request):  # noqa: F811
+def test_window_views_on_a_standalone_cluster(standalone_cluster, tmp_path, request):
     cluster = standalone_cluster
     batches = deliveries(random.Random(3))
     started = time.time()

@@ -2,8 +2,9 @@
 the SQL, naming the model, the argument, the column and the closest columns of the relation —
 never the internal names of the rendered SQL or a stack trace."""
 
-from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source
+
+from tests.support.dbt_projects import errors
 
 CASES = {
     "batch_time_col": (

@@ -3,7 +3,7 @@ be times: anything else fails its model before Spark runs (Spark would read a st
 cast as NULL: an empty table, or every streamed row late), naming the model, the argument, the
 column, its type and the cast that fixes it. DATE and TIMESTAMP_NTZ are times too."""
 
-from conftest import errors, sources_yml
+from tests.support.dbt_projects import errors, sources_yml
 
 MUST_BE = "it must be TIMESTAMP, TIMESTAMP_NTZ or DATE"
 CASES = {

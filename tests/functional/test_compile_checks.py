@@ -2,7 +2,7 @@
 streaming or on_window_close model fails compilation with the materialization's message, naming
 the model, the window expression and the fix; good models compile without running anything."""
 
-from conftest import errors, sources_yml
+from tests.support.dbt_projects import errors, sources_yml
 
 STREAM = "materialized='window_view', execution='streaming', watermark={'column': 'ts', 'delay': '1 minute'}"
 EOWC = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '1 minute'}"

@@ -7,7 +7,9 @@ from datetime import datetime
 
 import pytest
 import yaml
-from conftest import FLIP145_BID, errors, sources_yml
+
+from tests.support.data import FLIP145_BID
+from tests.support.dbt_projects import errors, sources_yml
 
 CONTRACT_ERROR = "This model has an enforced contract that failed"
 

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from typing import Any, Dict, List, Sequence, Tuple
 
 import duckdb
-import oracles as o
 import pytest
+
+from tests.support import oracles as o
 
 SOURCE = "{{ source('raw', 'ev') }}"
 PARTITIONS = ["", "k", "id % 3", "k, id % 2"]

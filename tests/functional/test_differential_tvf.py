@@ -16,9 +16,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional, Tuple
 
-import oracles as o
 import pytest
-from conftest import sources_yml
+
+from tests.support import oracles as o
+from tests.support.dbt_projects import sources_yml
 
 INPUT_COLUMNS = ["id", "k", "v", "ts"]
 WINDOW_COLUMNS = ["window_start", "window_end", "window_time"]

@@ -5,7 +5,7 @@ are in the catalog, and their window summary is recorded with the table."""
 import json
 from datetime import datetime, timedelta
 
-from conftest import FLIP145_BID as BID
+from tests.support.data import FLIP145_BID as BID
 
 SCHEMA_YML = """
 version: 2

@@ -3,7 +3,8 @@ message naming the macro or model, the argument or key, and the fix; a failed ru
 previous table."""
 
 import pytest
-from conftest import errors
+
+from tests.support.dbt_projects import errors
 
 BID = """
 bidtime,price,item

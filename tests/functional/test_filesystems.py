@@ -6,11 +6,11 @@ shared session's JVM (`file:` URIs), pyarrow.fs, and the object-store test files
 
 from pathlib import Path
 
-import objectstore
 import pytest
 
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
+from tests.support import objectstore
 
 
 @pytest.fixture(params=["local", "hadoop", "arrow", "objectstore"])

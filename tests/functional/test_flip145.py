@@ -2,7 +2,7 @@
 
 from datetime import datetime
 
-from conftest import FLIP145_BID as BID
+from tests.support.data import FLIP145_BID as BID
 
 
 def t(hhmm: str) -> datetime:

@@ -12,7 +12,8 @@ from typing import List
 
 import pytest
 import yaml
-from conftest import REPO, errors, spark_params
+
+from tests.support.dbt_projects import REPO, errors, spark_params
 
 PROJECT = REPO / "integration_tests"
 

@@ -15,7 +15,8 @@ import sys
 from pathlib import Path
 
 import pyspark
-from conftest import SPARK_LEFTOVERS, run_command
+
+from tests.support.processes import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
 PROJECT = REPO / "tests" / "package_form_project"

@@ -24,7 +24,8 @@ from typing import List
 import pyspark
 import pytest
 import yaml
-from conftest import run_command
+
+from tests.support.processes import run_command
 
 SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")

@@ -6,9 +6,9 @@ from datetime import datetime
 from typing import Sequence
 
 import pytest
-from conftest import errors, sources_yml
 
 from dbt.adapters.window_views.paths import local_path
+from tests.support.dbt_projects import errors, sources_yml
 
 
 def t(hhmm: str) -> datetime:

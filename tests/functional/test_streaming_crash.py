@@ -30,15 +30,16 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-import oracles as o
 import pytest
 import yaml
-from conftest import short_lived, sources_yml, spark_params, wait_for_jvm
+
+from tests.support import oracles as o
+from tests.support.dbt_projects import sources_yml, spark_params
+from tests.support.processes import short_lived, wait_for_jvm, with_tests_importable
 
 duckdb = pytest.importorskip("duckdb")
 
 SCHEMA = "crash"
-SUPPORT = Path(__file__).resolve().parents[1] / "support"
 # the object store's move is a copy then a delete: one more point, between the two; a crash at
 # `staged` has moved nothing yet, so the store's semantics play no part in it (the local run's)
 POINTS = {"local": ("staged", "ready", "published"), "objectstore": ("ready", "copied", "published")}
@@ -62,11 +63,10 @@ from pathlib import Path
 
 plan = json.loads(Path(sys.argv[1]).read_text())
 project = Path(plan["project"])
-sys.path.insert(0, plan["support"])
-import faults
+from tests.support import faults  # importable: the test puts the repository on PYTHONPATH
 faults.install()
 if plan["store"] == "objectstore":
-    import objectstore
+    from tests.support import objectstore
     objectstore.install()
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
@@ -236,7 +236,6 @@ class Processes:
                 {
                     "project": str(self.project),
                     "spark_params": {**short_lived(spark_params(self.home)), **(spark or {})},
-                    "support": str(SUPPORT),
                     "schema_dir": str(self.schema_dir),
                     "log": str(log),
                     "steps": steps,
@@ -244,7 +243,7 @@ class Processes:
                 }
             )
         )
-        env = {k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"}
+        env = with_tests_importable({k: v for k, v in os.environ.items() if k != "DBT_WINDOW_VIEWS_FAULT"})
         proc = subprocess.run(
             [sys.executable, str(self.driver), str(plan)],
             cwd=self.project,

@@ -10,8 +10,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
+
+from tests.support.dbt_projects import errors
 
 DAY1 = [("08:07", 2, "A"), ("08:05", 4, "C"), ("08:11", 3, "B")]
 DAY2 = [("08:13", 1, "E"), ("08:17", 6, "F"), ("08:21", 5, "G")]
@@ -259,9 +260,8 @@ def test_readers_never_see_a_half_published_batch(project, monkeypatch):
     a batch's new files beside the ones they replace. Spark's readers of the table read the file
     log the commit protocol writes (storage.log_files), so they see the last committed batch
     until the next run finishes this one."""
-    import objectstore
-
     from dbt.adapters.window_views import filesystems
+    from tests.support import objectstore
 
     store = objectstore.ObjectStoreFileSystem()
     monkeypatch.setattr(filesystems, "LOCAL", store)

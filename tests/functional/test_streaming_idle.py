@@ -8,7 +8,6 @@ import json
 from datetime import datetime
 
 import pytest
-from conftest import errors
 from test_streaming import TUMBLE_SUM, deliver, make_source, run, t, window_view
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
 from test_streaming_join import EXPECTED, JOIN, LEFT, RIGHT, UNION, make_sources
@@ -16,6 +15,7 @@ from test_streaming_join import deliver as deliver_to
 
 from dbt.adapters.window_views import filesystems, storage
 from dbt.adapters.window_views.streaming import commits, idle, labels
+from tests.support.dbt_projects import errors
 
 MINUTE = 60_000_000
 

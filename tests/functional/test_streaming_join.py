@@ -7,7 +7,8 @@ import random
 from datetime import datetime
 
 import pytest
-from conftest import errors, sources_yml
+
+from tests.support.dbt_projects import errors, sources_yml
 
 
 def t(hhmm: str) -> datetime:

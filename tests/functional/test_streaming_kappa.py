@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Dict, List, Optional
 
-import oracles as o
+from tests.support import oracles as o
 
 SOURCE_COLUMNS = "id, k, v, ts"
 DELIVERIES = 4

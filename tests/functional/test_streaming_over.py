@@ -14,9 +14,9 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from conftest import errors, sources_yml
 
 from dbt.adapters.window_views.streaming import shuffles, state
+from tests.support.dbt_projects import errors, sources_yml
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
 OVER = """

@@ -36,9 +36,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
-import oracles as o
 import pytest
-from conftest import sources_yml
 from test_differential_over import (
     Call,
     _order,
@@ -52,6 +50,9 @@ from test_differential_over import (
     spark_result,
 )
 from test_streaming_kappa import deliveries, random_rows
+
+from tests.support import oracles as o
+from tests.support.dbt_projects import sources_yml
 
 Row = Dict[str, Any]
 STREAM_SOURCE = "{{ source('raw', 'ev_stream') }}"

@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 from typing import List, Sequence
 
 import pytest
-from conftest import errors, sources_yml
+
+from tests.support.dbt_projects import errors, sources_yml
 
 EMITS = ["on_update", "on_window_close"]
 WINDOWS = {

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-from conftest import errors
 from test_streaming import DELIVERIES, TUMBLE_SUM, deliver, make_source, run, t, window_view
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
+
+from tests.support.dbt_projects import errors
 
 WITH_TOP = TUMBLE_SUM.replace("count(*) as bids", "count(*) as bids, max(price) as top")
 REBUILD = "{{ config(on_change='rebuild') }}\n"

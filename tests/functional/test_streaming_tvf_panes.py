@@ -7,8 +7,9 @@ sliced) streams on with that state."""
 from typing import Any, List, Tuple
 
 import pytest
-from conftest import sources_yml
 from test_streaming_panes import deliver, ontime, random_deliveries, run
+
+from tests.support.dbt_projects import sources_yml
 
 WINDOWS = {
     "hop": "hop(source('raw', 'bid'), 'bidtime', '4 minutes', '10 minutes', '-1 minute')",

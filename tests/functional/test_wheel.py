@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Dict
 
 import pytest
-from conftest import FLIP145_BID as BID
-from conftest import SPARK_LEFTOVERS, run_command
+
+from tests.support.data import FLIP145_BID as BID
+from tests.support.processes import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
 

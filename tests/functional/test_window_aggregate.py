@@ -6,7 +6,8 @@ import random
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import errors
+
+from tests.support.dbt_projects import errors
 
 MEASURES = {
     "total": "sum(v)",

@@ -4,7 +4,7 @@ PARTITION BY / ORDER BY / frame, the relations read and the output columns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
 import sqlglot
 from sqlglot import exp
@@ -71,7 +71,8 @@ class OverCall:
 
 def parse(sql: str) -> exp.Expression:
     try:
-        return sqlglot.parse_one(sql, read="spark")
+        # typed as sqlglot's base `Expr`; what it parses is always an Expression node
+        return cast(exp.Expression, sqlglot.parse_one(sql, read="spark"))
     except ParseError as exc:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 
@@ -135,9 +136,11 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         if node.arg_key == "windows":  # a WINDOW clause definition, not a call
             continue
         select = node.find_ancestor(exp.Select)
+        if select is None:  # sqlglot reads a window call only inside a SELECT (its QUALIFY included)
+            raise AnalysisError(f"`{node.sql('spark')}` is not inside a SELECT")
         definition = node
         base = node.args.get("alias")
-        if base is not None and select is not None:
+        if base is not None:
             named = _named_windows(select).get(base.name.lower())
             if named is None:
                 raise AnalysisError(f"window `{base.name}` used in `{node.sql('spark')}` is not defined")

@@ -20,7 +20,7 @@ from dbt.adapters.window_views.session import WindowViewsConnection
 class WindowViewsCredentials(SparkCredentials):
     """dbt-spark's credentials; `method` defaults to the embedded session and `host` is optional."""
 
-    method: SparkConnectionMethod = SparkConnectionMethod.SESSION  # type: ignore[assignment]
+    method: SparkConnectionMethod = SparkConnectionMethod.SESSION
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -51,5 +51,5 @@ class WindowViewsConnectionManager(SparkConnectionManager):
         connection.handle = SessionConnectionWrapper(
             WindowViewsConnection(server_side_parameters=creds.server_side_parameters)
         )
-        connection.state = ConnectionState.OPEN  # type: ignore[assignment]
+        connection.state = ConnectionState.OPEN
         return connection

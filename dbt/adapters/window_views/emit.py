@@ -9,7 +9,7 @@ operator downstream sees only closed rows, as it would in streaming.
 
 from __future__ import annotations
 
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, cast
 
 from sqlglot import exp
 
@@ -58,7 +58,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
             "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
         )
     t = epoch_micros(sqlexpr.parse(order_sql))
-    conditions = [t <= w]
+    conditions: List[exp.Expression] = [t <= w]
     end = call.frame.end
     rows_ahead = call.lead_offset
     if rows_ahead is None and not isinstance(call.func, PRECEDING_ONLY_FUNCTIONS):
@@ -93,10 +93,11 @@ def _ahead(call: OverCall, t: exp.Expression, rows: int) -> exp.Window:
 def _closed(calls: Sequence[OverCall], watermark_column: str, w: exp.Expression) -> exp.Expression:
     """Whether a row's values for all `calls` are final at W."""
     conditions = [c for call in calls for c in _row_condition(call, watermark_column, w)]
-    return exp.and_(*dict.fromkeys(conditions))
+    # sqlglot types and_ as a Condition; what it builds is an expression node (an And or the one)
+    return cast(exp.Expression, exp.and_(*dict.fromkeys(conditions)))
 
 
-def _closed_rows(tree: exp.Expression, select: exp.Select, condition: exp.Expression) -> exp.Expression:
+def _closed_rows(tree: exp.Expression, select: exp.Select, condition: exp.Expr) -> exp.Expression:
     """`tree` with `select` reduced to its rows where `condition` holds, computed beside its window
     functions so that everything downstream sees only those rows."""
     flagged = select.copy().select(exp.alias_(condition, CLOSED, quoted=True), copy=False)
@@ -138,7 +139,7 @@ def closing_rows(sql: str, watermark_column: str, previous: Optional[int], reach
     tree = parse(sql)
     calls = [call for call in over_calls(tree) if not call.generated]
     (select,) = {id(c.select): c.select for c in calls}.values()
-    condition = _closed(calls, watermark_column, _watermark(reached))
+    condition: exp.Expr = _closed(calls, watermark_column, _watermark(reached))
     if previous is not None:
         before = _closed(calls, watermark_column, _watermark(previous))
         condition = exp.and_(condition, exp.not_(sqlexpr.coalesce(exp.paren(before), exp.false())))

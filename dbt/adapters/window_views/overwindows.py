@@ -14,7 +14,7 @@ with a warning.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, cast
 
 from sqlglot import exp
 
@@ -88,13 +88,13 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
         if call.ignore_nulls:
             # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
             # and a new non-NULL value changes LEAD for every row since the last one
-            ahead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
-            return Reach(partition, order, unbounded=True, **ahead), None
+            lead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
+            return Reach(partition, order, unbounded=True, **lead), None
         return (
             Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
         ), None
     start, end = call.frame.start, call.frame.end
-    ahead: dict = {}
+    ahead: Dict[str, Any] = {}
     if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
         ahead = {"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0}
     state = None
@@ -104,7 +104,7 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
             state = None  # one prefix closure only: another PARTITION BY keeps its rows
         if state is None:
             return Reach(partition, order, unbounded=True, **ahead), None
-    back: dict = {}
+    back: Dict[str, Any] = {}
     if isinstance(func, RANKING):
         pass  # ranks count the rows before: all in the state or the retained rows
     elif start.kind == "offset" and start.side == "preceding":
@@ -125,21 +125,17 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
             "SELECT, or move the others to a downstream model"
         )
     (select,) = selects.values()
-    source = select.args.get("from_")
-    if (
-        select.args.get("group") is not None
-        or select.args.get("joins")
-        or not isinstance(getattr(source, "this", None), exp.Table)
-    ):
+    source = getattr(select.args.get("from_"), "this", None)
+    if select.args.get("group") is not None or select.args.get("joins") or not isinstance(source, exp.Table):
         raise AnalysisError(
             "the SELECT with the window functions must read the upstream table directly (no GROUP BY, "
             "join or subquery in its FROM) for its rows to be kept as state; fix: move the rest to a "
             "downstream model"
         )
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    if not source.this.db and source.this.name.lower() in ctes:
+    if not source.db and source.name.lower() in ctes:
         raise AnalysisError(
-            f"the SELECT with the window functions reads the CTE `{source.this.name}`, but its rows are kept "
+            f"the SELECT with the window functions reads the CTE `{source.name}`, but its rows are kept "
             "as state as the upstream table gives them; fix: compute the CTE in an upstream model, or read "
             "the upstream table directly in that SELECT"
         )
@@ -239,9 +235,9 @@ def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.E
     return exp.paren(total - so_far + before)
 
 
-def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
+def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expr:
     """Whether a row at `bound` (epoch micros) lies within the row's FOLLOWING reach, so changes it."""
-    condition = t >= exp.convert(bound) - reach.ahead_micros
+    condition: exp.Expr = t >= exp.convert(bound) - reach.ahead_micros
     if reach.ahead_rows:
         condition = exp.or_(condition, _rows_before(t, bound, reach) <= reach.ahead_rows)
     return condition
@@ -257,7 +253,7 @@ class _ReachedBack:
         self.t = t
         self.columns: Dict[tuple, Named] = {}
 
-    def condition(self, reach: Reach, bound: str) -> exp.Expression:
+    def condition(self, reach: Reach, bound: str) -> exp.Expr:
         keep = self.t >= column(bound) - reach.micros
         if not reach.rows:
             return keep
@@ -271,13 +267,18 @@ class _ReachedBack:
         return sqlexpr.wrap(query, list(self.columns.values())) if self.columns else query
 
 
-def _distinct(conditions: Iterable[exp.Expression]) -> List[exp.Expression]:
+def _distinct(conditions: Iterable[exp.Expr]) -> List[exp.Expr]:
     """The conditions, each once: calls that share a reach share its condition, which Spark
     would otherwise evaluate once per copy."""
-    seen: Dict[str, exp.Expression] = {}
+    seen: Dict[str, exp.Expr] = {}
     for condition in conditions:
         seen.setdefault(condition.sql("spark"), condition)
     return list(seen.values())
+
+
+def _any(conditions: Sequence[exp.Expr]) -> exp.Expression:
+    """The conditions ORed (sqlglot types or_ as a Condition; what it builds is an expression node)."""
+    return cast(exp.Expression, exp.or_(*conditions))
 
 
 def _names(columns: Iterable[Named]) -> List[str]:
@@ -350,16 +351,16 @@ def update_retain_sql(
     return _flagged(back.wrap(query), hidden + _names(back.columns.values()), keeps, over)
 
 
-def _flagged(query: exp.Select, hidden: List[str], keeps: List[exp.Expression], over: OverPlan) -> str:
+def _flagged(query: exp.Select, hidden: List[str], keeps: Sequence[exp.Expr], over: OverPlan) -> str:
     """The rows of `query` with `_wv_keep`: whether the state keeps them. Where a prefix summary
     needs whole ties in order (DENSE_RANK, FIRST_VALUE), every row from a partition's first kept
     one is kept too, so the evicted rows are a prefix of it."""
-    keep = sqlexpr.coalesce(exp.or_(*_distinct(keeps)), exp.true())
+    keep = sqlexpr.coalesce(_any(_distinct(keeps)), exp.true())
     flagged = sqlexpr.wrap(query, [(KEEP, keep)], hidden=hidden)
     if over.closure is not None:
         t = _t(over)
         first = _over(exp.Min(this=exp.case().when(column(KEEP), t)), over.closure)
-        closed = exp.or_(column(KEEP), sqlexpr.coalesce(t >= first, exp.false()))
+        closed = _any([column(KEEP), sqlexpr.coalesce(t >= first, exp.false())])
         flagged = sqlexpr.wrap(flagged, [(KEEP, closed)], hidden=[KEEP])
     return sqlexpr.to_sql(flagged)
 
@@ -380,7 +381,7 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     # a partition's cut depends on its PARTITION BY alone: one column per distinct one
     cuts: Dict[Tuple[str, ...], Named] = {}
     back = _ReachedBack(t)
-    keeps = []
+    keeps: List[exp.Expr] = []
     for reach in over.reaches:
         if reach.unbounded:
             keeps.append(exp.true())
@@ -400,7 +401,12 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
 
 _MIRROR_SIDE = {"preceding": "following", "following": "preceding"}
 # functions whose value over the reversed order is another function's over the ascending one
-_MIRROR_FUNCTION = {exp.FirstValue: exp.LastValue, exp.LastValue: exp.FirstValue, exp.Lag: exp.Lead, exp.Lead: exp.Lag}
+_MIRROR_FUNCTION: Dict[Type[exp.Expr], Type[exp.Expression]] = {
+    exp.FirstValue: exp.LastValue,
+    exp.LastValue: exp.FirstValue,
+    exp.Lag: exp.Lead,
+    exp.Lead: exp.Lag,
+}
 _SYMMETRIC = (exp.Sum, exp.Count, exp.Avg, exp.Min, exp.Max)
 
 
@@ -427,8 +433,12 @@ def _mirrored(frame: Frame) -> exp.WindowSpec:
             return "CURRENT ROW", None
         if b.kind == "unbounded":
             return "UNBOUNDED", "PRECEDING"
-        value = exp.Literal.number(b.rows) if b.rows is not None else _interval(b.micros, unit)
-        return value, _MIRROR_SIDE[b.side].upper()
+        # an offset bound has its side, and rows (ROWS) or micros (RANGE)
+        assert b.side is not None and (b.rows is not None or b.micros is not None), b
+        side = _MIRROR_SIDE[b.side].upper()
+        if b.rows is not None:
+            return exp.Literal.number(b.rows), side
+        return _interval(cast(int, b.micros), unit), side
 
     return sqlexpr.frame(frame.kind, bound(frame.end), bound(frame.start))
 

@@ -20,7 +20,7 @@ which `overwindows` ensures by keeping every row from the first kept one.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 from sqlglot import exp
 
@@ -78,7 +78,13 @@ _COMBINE = {
         "first_value_ignore_nulls": "coalesce(:s, :L)",
     }.items()
 }
-_AGGREGATES = {exp.Sum: "sum", exp.Count: "count", exp.Min: "min", exp.Max: "max", exp.Avg: "avg"}
+_AGGREGATES: Dict[Type[exp.Expr], str] = {
+    exp.Sum: "sum",
+    exp.Count: "count",
+    exp.Min: "min",
+    exp.Max: "max",
+    exp.Avg: "avg",
+}
 # the kinds whose state needs the evicted rows to be a whole prefix of the partition
 TIE_SENSITIVE = ("dense_rank", "first_value", "first_value_ignore_nulls")
 
@@ -95,7 +101,7 @@ class PrefixCall:
 
     def columns(self) -> Dict[str, exp.Expression]:
         """State column name -> aggregate over the evicted rows."""
-        values = {"key": exp.Struct(expressions=[sqlexpr.parse(o) for o in self.order_by])}
+        values: Dict[str, exp.Expression] = {"key": exp.Struct(expressions=[sqlexpr.parse(o) for o in self.order_by])}
         if self.argument is not None:
             values["x"] = sqlexpr.parse(self.argument)
         return {f"_wv_{name}{self.index}": sqlexpr.fill(t, **values) for name, t in _STATE[self.kind].items()}
@@ -206,7 +212,7 @@ def aggregate_all(
 
 
 def _group_columns(
-    group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expression]
+    group: int, partition_by: Tuple[str, ...], calls: Sequence[PrefixCall], where: Optional[exp.Expr]
 ) -> Tuple[List[Named], List[Named]]:
     """A group's keys (its PARTITION BY) and state columns, the latter over the rows `where` holds."""
     keys = [(key(group, j), sqlexpr.parse(p)) for j, p in enumerate(partition_by)]
@@ -216,12 +222,12 @@ def _group_columns(
     return keys, values
 
 
-def filtered(call: exp.Expression, where: exp.Expression) -> exp.Filter:
+def filtered(call: exp.Expr, where: exp.Expr) -> exp.Filter:
     """The aggregate `call` over the rows `where` holds."""
     return exp.Filter(this=call, expression=exp.Where(this=where.copy()))
 
 
-def _aggregates_filtered(value: exp.Expression, where: exp.Expression) -> exp.Expression:
+def _aggregates_filtered(value: exp.Expression, where: exp.Expr) -> exp.Expression:
     """`value` with each aggregate call in it restricted to the rows `where` holds."""
     return value.transform(lambda node: filtered(node.copy(), where) if isinstance(node, exp.AggFunc) else node)
 
@@ -275,6 +281,6 @@ def joined_sql(
     return sqlexpr.to_sql(select)
 
 
-def _all(conditions: List[exp.Expression]) -> exp.Expression:
+def _all(conditions: Sequence[exp.Expr]) -> exp.Expr:
     """The conditions ANDed; none is TRUE."""
     return exp.and_(*conditions) if conditions else exp.true()

@@ -12,7 +12,7 @@ import random
 from collections import defaultdict
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
-from conftest import sources_yml
+from tests.support.dbt_projects import sources_yml
 
 SECOND = 1_000_000
 MINUTE = 60 * SECOND

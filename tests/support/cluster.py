@@ -1,7 +1,7 @@
 """A real Spark standalone cluster on loopback for the tests: one master and two workers (1 core,
 1 GB each), started with the `spark-class` that PySpark ships, each with its own work directory,
 logs under <repo>/target/cluster-logs/. Used by test_cluster.py through the `standalone_cluster`
-fixture (session-scoped: one cluster for the run)."""
+fixture (tests/conftest.py; session-scoped: one cluster for the run)."""
 
 from __future__ import annotations
 
@@ -20,9 +20,10 @@ from typing import Dict, List
 
 import pyspark
 import pytest
-from conftest import TEST_JVM
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.dbt_projects import REPO
+from tests.support.processes import TEST_JVM
+
 SPARK_HOME = Path(pyspark.__file__).parent
 LOG_DIR = REPO / "target" / "cluster-logs"
 WORKERS = 2
@@ -168,12 +169,3 @@ def start_cluster(
         if isinstance(exc, RuntimeError):
             pytest.fail(message, pytrace=False)
         raise
-
-
-@pytest.fixture(scope="session")
-def standalone_cluster(tmp_path_factory):
-    cluster = start_cluster(tmp_path_factory.mktemp("cluster"))
-    try:
-        yield cluster
-    finally:
-        cluster.stop()

@@ -1,0 +1,11 @@
+"""Helpers the tests import (`from tests.support.<module> import ...`); the fixtures built on
+them are in tests/conftest.py.
+
+- dbt_projects: the repository, throwaway dbt projects on the shared session, sources.yml, errors
+- data: input tables the tests share (FLIP-145's Bid table)
+- processes: separate processes (a dbt process, a short-lived JVM) and what they leave behind
+- oracles: the window semantics replayed in Python
+- cluster: a Spark standalone cluster on loopback (the `standalone_cluster` fixture)
+- faults, objectstore: crash points of the commit protocol and an object store's semantics,
+  installed in a process
+"""

@@ -1,0 +1,97 @@
+"""Throwaway dbt projects on the shared Spark session, run in this process (dbtRunner), each in
+its own schema; and what their files and results need (sources.yml, the profile's Spark
+settings, a result's errors)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import Dict, List
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def sources_yml(*tables: str) -> str:
+    """A sources.yml declaring tables appended to by the tests, as source('raw', <table>), in the
+    project's own schema."""
+    return yaml.safe_dump(
+        {
+            "version": 2,
+            "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": t} for t in tables]}],
+        }
+    )
+
+
+def spark_params(home: Path) -> Dict[str, str]:
+    """Profile settings that point every test project at the session's one metastore."""
+    from dbt.adapters.window_views.session import java_options
+
+    return {
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": java_options(home),
+    }
+
+
+class DbtProject:
+    """A dbt project on disk, run in this process against the shared Spark session."""
+
+    def __init__(self, root: Path, schema: str, home: Path, spark) -> None:
+        self.root = root
+        self.schema = schema
+        self.spark = spark
+        (root / "models").mkdir(parents=True, exist_ok=True)
+        (root / "seeds").mkdir(exist_ok=True)
+        (root / "dbt_project.yml").write_text(
+            yaml.safe_dump({"name": "wv_test", "version": "1.0", "config-version": 2, "profile": "wv_test"})
+        )
+        profile = {
+            "type": "window_views",
+            "method": "session",
+            "schema": schema,
+            "threads": 1,
+            "server_side_parameters": spark_params(home),
+        }
+        (root / "profiles.yml").write_text(yaml.safe_dump({"wv_test": {"target": "dev", "outputs": {"dev": profile}}}))
+
+    def write(self, path: str, text: str) -> Path:
+        target = self.root / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text).lstrip())
+        return target
+
+    def model(self, name: str, sql: str) -> Path:
+        return self.write(f"models/{name}.sql", sql)
+
+    def seed(self, name: str, csv: str) -> Path:
+        return self.write(f"seeds/{name}.csv", csv)
+
+    def dbt(self, *args: str, ok: bool = True):
+        from dbt.cli.main import dbtRunner
+
+        result = dbtRunner().invoke([*args, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
+        if ok and not result.success:
+            raise AssertionError(f"dbt {' '.join(args)} failed: {errors(result)}")
+        if not ok:
+            assert not result.success, f"dbt {' '.join(args)} succeeded, expected a failure"
+        return result
+
+    def rows(self, relation: str, order_by: str = "all") -> List[tuple]:
+        df = self.spark.sql(f"select * from {self.schema}.{relation} order by {order_by}")
+        return [tuple(r) for r in df.collect()]
+
+    def columns(self, relation: str) -> List[str]:
+        return self.spark.table(f"{self.schema}.{relation}").columns
+
+
+def errors(result) -> str:
+    """Every error message of a dbtRunner result, as one string."""
+    if result.exception is not None:
+        return str(result.exception)
+    out = []
+    for r in result.result or []:
+        if getattr(r, "status", None) in ("error", "fail") or getattr(r, "message", None) and r.status != "success":
+            out.append(f"{r.node.name}: {r.message}")
+    return "\n".join(out)

@@ -1,0 +1,66 @@
+"""Separate processes of the tests (a dbt process, a Spark JVM that lives for a step or two):
+running them, waiting for them to end, and what a misconfigured one leaves behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from pathlib import Path
+from typing import Dict, List, Optional
+
+from tests.support.dbt_projects import REPO
+
+# what a Spark with a Derby metastore leaves in its working directory when misconfigured
+SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
+
+# A JVM that lives for a step or two of a test (a dbt process of the crash drill, a cluster's):
+# the C1 compiler alone compiles what it runs, and sparing C2's threads takes ~40% off such a
+# run's CPU (2 cores, two test workers). Not for the shared session: over a whole worker's tests,
+# C2's faster code pays back.
+TEST_JVM = "-XX:TieredStopAtLevel=1"
+
+
+def run_command(
+    cmd: List[str], cwd: Path, env: Optional[Dict[str, str]] = None, timeout: int = 600
+) -> subprocess.CompletedProcess:
+    """Run a command (a separate dbt process), failing with the tail of its output."""
+    proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise AssertionError(
+            f"`{' '.join(cmd)}` (cwd {cwd}) exited {proc.returncode}\n"
+            f"--- stdout (tail) ---\n{proc.stdout[-6000:]}\n--- stderr (tail) ---\n{proc.stderr[-4000:]}"
+        )
+    return proc
+
+
+def wait_for_jvm(home: Path, timeout: float = 60) -> None:
+    """A killed driver's JVM notices its parent is gone a moment later; the next process can
+    only open the Derby metastore under `home` once it has exited."""
+    marker = str(home).encode()
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        alive = False
+        for proc in Path("/proc").iterdir():
+            if proc.name.isdigit():
+                try:
+                    alive = alive or marker in (proc / "cmdline").read_bytes()
+                except OSError:
+                    pass
+        if not alive:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"a Spark JVM of {home} is still running after {timeout} s")
+
+
+def short_lived(params: Dict[str, str]) -> Dict[str, str]:
+    """Spark settings for a JVM that lives for a step or two of a test (TEST_JVM)."""
+    keys = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
+    return {**params, **{key: f"{params.get(key, '')} {TEST_JVM}".strip() for key in keys}}
+
+
+def with_tests_importable(env: Dict[str, str]) -> Dict[str, str]:
+    """A separate Python process's environment in which `tests.support` imports (the repository
+    first on PYTHONPATH), as pytest's `pythonpath` makes it import in this one."""
+    path = [str(REPO), *filter(None, env.get("PYTHONPATH", "").split(os.pathsep))]
+    return {**env, "PYTHONPATH": os.pathsep.join(path)}
