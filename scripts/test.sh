@@ -11,5 +11,9 @@ bash scripts/setup.sh
 .venv/bin/mypy
 # two workers, each with its own Spark session (one alone leaves a third of 2 cores idle while
 # JVMs start and processes wait); a file's tests run on one worker, so a module's fixture is
-# built once
-exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile tests "$@"
+# built once. Arguments go to pytest; one naming a test file or folder replaces `tests`
+where=tests
+for arg in "$@"; do
+  case "$arg" in -*) ;; *) if [ -e "${arg%%::*}" ]; then where=; fi ;; esac
+done
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile $where "$@"
