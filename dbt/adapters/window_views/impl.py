@@ -93,10 +93,14 @@ class WindowViewsAdapter(SparkAdapter):
 
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
-        window summary, so `dbt docs` shows it."""
+        window summary, so `dbt docs` shows it; a row count only where Spark knows one."""
         match = _TABLE_COMMENT.search(getattr(relation, "information", None) or "")
         comment = match.group(1).strip() if match else None
         for column in super()._get_columns_for_catalog(relation):
+            if column.get("stats:rows:value") == 0:
+                # Spark says `0 rows` of a table it never analyzed: unknown, not empty
+                for key in [k for k in column if k.startswith("stats:rows:")]:
+                    del column[key]
             if comment:
                 column["table_comment"] = comment
                 if "Window view (" in comment:
