@@ -12,16 +12,27 @@ not decompose fall back to the TVF form.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Union
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dbt.adapters.window_views import sqlexpr, tvf
 from dbt.adapters.window_views.intervals import epoch_micros
-from dbt.adapters.window_views.tvf import window_bounds, window_floor
+from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
+
+# the windows a pane plan computes (a SESSION's windows follow the rows, not panes)
+Paned = Union[Tumble, Hop, Cumulate]
+
+
+def window_floor(t: str, offset: int, unit: int) -> str:
+    return sqlexpr.to_sql(sqlexpr.window_floor(sqlexpr.parse(t), offset, unit))
+
+
+def window_bounds(start: str, end: str) -> str:
+    return ", ".join(sqlexpr.to_sql(e) for e in sqlexpr.window_bounds(sqlexpr.parse(start), sqlexpr.parse(end)))
 
 
 class PlanError(ValueError):
@@ -41,27 +52,6 @@ def _name(value: Any, argument: str) -> str:
     if not is_name(value):
         raise _fail(argument, f"must be a column name (letters, digits, underscores), got {value!r}")
     return value
-
-
-@dataclass(frozen=True)
-class WindowSpec:
-    kind: str
-    time_col: str
-    size: int  # all intervals in microseconds
-    slide: int  # HOP: slide; CUMULATE: step; TUMBLE: size
-    offset: int
-
-    @classmethod
-    def from_spec(cls, spec: Mapping[str, Any]) -> "WindowSpec":
-        """From the spec macros/_internal/arguments.sql validated (`_window_aggregate_spec`):
-        intervals in microseconds, a HOP slide at most its size, a CUMULATE size a multiple of
-        its step, the time column a checked name. Nothing here re-checks them."""
-        unit = {"tumble": "size_us", "hop": "slide_us", "cumulate": "step_us"}[spec["kind"]]
-        return cls(spec["kind"], spec["time_col"], spec["size_us"], spec[unit], spec["offset_us"])
-
-    @property
-    def pane(self) -> int:
-        return math.gcd(self.size, self.slide)
 
 
 @dataclass(frozen=True)
@@ -165,14 +155,14 @@ def _combined(columns: Sequence[str], node: exp.Expression) -> exp.Expression:
     return sqlglot.parse_one(sql, read="spark")
 
 
-def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_by: Sequence[str]) -> Plan:
+def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
     """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
     keys = [f"`{_name(k, 'group_by')}`" for k in group_by]
     ts = f"`{window.time_col}`"
     t = epoch_micros(ts)
     key_list = "".join(f"{k}, " for k in keys)
 
-    if window.kind == "tumble":
+    if isinstance(window, Tumble):
         start = window_floor(t, window.offset, window.size)
         aggs = ", ".join(f"{m.tree.sql('spark')} AS `{m.alias}`" for m in measures)
         sql = (
@@ -205,13 +195,13 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
                 node.replace(combined)
         outputs.append(f"{tree.sql('spark')} AS `{measure.alias}`")
 
-    pane = window.pane if window.kind == "hop" else window.slide
+    pane = window.pane if isinstance(window, Hop) else window.step
     pane_start = window_floor("_wv_t", window.offset, pane)
     pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for leaf, col in columns.items())
     # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
     # (measured: ~15% faster than shuffling panes twice, by key + pane and then by key)
     hint = f"/*+ REPARTITION({', '.join(keys)}) */ " if keys else ""
-    period = f", {window_floor(t, window.offset, window.size)} AS _wv_s" if window.kind == "cumulate" else ""
+    period = f", {window_floor(t, window.offset, window.size)} AS _wv_s" if isinstance(window, Cumulate) else ""
     period_key = "_wv_s, " if period else ""
     partition = f"PARTITION BY {', '.join([*keys, '_wv_s'] if period else keys)} " if (keys or period) else ""
     panes = f"""_wv_panes AS (
@@ -219,9 +209,11 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
     FROM (SELECT {hint}*, {t} AS _wv_t{period} FROM {relation_sql} WHERE {ts} IS NOT NULL) AS _wv_rows
     GROUP BY {key_list}{period_key}{pane_start}
   )"""
-    over_panes = ", ".join(f"{_over_panes(col, leaf, window.kind == 'hop')} AS {col}" for leaf, col in columns.items())
+    over_panes = ", ".join(
+        f"{_over_panes(col, leaf, isinstance(window, Hop))} AS {col}" for leaf, col in columns.items()
+    )
 
-    if window.kind == "cumulate":
+    if isinstance(window, Cumulate):
         # one running aggregate per period. A window whose last pane is empty holds the same
         # panes as the window of the pane before it: each pane's row is copied to the window
         # ends up to the next pane (or the period's end), after the one sort.
@@ -281,7 +273,9 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
 def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
     """Entry point for the macro: `window` is the spec the macro validated; checks the measures
     and group_by, returns {'sql', 'fallback_reason'}."""
-    spec = WindowSpec.from_spec(window)
+    spec = tvf.from_spec(window)
+    if not isinstance(spec, (Tumble, Hop, Cumulate)):
+        raise _fail("window", f"has kind {spec.kind.value}: its windows follow the rows, not panes")
     parsed = parse_measures(measures)
     if isinstance(group_by, str):
         group_by = [group_by]

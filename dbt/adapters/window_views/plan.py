@@ -150,8 +150,7 @@ def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[Column
         relation = None if via_cte else (table.db or None, table.name)
         for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
             where = f"window_views.{window.kind} argument"
-            uses.append(ColumnUse(f"{where} 'time_col'", window.time_col, relation, via_cte))
-            uses.extend(ColumnUse(f"{where} 'partition_by'", key, relation, via_cte) for key in window.partition_by)
+            uses.extend(ColumnUse(f"{where} '{arg}'", name, relation, via_cte) for arg, name in window.columns())
     if config.watermark is not None:
         uses.append(ColumnUse("config 'watermark'", config.watermark.column, None))
     return tuple(uses)

@@ -18,6 +18,7 @@ Named = Tuple[str, exp.Expression]
 # an expression, or a Python value that stands for its literal
 Value = Union[exp.Expression, int, bool]
 
+_WINDOW_FLOOR = sqlglot.parse_one("(:t - pmod(:t - :offset, :unit))", read=DIALECT)
 _FLOOR_INDEX = sqlglot.parse_one("div(:key - pmod(:key, :size), :size)", read=DIALECT)
 _EPOCH_MICROS = sqlglot.parse_one(_epoch_micros_sql(":value"), read=DIALECT)
 
@@ -50,6 +51,24 @@ def fill(template: exp.Expression, **values: exp.Expression) -> exp.Expression:
 def epoch_micros(value: exp.Expression) -> exp.Expression:
     """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
     return fill(_EPOCH_MICROS, value=value)
+
+
+def window_floor(t: exp.Expression, offset: int, unit: int) -> exp.Expression:
+    """The latest window start at or before t (epoch micros): multiples of `unit` after `offset`,
+    floored also before 1970 (pmod is never negative). The macros' `_window_floor`."""
+    return fill(_WINDOW_FLOOR, t=t, offset=exp.Literal.number(offset), unit=exp.Literal.number(unit))
+
+
+def window_bounds(start: exp.Expression, end: exp.Expression) -> List[exp.Expression]:
+    """The window_start, window_end and window_time columns of [start, end) (epoch micros).
+    The macros' `_window_bounds`."""
+    return [
+        exp.alias_(exp.func("timestamp_micros", start.copy()), "window_start"),
+        exp.alias_(exp.func("timestamp_micros", end.copy()), "window_end"),
+        exp.alias_(
+            exp.func("timestamp_micros", exp.Sub(this=end.copy(), expression=exp.Literal.number(1))), "window_time"
+        ),
+    ]
 
 
 def floor_index(key: exp.Expression, size: int) -> exp.Expression:

@@ -17,6 +17,7 @@ from typing import Optional, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import panes, sqlexpr, tvf
+from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
 
 PANES_CTE = "_wv_panes"  # panes.plan's per-pane step; the window_aggregate subquery's alias too
 # how a pane leaf (panes.decompose) merges with the same pane's partial from another batch
@@ -60,12 +61,12 @@ def model_only(tree: exp.Expression) -> exp.Expression:
     return copy
 
 
-def _replanned(window: tvf.WindowTvf, relation: str) -> Optional[exp.Select]:
+def _replanned(window: panes.Paned, relation: str) -> Optional[exp.Select]:
     """panes.py's plan of the window over `relation`, as a query with a `_wv_panes` CTE; None
     when a measure does not decompose."""
-    kind, slide = (window.kind, window.slide) if window.kind != "tumble" else ("hop", window.size)
-    spec = panes.WindowSpec(kind, window.time_col, window.size, slide, window.offset)
-    planned = panes.plan(relation, spec, panes.parse_measures(dict(window.measures)), list(window.group_by))
+    # a TUMBLE as the HOP of one pane per window, so its panes are kept like a HOP's
+    paned = window.as_hop() if isinstance(window, Tumble) else window
+    planned = panes.plan(relation, paned, panes.parse_measures(dict(window.measures)), list(window.group_by))
     if planned.sql is None:
         return None
     return sqlexpr.parse(planned.sql).unnest()
@@ -98,6 +99,8 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     """Point the model's window_aggregate (in `tree`, whose upstream table already reads `view`)
     at the pane state in `view`, and return what a micro-batch runs to keep that state; None
     (tree unchanged) when the measures need input rows."""
+    if not isinstance(window, (Tumble, Hop, Cumulate)):
+        return None  # a SESSION's windows follow the rows: its state keeps them
     subquery = _aggregate(tree)
     read = {t.name for t in subquery.find_all(exp.Table)} - {PANES_CTE, "_wv_slots", "_wv_windows"}
     if read != {view}:
@@ -112,7 +115,7 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
         return None
     cte = next(c for c in query.args["with_"].expressions if c.alias == PANES_CTE)
     partial = cte.this.copy()
-    if window.kind == "tumble" and any(_is_sketch(p.unalias()) for p in partial.expressions):
+    if isinstance(window, Tumble) and any(_is_sketch(p.unalias()) for p in partial.expressions):
         # batch TUMBLE runs approx_count_distinct itself (HLL++), whose estimate a merged sketch
         # does not reproduce: kept as rows, the stream runs the batch's SQL and estimates alike
         return None

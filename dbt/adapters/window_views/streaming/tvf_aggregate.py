@@ -21,6 +21,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, panes, tvf
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
+from dbt.adapters.window_views.windows import Cumulate, Hop
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 # clauses of the aggregating SELECT that panes do not compute
@@ -107,7 +108,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
     """The model (`tree`, reading the stream's `view`) as a window_aggregate over `view`, and
     the window with its keys and measures (what slicing.plan needs); None when the model is not
     the plain TVF aggregate this module reads."""
-    if window.kind not in ("hop", "cumulate") or window.via is not None or not isinstance(tree, exp.Select):
+    if not isinstance(window, (Hop, Cumulate)) or window.via is not None or not isinstance(tree, exp.Select):
         return None
     if any(tree.args.get(k) for k in _REFUSED) or not _tvf_source(tree, view):
         return None
