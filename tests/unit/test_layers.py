@@ -9,7 +9,7 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "dbt" / "adapters" / "window_views"
 PREFIX = "dbt.adapters.window_views"
 LAYERS = {
-    0: {"errors", "intervals", "names", "paths", "upstream", "__version__"},
+    0: {"errors", "intervals", "names", "rules", "paths", "upstream", "__version__"},
     1: {"windows", "tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
     2: {"streaming.slicing", "streaming.tvf_aggregate", "streaming.plan", "plan"},
     3: {

@@ -14,6 +14,7 @@ from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
 from dbt.adapters.window_views.intervals import Interval
+from dbt.adapters.window_views.names import name_problem
 
 
 class Choice(str, Enum):
@@ -184,8 +185,9 @@ class WindowViewConfig:
                     "'idle_timeout': '<interval>'), e.g. {'column': 'bidtime', 'delay': '5 minutes'}",
                 )
             column = raw["column"]
-            if not isinstance(column, str) or not column.replace("_", "a").isalnum():
-                raise fail("watermark", f"column {column!r} is not a column name", "name one timestamp column")
+            problem = name_problem(column)
+            if problem is not None:
+                raise fail("watermark", f"column {column!r} {problem}", "name one timestamp column")
             try:
                 delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
             except IntervalError as exc:

@@ -15,8 +15,14 @@ UNIT_MICROS = {
     "hour": 3_600_000_000,
     "day": 86_400_000_000,
 }
-_INTERVAL = re.compile(r"^\s*([+-]?)\s*(\d{1,12})\s+(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+# the macros match with this very pattern (macros/_internal/_rules.sql, made from rules.py)
+PATTERN = r"(?i)^\s*([+-]?)\s*([0-9]{1,12})\s+(second|minute|hour|day)s?\s*$"
+_INTERVAL = re.compile(PATTERN)
 ALLOWED = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'"
+# about 100 years: window bounds are epoch micros in a BIGINT, and every bound of a timestamp in
+# Spark's range (years 1-9999) stays far inside it
+MAX_DAYS = 36_500
+MAX_MICROS = MAX_DAYS * UNIT_MICROS["day"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,8 @@ class Interval:
             raise IntervalError(f"{value!r} is zero: the interval must be positive")
         if micros < 0 and not allow_negative:
             raise IntervalError(f"{value!r} is negative: the interval must be positive")
+        if abs(micros) > MAX_MICROS:
+            raise IntervalError(f"{value!r} is too long: at most {MAX_DAYS} days (about 100 years)")
         return cls(micros=micros, text=" ".join(value.split()))
 
     def __str__(self) -> str:

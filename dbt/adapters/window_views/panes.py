@@ -21,6 +21,7 @@ from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views import sqlexpr, tvf
 from dbt.adapters.window_views.intervals import epoch_micros
+from dbt.adapters.window_views.names import NAME_RULE, is_identifier, name_problem
 from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
 
 # the windows a pane plan computes (a SESSION's windows follow the rows, not panes)
@@ -43,14 +44,9 @@ def _fail(argument: str, problem: str) -> PlanError:
     return PlanError(f"window_views.window_aggregate: argument '{argument}' {problem}")
 
 
-def is_name(value: Any) -> bool:
-    """Whether `value` is a plain column name (letters, digits, underscores; not a digit first)."""
-    return isinstance(value, str) and value.replace("_", "a").isalnum() and not value[0].isdigit()
-
-
 def _name(value: Any, argument: str) -> str:
-    if not is_name(value):
-        raise _fail(argument, f"must be a column name (letters, digits, underscores), got {value!r}")
+    if not is_identifier(value):
+        raise _fail(argument, f"{NAME_RULE}, got {value!r}")
     return value
 
 
@@ -281,5 +277,10 @@ def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: An
         group_by = [group_by]
     if not isinstance(group_by, (list, tuple)):
         raise _fail("group_by", f"must be a list of column names, got {group_by!r}")
+    # a user's names: the plugin's own (tvf_aggregate's measures) may have the reserved prefix
+    for argument, name in [*((f"measures.{m.alias}", m.alias) for m in parsed), *(("group_by", k) for k in group_by)]:
+        problem = name_problem(name)
+        if problem is not None:
+            raise _fail(argument, f"{problem}, got {name!r}")
     result = plan(relation_sql, spec, parsed, list(group_by))
     return {"sql": result.sql, "fallback_reason": result.fallback_reason}

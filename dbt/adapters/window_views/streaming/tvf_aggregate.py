@@ -20,6 +20,7 @@ from typing import Dict, List, Optional, Set, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, panes, tvf
+from dbt.adapters.window_views.names import is_identifier
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
 from dbt.adapters.window_views.windows import Cumulate, Hop
 
@@ -76,7 +77,7 @@ def _group_keys(select: exp.Select) -> Optional[List[str]]:
     names = [_name(e) for e in columns]
     if not {"window_start", "window_end"} <= set(names):
         return None
-    if any(not panes.is_name(e.name) for e in columns):
+    if not all(is_identifier(e.name) for e in columns):
         return None
     return list(dict.fromkeys(e.name for e in columns))
 
