@@ -3,7 +3,7 @@ and column, so a user's column can never collide with one; and what a column nam
 argument or a config names may be (the macros read both from macros/_internal/_rules.sql)."""
 
 import re
-from typing import Optional
+from typing import Optional, TypeGuard
 
 RESERVED_PREFIX = "_wv_"
 NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a plain identifier: never needs quoting
@@ -20,7 +20,7 @@ def is_reserved(column: str) -> bool:
     return column.lower().startswith(RESERVED_PREFIX)
 
 
-def is_identifier(value: object) -> bool:
+def is_identifier(value: object) -> TypeGuard[str]:
     """Whether `value` is a plain identifier (`NAME_PATTERN`), the plugin's own names included."""
     return isinstance(value, str) and re.match(NAME_PATTERN, value) is not None
 

@@ -101,7 +101,7 @@ def parse_measures(measures: Any) -> List[Measure]:
     return parsed
 
 
-def decompose(node: exp.Expression) -> Optional[List[Leaf]]:
+def decompose(node: exp.Expr) -> Optional[List[Leaf]]:
     """The pane-level leaves of one aggregate call, or None if it does not decompose."""
     arg = node.this
     if isinstance(arg, exp.Distinct):
@@ -140,7 +140,7 @@ def _over_panes(column: str, leaf: Leaf, sliding: bool) -> str:
     return f"{function}({column}) OVER _wv_frame"
 
 
-def _combined(columns: Sequence[str], node: exp.Expression) -> exp.Expression:
+def _combined(columns: Sequence[str], node: exp.Expr) -> exp.Expression:
     """An aggregate call computed from its leaves' per-window columns."""
     if isinstance(node, exp.Sum):
         sql = f"if({columns[1]} = 0, NULL, {columns[0]})"
@@ -148,7 +148,7 @@ def _combined(columns: Sequence[str], node: exp.Expression) -> exp.Expression:
         sql = f"if({columns[1]} = 0, NULL, {columns[0]} / {columns[1]})"
     else:
         sql = columns[0]
-    return sqlglot.parse_one(sql, read="spark")
+    return sqlexpr.parse(sql)
 
 
 def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, overwindows, tvf
-from dbt.adapters.window_views.config import WindowViewConfig, reject_window_view_keys
+from dbt.adapters.window_views.config import Emit, Execution, WindowViewConfig, reject_window_view_keys
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.streaming import plan as stream_plan
 from dbt.adapters.window_views.upstream import Upstream
@@ -85,11 +85,18 @@ class WindowViewPlan:
             inputs = tuple(analysis.input_tables(tree))
             columns = _column_uses(tree, parsed)
         stream, close_sql = None, None
-        if parsed.execution == "streaming":
+        if parsed.execution is Execution.STREAMING:
             stream = stream_plan.build(model, compiled_sql, parsed, upstream)
-        elif parsed.emit == "on_window_close":
+        elif parsed.emit is Emit.ON_WINDOW_CLOSE:
             close_sql = _close_sql(model, compiled_sql, parsed)
         return cls(model, parsed, compiled_sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
+
+    @property
+    def stream_plan(self) -> stream_plan.StreamPlan:
+        """The plan of an execution='streaming' model (a batch model has none)."""
+        if self.stream is None:
+            raise ValueError(f"window_view model '{self.model}' is not a streaming window view")
+        return self.stream
 
     def check_columns(self, columns_of: Callable[[Tuple[Optional[str], str]], Optional[List[str]]]) -> None:
         """Every column a macro argument or the watermark names must exist where it is read,
@@ -101,9 +108,10 @@ class WindowViewPlan:
             if use.via_cte and self.stream is None:
                 continue
             relations = [use.relation] if use.relation is not None else list(self.inputs)
-            if not relations or any(known.get(r) is None for r in relations):
+            found = [known.get(r) for r in relations]
+            if not relations or None in found:
                 continue  # a relation Spark alone can describe
-            candidates = [c for r in relations for c in known[r]]
+            candidates = [c for columns in found for c in columns or ()]
             if use.column.lower() in {c.lower() for c in candidates}:
                 continue
             names = ", ".join(".".join(p for p in r if p) for r in relations)
@@ -165,7 +173,7 @@ def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
     """Batch on_window_close: descending frames over the watermark column mirrored to ascending
     ones (they close then), checked now as far as it goes without Spark; whether the output has
     something to close is checked when Spark describes the query."""
-    column = config.watermark.column
+    column = config.required_watermark.column
     try:
         tree = analysis.parse(compiled_sql)
         sql = tree.sql("spark") if overwindows.ascending(tree, column) else compiled_sql

@@ -12,7 +12,7 @@ does a TUMBLE with approx_count_distinct (see `plan`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from sqlglot import exp
 
@@ -69,7 +69,10 @@ def _replanned(window: panes.Paned, relation: str) -> Optional[exp.Select]:
     planned = panes.plan(relation, paned, panes.parse_measures(dict(window.measures)), list(window.group_by))
     if planned.sql is None:
         return None
-    return sqlexpr.parse(planned.sql).unnest()
+    query = sqlexpr.parse(planned.sql).unnest()
+    if not isinstance(query, exp.Select):
+        raise TypeError(f"a pane plan is a query with a {PANES_CTE} CTE, got {planned.sql}")
+    return query
 
 
 def _is_sketch(leaf: exp.Expression) -> bool:
@@ -78,7 +81,7 @@ def _is_sketch(leaf: exp.Expression) -> bool:
 
 def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str:
     """One row per `pane_key` (group keys, [_wv_s,] _wv_p), each partial merged as it combines."""
-    merged = []
+    merged: List[exp.Expr] = []
     for projection in partial.expressions:
         name = projection.alias_or_name
         if name in pane_key:
@@ -87,7 +90,7 @@ def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str
         leaf = projection.unalias()
         if _is_sketch(leaf):
             # sketches union; `true`: panes of one window may differ in lgConfigK
-            combined: exp.Expression = exp.Anonymous(this="hll_union_agg", expressions=[exp.column(name), exp.true()])
+            combined: exp.Expr = exp.Anonymous(this="hll_union_agg", expressions=[exp.column(name), exp.true()])
         else:
             combined = exp.func(MERGE[type(leaf)], exp.column(name))
         merged.append(exp.alias_(combined, name))
@@ -102,6 +105,8 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     if not isinstance(window, (Tumble, Hop, Cumulate)):
         return None  # a SESSION's windows follow the rows: its state keeps them
     subquery = _aggregate(tree)
+    if subquery is None:
+        raise ValueError(f"the model has no window_aggregate pane plan ({PANES_CTE}) to keep as pane partials")
     read = {t.name for t in subquery.find_all(exp.Table)} - {PANES_CTE, "_wv_slots", "_wv_windows"}
     if read != {view}:
         raise SlicingError(

@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, panes, tvf
+from dbt.adapters.window_views import analysis, panes, sqlexpr, tvf
 from dbt.adapters.window_views.names import is_identifier
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
 from dbt.adapters.window_views.windows import Cumulate, Hop
@@ -130,7 +130,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
             return None
         named = isinstance(rewritten, exp.Alias) or (isinstance(rewritten, exp.Column) and _name(rewritten) in grouped)
         if not named:  # any name but an internal one: ModelQuery.conform gives the model's own
-            rewritten = exp.alias_(rewritten, projection.sql("spark"), quoted=True)
+            rewritten = sqlexpr.node(exp.alias_(rewritten, projection.sql("spark"), quoted=True))
         projections.append(rewritten)
     if not measures:
         return None  # windows without aggregates: nothing to keep as partials
