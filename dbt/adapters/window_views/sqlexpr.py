@@ -125,7 +125,7 @@ def frame(kind: str, start: Tuple[object, Optional[str]], end: Tuple[object, Opt
     return exp.WindowSpec(kind=kind.upper(), start=start[0], start_side=start[1], end=end[0], end_side=end[1])
 
 
-def replaced(tree: exp.Expression, node: exp.Expression, replacement: exp.Expression) -> exp.Expression:
+def replaced(tree: exp.Expression, node: exp.Expr, replacement: exp.Expression) -> exp.Expression:
     """`tree` with `node` (in it) replaced; the replacement itself when `node` is the tree."""
     if node is tree:
         return replacement
