@@ -20,7 +20,7 @@ from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views import sqlexpr, tvf
-from dbt.adapters.window_views.names import NAME_RULE, is_identifier, name_problem
+from dbt.adapters.window_views.names import NAME_RULE, internal, is_identifier, name_problem
 from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
 
 # the windows a pane plan computes (a SESSION's windows follow the rows, not panes)
@@ -100,6 +100,8 @@ def _col(name: str) -> exp.Column:
 def _n(value: int) -> exp.Expression:
     return exp.Literal.number(value)
 
+
+PARTIAL = internal("m")  # the prefix of a pane partial's column
 
 # the plan's scalar shapes, parsed once and filled with nodes (sqlexpr.fill)
 _PRESENT = sqlexpr.parse(":ts IS NOT NULL")
@@ -257,7 +259,7 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
                     None,
                     f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes",
                 )
-            combined = _combined([columns.setdefault(leaf, f"_wv_m{len(columns)}") for leaf in parts], node)
+            combined = _combined([columns.setdefault(leaf, f"{PARTIAL}{len(columns)}") for leaf in parts], node)
             tree = sqlexpr.replaced(tree, node, combined)
         outputs.append(exp.alias_(tree, measure.alias, quoted=True))
 

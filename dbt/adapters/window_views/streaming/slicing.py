@@ -127,7 +127,7 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     # a batch's new rows are few: aggregate them where they are (map-side), not after a shuffle
     for hint in list(partial.find_all(exp.Hint)):
         hint.pop()
-    pane_key = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith("_wv_m"))
+    pane_key = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith(panes.PARTIAL))
     cte.set("this", exp.select("*").from_(view))
     subquery.set("this", query)
     merge_view = f"{view}_merge"
