@@ -120,7 +120,7 @@ INTERVALS = [
 
 def _python_interval(value: Any, signed: bool):
     try:
-        return Interval.parse(value, allow_negative=signed, allow_zero=signed).micros
+        return Interval.parse(value, allow_negative=signed, allow_zero=signed, window=True).micros
     except IntervalError:
         return "refused"
 
@@ -149,3 +149,10 @@ def test_a_column_name_is_accepted_or_refused_alike(macros, value):
         jinja = "refused"
         assert str(refused).startswith("window_views.tumble: argument 'time_col' ")
     assert jinja == ("refused" if name_problem(value) else f"`{value}`")
+
+
+def test_only_window_arguments_are_capped():
+    """The cap keeps window bounds inside Spark's timestamps; a watermark delay may be longer."""
+    assert Interval.parse("40000 days").micros == 40000 * 86_400_000_000
+    with pytest.raises(IntervalError, match="is too long: at most 36500 days"):
+        Interval.parse("40000 days", window=True)
