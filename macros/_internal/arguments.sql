@@ -88,28 +88,24 @@
 {%- endmacro %}
 
 
+{#- the interval rules are the plugin's Python ones (intervals.py), read from _rules.sql -#}
 {% macro _interval_micros(value, macro_name, argument, allow_negative=false) -%}
-  {%- set units = {'second': 1000000, 'minute': 60000000, 'hour': 3600000000, 'day': 86400000000} -%}
-  {%- set allowed = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'" -%}
+  {%- set rules = window_views._rules() -%}
   {%- set where = "window_views." ~ macro_name ~ ": argument '" ~ argument ~ "'" -%}
   {%- if value is not string -%}
     {{ exceptions.raise_compiler_error(where ~ " must be an interval string such as '10 minutes', got " ~ (value | string)) }}
   {%- endif -%}
-  {%- set m = modules.re.match('^ *([+-]?) *([0-9]{1,12}) +(second|minute|hour|day)s? *$', value, modules.re.IGNORECASE) -%}
+  {%- set m = modules.re.match(rules.interval_pattern, value) -%}
   {%- if not m -%}
-    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is not an interval: expected " ~ allowed ~ window_views._did_you_mean(value)) }}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is not an interval: expected " ~ rules.interval_allowed ~ window_views._did_you_mean(value)) }}
   {%- endif -%}
-  {%- set micros = (m.group(2) | int) * units[m.group(3) | lower] * (-1 if m.group(1) == '-' else 1) -%}
+  {%- set micros = (m.group(2) | int) * rules.interval_units[m.group(3) | lower] * (-1 if m.group(1) == '-' else 1) -%}
   {%- if micros == 0 and not allow_negative -%}
     {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is zero: it must be a positive interval") }}
   {%- elif micros < 0 and not allow_negative -%}
     {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is negative: it must be a positive interval") }}
-  {#- at most 36500 days (about 100 years), the documented maximum: window bounds are epoch
-      microseconds in a BIGINT, and near it ('999999999999 days') Spark reads the literal as a
-      DECIMAL and fails with DATATYPE_MISMATCH; 100 years keeps every bound of a timestamp in
-      Spark's range (years 1-9999) far inside the BIGINT -#}
-  {%- elif micros | abs > 36500 * units['day'] -%}
-    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is too long: at most 36500 days (about 100 years), so that window bounds stay within Spark's timestamps; fix: use a shorter interval") }}
+  {%- elif micros | abs > rules.interval_max_micros -%}
+    {{ exceptions.raise_compiler_error(where ~ " = '" ~ value ~ "' is too long: at most " ~ rules.interval_max_days ~ " days (about 100 years), so that window bounds stay within Spark's timestamps; fix: use a shorter interval") }}
   {%- endif -%}
   {{ return(micros) }}
 {%- endmacro %}
@@ -129,7 +125,7 @@
   {%- if m -%}
     {%- set word = m.group(3) | lower -%}
     {%- set word = word[:-1] if word[-1] == 's' else word -%}
-    {%- for unit in ['second', 'minute', 'hour', 'day'] -%}
+    {%- for unit in window_views._rules().interval_units -%}
       {%- if word | length >= 2 and (modules.re.match('^' ~ word | list | join('.*'), unit) or modules.re.match('^' ~ unit | list | join('.*'), word)) -%}
         {{ return("; did you mean '" ~ m.group(1) ~ m.group(2) ~ ' ' ~ unit ~ ('' if (m.group(2) | int) == 1 else 's') ~ "'?") }}
       {%- endif -%}
@@ -139,9 +135,14 @@
 {%- endmacro %}
 
 
+{#- a column a window argument names: the plugin's rule (names.py), read from _rules.sql -#}
 {% macro _column(name, macro_name, argument) -%}
-  {%- if name is not string or not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', name) -%}
-    {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' must be a column name (letters, digits, underscores), got " ~ (name | string)) }}
+  {%- set rules = window_views._rules() -%}
+  {%- set where = "window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' " -%}
+  {%- if name is not string or not modules.re.match(rules.name_pattern, name) -%}
+    {{ exceptions.raise_compiler_error(where ~ rules.name_rule ~ ", got " ~ (name | string)) }}
+  {%- elif (name | lower).startswith(rules.reserved_prefix) -%}
+    {{ exceptions.raise_compiler_error(where ~ "= '" ~ name ~ "' uses the prefix " ~ rules.reserved_prefix ~ ", which the plugin reserves for its own columns; fix: rename the column") }}
   {%- endif -%}
   {{ return(adapter.quote(name)) }}
 {%- endmacro %}
@@ -151,7 +152,7 @@
   {#- a ref()/source() relation renders itself (lineage comes from the ref call);
       a string must be a CTE name -#}
   {%- if relation is string -%}
-    {%- if not modules.re.match('^[A-Za-z_][A-Za-z0-9_]*$', relation) -%}
+    {%- if not modules.re.match(window_views._rules().name_pattern, relation) -%}
       {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument 'relation' must be ref(...), source(...) or a CTE name, got '" ~ relation ~ "'") }}
     {%- endif -%}
     {{ return(adapter.quote(relation)) }}

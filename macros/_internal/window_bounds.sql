@@ -1,6 +1,6 @@
-{#- The window arithmetic, in epoch microseconds: the one source for the TVF macros and for the
-    plugin's Python (tvf.py, panes.py), which renders this file with a plain jinja2 Environment.
-    So it stays self-contained: no dbt context (adapter, return, other macros) in here. -#}
+{#- The window arithmetic, in epoch microseconds, for the TVF macros: the Jinja twin of
+    sqlexpr.window_floor / window_bounds in the plugin's Python, which the tests hold to the same
+    expressions (tests/unit/test_tvf.py). No dbt context in here, so those tests render it as is. -#}
 
 {#- the latest window start at or before t: floor to `unit_us` after `offset_us`, also for t
     before the epoch (pmod is never negative) -#}

@@ -8,18 +8,19 @@ import random
 import pytest
 import sqlglot
 
-from dbt.adapters.window_views.intervals import epoch_micros
-from dbt.adapters.window_views.tvf import WindowTvf, find, window_floor
+from dbt.adapters.window_views import sqlexpr
+from dbt.adapters.window_views.tvf import find
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
 
 MIN = 60_000_000
 
 
-def windows(w: WindowTvf, t: int):
+def windows(w: Window, t: int):
     """Every [start, end) of the TVF holding t, enumerated from its definition."""
-    if w.kind == "tumble":
+    if isinstance(w, Tumble):
         start = (t - w.offset) // w.size * w.size + w.offset
         return [(start, start + w.size)]
-    if w.kind == "hop":
+    if isinstance(w, Hop):
         base = (t - w.offset) // w.slide * w.slide + w.offset
         return [
             (s, s + w.size)
@@ -27,20 +28,32 @@ def windows(w: WindowTvf, t: int):
             if s <= t < s + w.size
         ]
     period = (t - w.offset) // w.size * w.size + w.offset
-    return [(period, e) for e in range(period + w.slide, period + w.size + 1, w.slide) if e > t]
+    assert isinstance(w, Cumulate)
+    return [(period, e) for e in range(period + w.step, period + w.size + 1, w.step) if e > t]
 
 
 SPECS = [
-    WindowTvf("tumble", "ts", size=10 * MIN),
-    WindowTvf("tumble", "ts", size=10 * MIN, offset=-3 * MIN),
-    WindowTvf("hop", "ts", size=10 * MIN, slide=3 * MIN, offset=1 * MIN),
-    WindowTvf("hop", "ts", size=5 * MIN, slide=5 * MIN, offset=-2 * MIN),  # slide = size, the largest slide
-    WindowTvf("hop", "ts", size=60 * MIN, slide=5 * MIN),
-    WindowTvf("cumulate", "ts", size=12 * MIN, slide=4 * MIN, offset=7 * MIN),
+    Tumble("ts", size=10 * MIN),
+    Tumble("ts", size=10 * MIN, offset=-3 * MIN),
+    Hop("ts", size=10 * MIN, slide=3 * MIN, offset=1 * MIN),
+    Hop("ts", size=5 * MIN, slide=5 * MIN, offset=-2 * MIN),  # slide = size, the largest slide
+    Hop("ts", size=60 * MIN, slide=5 * MIN),
+    Cumulate("ts", size=12 * MIN, step=4 * MIN, offset=7 * MIN),
 ]
+_rng = random.Random(35)
+# random windows: sizes from a second to a year, offsets either side of 0 and past the size
+for _ in range(6):
+    _unit = _rng.randrange(1, 400) * 1_000_000
+    _n = _rng.randrange(1, 40)
+    _offset = _rng.randrange(-3 * _n * _unit, 3 * _n * _unit)
+    SPECS += [
+        Tumble("ts", size=_n * _unit, offset=_offset),
+        Hop("ts", size=_n * _unit + _rng.randrange(_unit), slide=_unit, offset=_offset),
+        Cumulate("ts", size=_n * _unit, step=_unit, offset=_offset),
+    ]
 
 
-@pytest.mark.parametrize("spec", SPECS, ids=lambda s: f"{s.kind}-{s.size}-{s.slide}-{s.offset}")
+@pytest.mark.parametrize("spec", SPECS, ids=lambda s: repr(s))
 def test_first_and_last_window_end(spark, spec):
     rng = random.Random(7)
     times = [rng.randrange(-5 * 10**13, 5 * 10**13) for _ in range(300)] + [0, -1, spec.offset, spec.size]
@@ -72,8 +85,7 @@ def compiled(project):
 
 def test_markers_read_back(compiled):
     assert find(compiled["hopped"]) == [
-        WindowTvf(
-            "hop",
+        Hop(
             "bidtime",
             size=60 * MIN,
             slide=5 * MIN,
@@ -82,7 +94,7 @@ def test_markers_read_back(compiled):
         )
     ]
     assert find(compiled["sessions"]) == [
-        WindowTvf("session", "bidtime", gap=10 * MIN, partition_by=("item", "price"), texts=(("gap", "10 minutes"),))
+        Session("bidtime", gap=10 * MIN, partition_by=("item", "price"), texts=(("gap", "10 minutes"),))
     ]
     # the text table properties and docs show
     labels = {name: [w.label() for w in find(sql)] for name, sql in compiled.items()}
@@ -95,15 +107,15 @@ def test_markers_read_back(compiled):
 
 
 def test_macros_and_python_render_one_window_start(compiled):
-    """The window start of each kind in the SQL dbt compiled is the expression tvf.window_floor
-    (which the streaming runner and the pane plans use) renders for the same window."""
-    t = epoch_micros("`bidtime`")
+    """The window start of each kind in the SQL dbt compiled is the expression sqlexpr.window_floor
+    (which the streaming runner and the pane plans use) builds for the same window."""
+    t = sqlexpr.epoch_micros(sqlexpr.column("bidtime"))
     for name, (offset, unit) in {
         "tumbled": (-3 * MIN, 10 * MIN),
         "hopped": (-2 * MIN, 5 * MIN),
         "cumulated": (0, 12 * MIN),
     }.items():
-        expected = sqlglot.parse_one(window_floor(t, offset, unit), read="spark")
+        expected = sqlexpr.window_floor(t, offset, unit)
         tree = sqlglot.parse_one(compiled[name], read="spark")
         assert any(node == expected for node in tree.find_all(type(expected))), (
             name,

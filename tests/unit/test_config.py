@@ -70,7 +70,7 @@ def test_dbt_and_spark_keys_are_known():
         ({"watermrk": {"column": "t"}}, "did you mean 'watermark'?"),
         ({"emit": "on_window_close"}, "config 'watermark' is missing"),
         ({"watermark": "bidtime"}, "config 'watermark' = 'bidtime' is not valid"),
-        ({"watermark": {"column": "a b"}}, "is not a column name"),
+        ({"watermark": {"column": "a b"}}, "must be a column name"),
         ({"checkpoint_location": ""}, "config 'checkpoint_location' = '' is not a path"),
         ({"location_root": "data/wv"}, "config 'location_root' = 'data/wv' is a relative path"),
         ({"checkpoint_location": "./cp"}, "config 'checkpoint_location' = './cp' is a relative path"),

@@ -10,7 +10,7 @@ from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, next_idle_step, order
 from dbt.adapters.window_views.streaming.plan import fingerprint
-from dbt.adapters.window_views.tvf import WindowTvf
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble
 
 MINUTE = 60_000_000
 SQL = "select window_start, window_end, count(*) as n from t group by window_start, window_end"
@@ -85,17 +85,17 @@ def test_w_advances_with_the_clock_after_the_timeout():
 
 def test_window_tvfs_step_from_window_end_to_window_end():
     """TUMBLE/HOP/CUMULATE close windows only at their ends: W moves to the last end it reaches."""
-    tumble = WindowTvf("tumble", "t", size=10 * MINUTE)
-    hop = WindowTvf("hop", "t", size=10 * MINUTE, slide=4 * MINUTE)  # ends at 10, 14, 18, ... minutes
-    cumulate = WindowTvf("cumulate", "t", size=9 * MINUTE, slide=3 * MINUTE, offset=1 * MINUTE)
+    tumble = Tumble("t", size=10 * MINUTE)
+    hop = Hop("t", size=10 * MINUTE, slide=4 * MINUTE)  # ends at 10, 14, 18, ... minutes
+    cumulate = Cumulate("t", size=9 * MINUTE, step=3 * MINUTE, offset=1 * MINUTE)
     assert [tumble.end_at_or_before(m * MINUTE) // MINUTE for m in (9, 10, 19, -1)] == [0, 10, 10, -10]
     assert [hop.end_at_or_before(m * MINUTE) // MINUTE for m in (13, 14, 21)] == [10, 14, 18]
     assert [cumulate.end_at_or_before(m * MINUTE) // MINUTE for m in (3, 4, 8)] == [1, 4, 7]
-    assert WindowTvf("session", "t", gap=MINUTE).end_at_or_before(5) is None
+    assert Session("t", gap=MINUTE).end_at_or_before(5) is None
     last = {"watermark": 106 * MINUTE, "arrival": 0, "arrival_watermark": 106 * MINUTE}
     assert idle.advanced(last, 10 * MINUTE, 13 * MINUTE, tumble) is None  # W 109: no end passed
     assert idle.advanced(last, 10 * MINUTE, 15 * MINUTE, tumble) == 110 * MINUTE  # W 111: to 110
-    assert idle.advanced(last, 10 * MINUTE, 13 * MINUTE, WindowTvf("session", "t", gap=MINUTE)) == 109 * MINUTE
+    assert idle.advanced(last, 10 * MINUTE, 13 * MINUTE, Session("t", gap=MINUTE)) == 109 * MINUTE
 
 
 def log(tmp_path: Path, fs) -> CommitLog:
@@ -163,7 +163,7 @@ def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
 def test_each_input_has_its_own_idle_clock():
     """Over several inputs the model's W is the least of the inputs' W, each moved on by its own
     clock once it has had no rows for longer than the timeout."""
-    tumble = WindowTvf("tumble", "t", size=10 * MINUTE)
+    tumble = Tumble("t", size=10 * MINUTE)
     inputs = ["s.asks", "s.bids"]
     # asks arrived at minute 20 with W 130, bids at minute 0 with W 104: bids hold W back
     last = {

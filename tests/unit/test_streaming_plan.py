@@ -159,14 +159,8 @@ def window_aggregate(window: dict, measures: dict, group_by=("item",)) -> str:
         "text": {},
         **window,
     }
-    kind, slide = window["kind"], window.get("slide_us", window.get("step_us", window["size_us"]))
-    planned = panes.plan(
-        "s.bid",
-        panes.WindowSpec(kind, "bidtime", window["size_us"], slide, 0),
-        panes.parse_measures(measures),
-        list(group_by),
-    )
-    return f"select * from (\n/* window_views:tvf:v1 {json.dumps(spec)} */\nselect * from {planned.sql} _wv_panes\n)"
+    planned = panes.plan_from_config("s.bid", spec, measures, list(group_by))
+    return f"select * from (\n/* window_views:tvf:v1 {json.dumps(spec)} */\nselect * from {planned['sql']} _wv_panes\n)"
 
 
 HOP = {"kind": "hop", "size_us": 3_600_000_000, "slide_us": 60_000_000}

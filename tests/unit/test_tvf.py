@@ -1,12 +1,16 @@
 """The TVF marker parser and the one source of the window arithmetic (no Spark)."""
 
 import json
+import random
+from pathlib import Path
 
 import pytest
-import sqlglot
 from dbt_common.clients.jinja import get_template
 
-from dbt.adapters.window_views.tvf import WINDOW_BOUNDS, MarkerError, WindowTvf, find, window_bounds, window_floor
+import dbt.include.window_views
+from dbt.adapters.window_views import sqlexpr
+from dbt.adapters.window_views.tvf import MarkerError, find
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session
 
 MIN = 60_000_000
 
@@ -43,16 +47,15 @@ CUMULATE = {
 def test_markers_read_back_in_order_with_their_labels():
     sql = f"select * from ({marker(HOP)} select 1) join ({marker(SESSION)} select 2) join ({marker(CUMULATE)} select 3)"
     hop, session, cumulate = find(sql)
-    assert hop == WindowTvf(
-        "hop",
+    assert hop == Hop(
         "bidtime",
         size=60 * MIN,
         slide=5 * MIN,
         offset=-2 * MIN,
         texts=(("slide", "5 minutes"), ("size", "1 hour"), ("offset", "-2 minutes")),
     )
-    assert session == WindowTvf("session", "ts", gap=10 * MIN, partition_by=("a", "b"), texts=(("gap", "10 minutes"),))
-    assert (cumulate.size, cumulate.slide, cumulate.offset) == (4 * MIN, MIN, 0)
+    assert session == Session("ts", gap=10 * MIN, partition_by=("a", "b"), texts=(("gap", "10 minutes"),))
+    assert cumulate == Cumulate("t", step=MIN, size=4 * MIN, texts=(("step", "1 minute"), ("size", "4 minutes")))
     # the labels keep each macro's argument order, whatever the JSON's key order
     assert hop.label() == "hop(time_col=bidtime, slide=5 minutes, size=1 hour, offset=-2 minutes)"
     assert session.label() == "session(time_col=ts, gap=10 minutes, partition_by=a b)"
@@ -81,16 +84,22 @@ def test_a_damaged_marker_is_refused(payload):
         find(f"/* window_views:tvf:v1 {payload} */")
 
 
-@pytest.mark.parametrize(
-    "t, offset, unit",
-    [("unix_micros(cast(`ts` as timestamp))", 0, 600_000_000), ("_wv_t", -7, 60), ("(_wv_p + 60)", 5, 3)],
-)
-def test_python_renders_the_macros_window_arithmetic(t, offset, unit):
-    # the file as dbt compiles macros (captured as dbt_macro__<name>), against Python's plain Jinja
+WINDOW_BOUNDS = Path(dbt.include.window_views.__file__).parent / "macros" / "_internal" / "window_bounds.sql"
+_rng = random.Random(35)
+# random sizes and offsets (negative, larger than the unit), over column and expression times
+CASES = [
+    (t, _rng.randrange(-(10**12), 10**12), _rng.randrange(1, 10**11))
+    for t in ("unix_micros(cast(`ts` as timestamp))", "_wv_t", "(_wv_p + 60)")
+    for _ in range(20)
+]
+
+
+@pytest.mark.parametrize("t, offset, unit", CASES)
+def test_python_builds_the_macros_window_arithmetic(t, offset, unit):
+    """Python's window floor and bounds (sqlglot) are the expressions the macros render (Jinja)."""
     dbt_macros = get_template(WINDOW_BOUNDS.read_text(), {}, capture_macros=True).module
-    assert window_floor(t, offset, unit) == dbt_macros.dbt_macro___window_floor(t, offset, unit)
-    assert window_bounds(t, f"{t} + {unit}") == dbt_macros.dbt_macro___window_bounds(t, f"{t} + {unit}")
-    # and it is the floor: t - pmod(t - offset, unit)
-    assert sqlglot.parse_one(window_floor(t, offset, unit), read="spark") == sqlglot.parse_one(
-        f"({t} - pmod({t} - {offset}, {unit}))", read="spark"
-    )
+    time = sqlexpr.parse(t)
+    floor = sqlexpr.window_floor(time, offset, unit)
+    assert floor == sqlexpr.parse(dbt_macros.dbt_macro___window_floor(t, offset, unit))
+    bounds = sqlexpr.parse(f"select {dbt_macros.dbt_macro___window_bounds(t, f'{t} + {unit}')}")
+    assert sqlexpr.window_bounds(time, sqlexpr.parse(f"{t} + {unit}")) == bounds.expressions

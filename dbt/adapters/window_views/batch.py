@@ -30,7 +30,7 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:
-        watermark = plan.config.watermark
+        watermark = plan.config.required_watermark
         try:
             reached = batch_watermark(adapter, plan.inputs, watermark)
             sql = emit.close_filter(

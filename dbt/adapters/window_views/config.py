@@ -14,6 +14,7 @@ from dbt.artifacts.resources import ModelConfig
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
 from dbt.adapters.window_views.intervals import Interval
+from dbt.adapters.window_views.names import name_problem
 
 
 class Choice(str, Enum):
@@ -143,6 +144,14 @@ class WindowViewConfig:
     location_root: Optional[str] = None
     on_change: OnChange = OnChange.FAIL  # a streaming model whose SQL or window config changed: fail, or rebuild beside
 
+    @property
+    def required_watermark(self) -> Watermark:
+        """The watermark of a model that has one: from_model refused emit='on_window_close' and
+        execution='streaming' without."""
+        if self.watermark is None:
+            raise ValueError("this window view has no watermark")
+        return self.watermark
+
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
         def fail(key: str, problem: str, fix: str) -> ModelConfigError:
@@ -184,15 +193,16 @@ class WindowViewConfig:
                     "'idle_timeout': '<interval>'), e.g. {'column': 'bidtime', 'delay': '5 minutes'}",
                 )
             column = raw["column"]
-            if not isinstance(column, str) or not column.replace("_", "a").isalnum():
-                raise fail("watermark", f"column {column!r} is not a column name", "name one timestamp column")
+            problem = name_problem(column)
+            if problem is not None:
+                raise fail("watermark", f"column {column!r} {problem}", "name one timestamp column")
             try:
                 delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
             except IntervalError as exc:
                 raise fail("watermark", f"delay: {exc}", "give the delay as e.g. '5 minutes'") from exc
             idle_timeout = None
             if raw.get("idle_timeout") is not None:
-                if execution != "streaming":
+                if execution is not Execution.STREAMING:
                     raise fail(
                         "watermark",
                         "idle_timeout only applies to execution='streaming' (a batch run has no processing time "
@@ -206,8 +216,8 @@ class WindowViewConfig:
                         "watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'"
                     ) from exc
             watermark = Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
-        if watermark is None and (emit == "on_window_close" or execution == "streaming"):
-            needs = "emit='on_window_close'" if emit == "on_window_close" else "execution='streaming'"
+        if watermark is None and (emit is Emit.ON_WINDOW_CLOSE or execution is Execution.STREAMING):
+            needs = "emit='on_window_close'" if emit is Emit.ON_WINDOW_CLOSE else "execution='streaming'"
             raise fail(
                 "watermark",
                 f"is missing: {needs} needs one",
@@ -238,8 +248,8 @@ class WindowViewConfig:
                 )
         checkpoint = config.get("checkpoint_location")
 
-        if execution == "streaming":
-            if file_format != "parquet":
+        if execution is Execution.STREAMING:
+            if file_format is not FileFormat.PARQUET:
                 raise fail(
                     "file_format",
                     f"= '{file_format}' cannot be used: execution='streaming' writes parquet files through its own "

@@ -18,7 +18,7 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.window_views import batch, filesystems, panes, paths
 from dbt.adapters.window_views.__version__ import version
-from dbt.adapters.window_views.config import WindowViewsConfig
+from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
@@ -60,8 +60,9 @@ class WindowViewsAdapter(SparkAdapter):
 
     @classmethod
     def get_adapter_run_info(cls, config: Any) -> AdapterTrackingRelationInfo:
-        # the base class derives the module from the class name ("windowviews")
-        return AdapterTrackingRelationInfo(
+        # the base class derives the module from the class name ("windowviews"). dbt's class
+        # declares Hashable but its dataclass drops __hash__; dbt's own base builds it the same way
+        return AdapterTrackingRelationInfo(  # type: ignore[abstract]
             adapter_name="window_views",
             base_adapter_version=import_module("dbt.adapters.__about__").version,
             adapter_version=version,
@@ -165,7 +166,7 @@ class WindowViewsAdapter(SparkAdapter):
     ) -> Dict[str, Any]:
         """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
         with `--empty`, leave its state untouched."""
-        model, stream = plan.model, plan.stream
+        model, stream = plan.model, plan.stream_plan
         spark = self._stream_session(plan)
         if stream.over and stream.over.unbounded:
             logger.warning(
@@ -195,5 +196,5 @@ class WindowViewsAdapter(SparkAdapter):
         return {
             "response": response,
             "plan": {"properties": properties, "summary": summary(properties)},
-            "late_relation": late_relation if plan.config.late_data == "table" else None,
+            "late_relation": late_relation if plan.config.late_data is LateData.TABLE else None,
         }

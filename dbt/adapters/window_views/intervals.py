@@ -15,8 +15,14 @@ UNIT_MICROS = {
     "hour": 3_600_000_000,
     "day": 86_400_000_000,
 }
-_INTERVAL = re.compile(r"^\s*([+-]?)\s*(\d{1,12})\s+(second|minute|hour|day)s?\s*$", re.IGNORECASE)
+# the macros match with this very pattern (macros/_internal/_rules.sql, made from rules.py)
+PATTERN = r"(?i)^\s*([+-]?)\s*([0-9]{1,12})\s+(second|minute|hour|day)s?\s*$"
+_INTERVAL = re.compile(PATTERN)
 ALLOWED = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'"
+# a window argument's limit, about 100 years: window bounds are epoch micros in a BIGINT, and
+# every bound of a timestamp in Spark's range (years 1-9999) stays far inside it
+MAX_DAYS = 36_500
+MAX_MICROS = MAX_DAYS * UNIT_MICROS["day"]
 
 
 @dataclass(frozen=True)
@@ -25,7 +31,11 @@ class Interval:
     text: str
 
     @classmethod
-    def parse(cls, value: object, *, allow_negative: bool = False, allow_zero: bool = False) -> "Interval":
+    def parse(
+        cls, value: object, *, allow_negative: bool = False, allow_zero: bool = False, window: bool = False
+    ) -> "Interval":
+        """`value` parsed; `window`: as a window argument (a size, slide, step, offset or gap),
+        at most MAX_DAYS. The macros check window arguments by this rule (rules.py)."""
         if not isinstance(value, str):
             raise IntervalError(f"expected an interval string such as '10 minutes', got {value!r}")
         match = _INTERVAL.match(value)
@@ -37,6 +47,8 @@ class Interval:
             raise IntervalError(f"{value!r} is zero: the interval must be positive")
         if micros < 0 and not allow_negative:
             raise IntervalError(f"{value!r} is negative: the interval must be positive")
+        if window and abs(micros) > MAX_MICROS:
+            raise IntervalError(f"{value!r} is too long: at most {MAX_DAYS} days (about 100 years)")
         return cls(micros=micros, text=" ".join(value.split()))
 
     def __str__(self) -> str:

@@ -1,7 +1,13 @@
 """Names the plugin reserves in the user's SQL and tables: one prefix for every internal view
-and column, so a user's column can never collide with one."""
+and column, so a user's column can never collide with one; and what a column name a window
+argument or a config names may be (the macros read both from macros/_internal/_rules.sql)."""
+
+import re
+from typing import Optional, TypeGuard
 
 RESERVED_PREFIX = "_wv_"
+NAME_PATTERN = r"^[A-Za-z_][A-Za-z0-9_]*$"  # a plain identifier: never needs quoting
+NAME_RULE = "must be a column name (letters, digits, underscores)"
 
 
 def internal(name: str) -> str:
@@ -10,4 +16,20 @@ def internal(name: str) -> str:
 
 
 def is_reserved(column: str) -> bool:
+    """Whether `column` has the reserved prefix (in any case)."""
     return column.lower().startswith(RESERVED_PREFIX)
+
+
+def is_identifier(value: object) -> TypeGuard[str]:
+    """Whether `value` is a plain identifier (`NAME_PATTERN`), the plugin's own names included."""
+    return isinstance(value, str) and re.match(NAME_PATTERN, value) is not None
+
+
+def name_problem(value: object) -> Optional[str]:
+    """Why `value` cannot be a column a window or config names (`NAME_RULE`, or the reserved
+    prefix), or None when it can."""
+    if not is_identifier(value):
+        return NAME_RULE
+    if is_reserved(value):
+        return f"uses the prefix {RESERVED_PREFIX}, which the plugin reserves for its own columns"
+    return None

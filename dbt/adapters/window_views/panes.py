@@ -12,16 +12,19 @@ not decompose fall back to the TVF form.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.window_views.intervals import epoch_micros
-from dbt.adapters.window_views.tvf import window_bounds, window_floor
+from dbt.adapters.window_views import sqlexpr, tvf
+from dbt.adapters.window_views.names import NAME_RULE, internal, is_identifier, name_problem
+from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
+
+# the windows a pane plan computes (a SESSION's windows follow the rows, not panes)
+Paned = Union[Tumble, Hop, Cumulate]
 
 
 class PlanError(ValueError):
@@ -32,43 +35,17 @@ def _fail(argument: str, problem: str) -> PlanError:
     return PlanError(f"window_views.window_aggregate: argument '{argument}' {problem}")
 
 
-def is_name(value: Any) -> bool:
-    """Whether `value` is a plain column name (letters, digits, underscores; not a digit first)."""
-    return isinstance(value, str) and value.replace("_", "a").isalnum() and not value[0].isdigit()
-
-
 def _name(value: Any, argument: str) -> str:
-    if not is_name(value):
-        raise _fail(argument, f"must be a column name (letters, digits, underscores), got {value!r}")
+    if not is_identifier(value):
+        raise _fail(argument, f"{NAME_RULE}, got {value!r}")
     return value
-
-
-@dataclass(frozen=True)
-class WindowSpec:
-    kind: str
-    time_col: str
-    size: int  # all intervals in microseconds
-    slide: int  # HOP: slide; CUMULATE: step; TUMBLE: size
-    offset: int
-
-    @classmethod
-    def from_spec(cls, spec: Mapping[str, Any]) -> "WindowSpec":
-        """From the spec macros/_internal/arguments.sql validated (`_window_aggregate_spec`):
-        intervals in microseconds, a HOP slide at most its size, a CUMULATE size a multiple of
-        its step, the time column a checked name. Nothing here re-checks them."""
-        unit = {"tumble": "size_us", "hop": "slide_us", "cumulate": "step_us"}[spec["kind"]]
-        return cls(spec["kind"], spec["time_col"], spec["size_us"], spec[unit], spec["offset_us"])
-
-    @property
-    def pane(self) -> int:
-        return math.gcd(self.size, self.slide)
 
 
 @dataclass(frozen=True)
 class Leaf:
     """One decomposable aggregate: computed per pane, then combined over the window's panes."""
 
-    pane_sql: str
+    pane: exp.Expression  # the aggregate per pane
     combine: str  # 'count' | 'sum' | 'min' | 'max' | 'hll'
 
 
@@ -115,72 +92,156 @@ def parse_measures(measures: Any) -> List[Measure]:
     return parsed
 
 
-def decompose(node: exp.Expression) -> Optional[List[Leaf]]:
+def _col(name: str) -> exp.Column:
+    """One of the plan's own columns (`_wv_p`, ...): a plain name."""
+    return exp.column(name)
+
+
+def _n(value: int) -> exp.Expression:
+    return exp.Literal.number(value)
+
+
+PARTIAL = internal("m")  # the prefix of a pane partial's column
+
+# the plan's scalar shapes, parsed once and filled with nodes (sqlexpr.fill)
+_PRESENT = sqlexpr.parse(":ts IS NOT NULL")
+_LEAF = {
+    "count": sqlexpr.parse("count(:x)"),
+    "sum": sqlexpr.parse("sum(:x)"),
+    "min": sqlexpr.parse("min(:x)"),
+    "max": sqlexpr.parse("max(:x)"),
+    "hll": sqlexpr.parse("hll_sketch_agg(cast(:x as string))"),
+}
+_OVER_FRAME = {
+    "sum": sqlexpr.parse("sum(:c) OVER _wv_frame"),
+    "min": sqlexpr.parse("min(:c) OVER _wv_frame"),
+    "max": sqlexpr.parse("max(:c) OVER _wv_frame"),
+}
+_SKETCH = sqlexpr.parse("hll_sketch_estimate(hll_union_agg(:c, true) OVER _wv_frame)")
+_RUNNING = sqlexpr.parse("(sum(:c) OVER _wv_upto - coalesce(sum(:c) OVER _wv_before, 0))")
+_BIGINT_RUNNING = sqlexpr.parse("if(typeof(:c) = 'bigint', :running, sum(:c) OVER _wv_frame)")
+_SUM = sqlexpr.parse("if(:count = 0, NULL, :sum)")
+_AVG = sqlexpr.parse("if(:count = 0, NULL, :sum / :count)")
+_LEAD = sqlexpr.parse("lead(_wv_p)")
+_REAL = sqlexpr.parse("if((_wv_probe_p IS NULL OR _wv_probe_p = _wv_p), :c, NULL)")
+_AFTER_PANE = sqlexpr.parse("_wv_p + :pane")
+_PERIOD_LAST = sqlexpr.parse("coalesce(_wv_q, _wv_s + :size)")
+_CUMULATE_END = sqlexpr.parse("coalesce(_wv_gap_e, _wv_p + :pane)")
+_CUMULATE_GAPS = sqlexpr.parse("explode(if(:last > _wv_p + :pane, sequence(_wv_p + :pane, :last, :pane), NULL))")
+_HOP_LAST_PROBE = sqlexpr.parse("least(coalesce(_wv_q, _wv_p + :size), _wv_p + :size)")
+_HOP_PROBES = sqlexpr.parse(
+    "explode(if(:first <= :last, concat(array(_wv_p), sequence(:first - :pane, :last - :pane, :slide)), NULL))"
+)
+_HOP_KEEP = sqlexpr.parse("pmod(_wv_e - :phase, :slide) = 0")
+
+
+def decompose(node: exp.Expr) -> Optional[List[Leaf]]:
     """The pane-level leaves of one aggregate call, or None if it does not decompose."""
     arg = node.this
     if isinstance(arg, exp.Distinct):
         return None  # exact distinct counts need every value: the TVF form
-    inner = arg.sql("spark") if arg is not None else "*"
+    inner = arg if isinstance(arg, exp.Expression) else exp.Star()
+
+    def leaf(aggregate: str, combine: str) -> Leaf:
+        return Leaf(sqlexpr.fill(_LEAF[aggregate], x=inner), combine)
+
     if isinstance(node, exp.Count):
-        return [Leaf(f"count({inner})", "count")]
+        return [leaf("count", "count")]
     if isinstance(node, (exp.Sum, exp.Avg)):
         # the count tells an all-NULL window (NULL) from a zero sum
-        return [Leaf(f"sum({inner})", "sum"), Leaf(f"count({inner})", "count")]
+        return [leaf("sum", "sum"), leaf("count", "count")]
     if isinstance(node, exp.Min):
-        return [Leaf(f"min({inner})", "min")]
+        return [leaf("min", "min")]
     if isinstance(node, exp.Max):
-        return [Leaf(f"max({inner})", "max")]
+        return [leaf("max", "max")]
     if isinstance(node, exp.ApproxDistinct) and not node.args.get("accuracy"):
         # approximate, like approx_count_distinct itself: HLL sketches merge across panes
-        return [Leaf(f"hll_sketch_agg(cast({inner} as string))", "hll")]
+        return [leaf("hll", "hll")]
     return None
 
 
-def _over_panes(column: str, leaf: Leaf, sliding: bool) -> str:
+def _over_panes(column: str, leaf: Leaf, sliding: bool) -> exp.Expression:
     """A leaf's pane partials aggregated over the window's panes."""
+    partial = _col(column)
     if leaf.combine == "hll":
-        return f"hll_sketch_estimate(hll_union_agg({column}, true) OVER _wv_frame)"
+        return sqlexpr.fill(_SKETCH, c=partial)
     if sliding and leaf.combine in ("count", "sum"):
         # HOP: the difference of two running totals, O(1) per window where a sliding frame
         # re-aggregates all its panes for every window. Exact for counts and integral sums
         # (bigint; dbt-spark keeps ANSI off, so a total that overflows wraps and the difference
         # is still exact), not for doubles or decimals: those keep the frame. Spark folds
         # typeof(), so only one of the two is computed.
-        running = f"(sum({column}) OVER _wv_upto - coalesce(sum({column}) OVER _wv_before, 0))"
+        running = sqlexpr.fill(_RUNNING, c=partial)
         if leaf.combine == "count":
             return running
-        return f"if(typeof({column}) = 'bigint', {running}, sum({column}) OVER _wv_frame)"
-    function = "sum" if leaf.combine == "count" else leaf.combine
-    return f"{function}({column}) OVER _wv_frame"
+        return sqlexpr.fill(_BIGINT_RUNNING, c=partial, running=running)
+    return sqlexpr.fill(_OVER_FRAME["sum" if leaf.combine == "count" else leaf.combine], c=partial)
 
 
-def _combined(columns: Sequence[str], node: exp.Expression) -> exp.Expression:
+def _combined(columns: Sequence[str], node: exp.Expr) -> exp.Expression:
     """An aggregate call computed from its leaves' per-window columns."""
     if isinstance(node, exp.Sum):
-        sql = f"if({columns[1]} = 0, NULL, {columns[0]})"
-    elif isinstance(node, exp.Avg):
-        sql = f"if({columns[1]} = 0, NULL, {columns[0]} / {columns[1]})"
-    else:
-        sql = columns[0]
-    return sqlglot.parse_one(sql, read="spark")
+        return sqlexpr.fill(_SUM, sum=_col(columns[0]), count=_col(columns[1]))
+    if isinstance(node, exp.Avg):
+        return sqlexpr.fill(_AVG, sum=_col(columns[0]), count=_col(columns[1]))
+    return _col(columns[0])
 
 
-def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_by: Sequence[str]) -> Plan:
+@dataclass(frozen=True)
+class _Rows:
+    """What every plan reads: the relation's rows with a time, by the group keys."""
+
+    relation: exp.Table
+    time: exp.Column
+    keys: Tuple[exp.Column, ...]
+
+    def key_columns(self) -> List[exp.Expression]:
+        return [k.copy() for k in self.keys]
+
+    def present(self) -> exp.Expression:
+        return sqlexpr.fill(_PRESENT, ts=self.time)
+
+    def micros(self) -> exp.Expression:
+        return sqlexpr.epoch_micros(self.time)
+
+
+def _named_window(name: str, partition: Sequence[exp.Expression], frame: exp.WindowSpec) -> exp.Window:
+    """`name AS (PARTITION BY partition ORDER BY _wv_p frame)`, for a WINDOW clause."""
+    return exp.Window(
+        this=exp.to_identifier(name),
+        partition_by=[p.copy() for p in partition] or None,
+        order=exp.Order(expressions=[sqlexpr.ordered(_col("_wv_p"))]),
+        spec=frame,
+    )
+
+
+def _lateral(function: exp.Expression, table: str, column: str) -> exp.Lateral:
+    """`LATERAL VIEW OUTER function table AS column`."""
+    alias = exp.TableAlias(this=exp.to_identifier(table), columns=[exp.to_identifier(column)])
+    return exp.Lateral(this=function, view=True, outer=True, alias=alias)
+
+
+def _tumble(rows: _Rows, window: Tumble, measures: List[Measure]) -> Plan:
+    start = window.start_sql(rows.micros())
+    aggregates = [exp.alias_(m.tree.copy(), m.alias, quoted=True) for m in measures]
+    per_window = (
+        exp.select(*rows.key_columns(), exp.alias_(start, "_wv_s"), *aggregates)
+        .from_(rows.relation.copy())
+        .where(rows.present())
+        .group_by(*rows.key_columns(), start.copy())
+    )
+    s = _col("_wv_s")
+    bounds = sqlexpr.window_bounds(s, exp.Add(this=s.copy(), expression=_n(window.size)))
+    query = exp.select(*rows.key_columns(), *bounds, *(sqlexpr.column(m.alias) for m in measures))
+    return Plan(sqlexpr.to_sql(exp.paren(query.from_(per_window.subquery("_wv_tumble")))))
+
+
+def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
     """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
-    keys = [f"`{_name(k, 'group_by')}`" for k in group_by]
-    ts = f"`{window.time_col}`"
-    t = epoch_micros(ts)
-    key_list = "".join(f"{k}, " for k in keys)
-
-    if window.kind == "tumble":
-        start = window_floor(t, window.offset, window.size)
-        aggs = ", ".join(f"{m.tree.sql('spark')} AS `{m.alias}`" for m in measures)
-        sql = (
-            f"SELECT {key_list}{window_bounds('_wv_s', f'_wv_s + {window.size}')}, {', '.join(f'`{m.alias}`' for m in measures)} "
-            f"FROM (SELECT {key_list}{start} AS _wv_s, {aggs} FROM {relation_sql} WHERE {ts} IS NOT NULL "
-            f"GROUP BY {key_list}{start}) AS _wv_tumble"
-        )
-        return Plan(f"({sql})")
+    keys = tuple(sqlexpr.column(_name(k, "group_by")) for k in group_by)
+    rows = _Rows(exp.to_table(relation_sql, dialect=sqlexpr.DIALECT), sqlexpr.column(window.time_col), keys)
+    if isinstance(window, Tumble):
+        return _tumble(rows, window, measures)
 
     # decompose every aggregate of every measure into pane leaves, each computed once per pane
     # and once per window (avg(x) and sum(x) share sum(x) and count(x)); the measures are
@@ -198,94 +259,104 @@ def plan(relation_sql: str, window: WindowSpec, measures: List[Measure], group_b
                     None,
                     f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes",
                 )
-            combined = _combined([columns.setdefault(leaf, f"_wv_m{len(columns)}") for leaf in parts], node)
-            if node is tree:
-                tree = combined
-            else:
-                node.replace(combined)
-        outputs.append(f"{tree.sql('spark')} AS `{measure.alias}`")
+            combined = _combined([columns.setdefault(leaf, f"{PARTIAL}{len(columns)}") for leaf in parts], node)
+            tree = sqlexpr.replaced(tree, node, combined)
+        outputs.append(exp.alias_(tree, measure.alias, quoted=True))
 
-    pane = window.pane if window.kind == "hop" else window.slide
-    pane_start = window_floor("_wv_t", window.offset, pane)
-    pane_aggs = ", ".join(f"{leaf.pane_sql} AS {col}" for leaf, col in columns.items())
-    # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
-    # (measured: ~15% faster than shuffling panes twice, by key + pane and then by key)
-    hint = f"/*+ REPARTITION({', '.join(keys)}) */ " if keys else ""
-    period = f", {window_floor(t, window.offset, window.size)} AS _wv_s" if window.kind == "cumulate" else ""
-    period_key = "_wv_s, " if period else ""
-    partition = f"PARTITION BY {', '.join([*keys, '_wv_s'] if period else keys)} " if (keys or period) else ""
-    panes = f"""_wv_panes AS (
-    SELECT {key_list}{period_key}{pane_start} AS _wv_p, {pane_aggs}
-    FROM (SELECT {hint}*, {t} AS _wv_t{period} FROM {relation_sql} WHERE {ts} IS NOT NULL) AS _wv_rows
-    GROUP BY {key_list}{period_key}{pane_start}
-  )"""
-    over_panes = ", ".join(f"{_over_panes(col, leaf, window.kind == 'hop')} AS {col}" for leaf, col in columns.items())
+    pane = window.pane if isinstance(window, Hop) else window.step
+    pane_start = sqlexpr.window_floor(_col("_wv_t"), window.offset, pane)
+    period: List[exp.Expr] = []
+    if isinstance(window, Cumulate):
+        period = [exp.alias_(window.period_sql(rows.micros()), "_wv_s")]
+    period_key = [_col("_wv_s")] if period else []
+    partition = [*rows.key_columns(), *period_key]
+    row_times = exp.select(exp.Star(), exp.alias_(rows.micros(), "_wv_t"), *period)
+    row_times = row_times.from_(rows.relation.copy()).where(rows.present())
+    if keys:
+        # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
+        # (measured: ~15% faster than shuffling panes twice, by key + pane and then by key)
+        row_times.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=rows.key_columns())]))
+    pane_aggregates = [exp.alias_(leaf.pane.copy(), column) for leaf, column in columns.items()]
+    panes = (
+        exp.select(*rows.key_columns(), *period_key, exp.alias_(pane_start, "_wv_p"), *pane_aggregates)
+        .from_(row_times.subquery("_wv_rows"))
+        .group_by(*rows.key_columns(), *[k.copy() for k in period_key], pane_start.copy())
+    )
+    over_panes = [exp.alias_(_over_panes(c, leaf, isinstance(window, Hop)), c) for leaf, c in columns.items()]
+    next_pane = exp.alias_(sqlexpr.window(_LEAD, partition, [sqlexpr.ordered(_col("_wv_p"))]), "_wv_q")
+    current = ("CURRENT ROW", None)
+    unbounded = ("UNBOUNDED", "PRECEDING")
+    after_pane = sqlexpr.fill(_AFTER_PANE, pane=_n(pane))
 
-    if window.kind == "cumulate":
+    if isinstance(window, Cumulate):
         # one running aggregate per period. A window whose last pane is empty holds the same
         # panes as the window of the pane before it: each pane's row is copied to the window
         # ends up to the next pane (or the period's end), after the one sort.
-        last = f"coalesce(_wv_q, _wv_s + {window.size})"
-        sql = f"""(
-  WITH {panes},
-  _wv_windows AS (
-    SELECT {key_list}_wv_s, _wv_p, lead(_wv_p) OVER ({partition}ORDER BY _wv_p) AS _wv_q, {over_panes}
-    FROM _wv_panes
-    WINDOW _wv_frame AS ({partition}ORDER BY _wv_p ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)
-  )
-  SELECT {key_list}{window_bounds("_wv_s", "_wv_e")}, {", ".join(outputs)}
-  FROM (
-    SELECT *, coalesce(_wv_gap_e, _wv_p + {pane}) AS _wv_e
-    FROM _wv_windows
-    -- no array for the common pane with a next pane right after it
-    LATERAL VIEW OUTER explode(if({last} > _wv_p + {pane}, sequence(_wv_p + {pane}, {last}, {pane}), NULL)) _wv_gap AS _wv_gap_e
-  ) AS _wv_ends
-)"""
-        return Plan(sql)
+        windows = exp.select(*rows.key_columns(), _col("_wv_s"), _col("_wv_p"), next_pane, *over_panes)
+        windows = windows.from_("_wv_panes")
+        windows.set("windows", [_named_window("_wv_frame", partition, sqlexpr.frame("ROWS", unbounded, current))])
+        last = sqlexpr.fill(_PERIOD_LAST, size=_n(window.size))
+        # no array for the common pane with a next pane right after it
+        gaps = _lateral(sqlexpr.fill(_CUMULATE_GAPS, last=last, pane=_n(pane)), "_wv_gap", "_wv_gap_e")
+        ends = exp.select(exp.Star(), exp.alias_(sqlexpr.fill(_CUMULATE_END, pane=_n(pane)), "_wv_e"))
+        ends = ends.from_("_wv_windows")
+        ends.set("laterals", [gaps])
+        bounds = sqlexpr.window_bounds(_col("_wv_s"), _col("_wv_e"))
+        query = exp.select(*rows.key_columns(), *bounds, *outputs).from_(ends.subquery("_wv_ends"))
+        query = query.with_("_wv_panes", as_=panes).with_("_wv_windows", as_=windows)
+        return Plan(sqlexpr.to_sql(exp.paren(query)))
 
-    # HOP: a window ends every slide at offset + size (mod slide)
-    end_phase = window.offset + window.size
-    # the window ends after a pane, up to the next pane or the pane's last window: the first
-    # window end after the pane's end (the last one at or before it, plus a slide), by slides
-    last_probe = f"least(coalesce(_wv_q, _wv_p + {window.size}), _wv_p + {window.size})"
-    first_probe = f"{window_floor(f'(_wv_p + {pane})', end_phase, window.slide)} + {window.slide}"
-    real = "(_wv_probe_p IS NULL OR _wv_probe_p = _wv_p)"
-    real_aggs = ", ".join(f"if({real}, {col}, NULL) AS {col}" for col in columns.values())
-    # with panes of a slide every pane ends a window; otherwise keep the window ends
-    keep = "" if pane == window.slide else f"WHERE pmod(_wv_e - {end_phase}, {window.slide}) = 0"
-    sql = f"""(
-  WITH {panes},
-  _wv_slots AS (
-    -- every pane, plus a probe row for each window whose last pane is empty (the window is
-    -- still computed on that row); one pass, so the panes are aggregated once
-    -- (no array for the common pane with a next pane right after it)
-    SELECT {key_list}coalesce(_wv_probe_p, _wv_p) AS _wv_p, {real_aggs}
-    FROM (SELECT *, lead(_wv_p) OVER ({partition}ORDER BY _wv_p) AS _wv_q FROM _wv_panes) AS _wv_next
-    LATERAL VIEW OUTER explode(if({first_probe} <= {last_probe},
-      concat(array(_wv_p), sequence({first_probe} - {pane}, {last_probe} - {pane}, {window.slide})), NULL
-    )) _wv_probe AS _wv_probe_p
-  ),
-  _wv_windows AS (
-    SELECT {key_list}_wv_p + {pane} AS _wv_e, {over_panes}
-    FROM _wv_slots
-    WINDOW _wv_frame AS ({partition}ORDER BY _wv_p RANGE BETWEEN {window.size - pane} PRECEDING AND CURRENT ROW),
-      _wv_upto AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW),
-      _wv_before AS ({partition}ORDER BY _wv_p RANGE BETWEEN UNBOUNDED PRECEDING AND {window.size} PRECEDING)
-  )
-  SELECT {key_list}{window_bounds(f"_wv_e - {window.size}", "_wv_e")}, {", ".join(outputs)}
-  FROM _wv_windows {keep}
-)"""
-    return Plan(sql)
+    # HOP: a window ends every slide at offset + size (mod slide). The window ends after a
+    # pane, up to the next pane or the pane's last window: the first window end after the
+    # pane's end (the last one at or before it, plus a slide), by slides
+    first_probe = exp.Add(
+        this=sqlexpr.window_floor(exp.paren(after_pane), window.end_phase, window.slide), expression=_n(window.slide)
+    )
+    last_probe = sqlexpr.fill(_HOP_LAST_PROBE, size=_n(window.size))
+    probes = sqlexpr.fill(_HOP_PROBES, first=first_probe, last=last_probe, pane=_n(pane), slide=_n(window.slide))
+    following = exp.select(exp.Star(), next_pane).from_("_wv_panes")
+    # every pane, plus a probe row for each window whose last pane is empty (the window is
+    # still computed on that row); one pass, so the panes are aggregated once
+    real = [exp.alias_(sqlexpr.fill(_REAL, c=_col(c)), c) for c in columns.values()]
+    slots = exp.select(
+        *rows.key_columns(), exp.alias_(sqlexpr.coalesce(_col("_wv_probe_p"), _col("_wv_p")), "_wv_p"), *real
+    )
+    slots = slots.from_(following.subquery("_wv_next"))
+    slots.set("laterals", [_lateral(probes, "_wv_probe", "_wv_probe_p")])
+    windows = exp.select(*rows.key_columns(), exp.alias_(after_pane, "_wv_e"), *over_panes).from_("_wv_slots")
+    reach = (_n(window.size - pane), "PRECEDING")
+    windows.set(
+        "windows",
+        [
+            _named_window("_wv_frame", partition, sqlexpr.frame("RANGE", reach, current)),
+            _named_window("_wv_upto", partition, sqlexpr.frame("RANGE", unbounded, current)),
+            _named_window("_wv_before", partition, sqlexpr.frame("RANGE", unbounded, (_n(window.size), "PRECEDING"))),
+        ],
+    )
+    e = _col("_wv_e")
+    bounds = sqlexpr.window_bounds(exp.Sub(this=e, expression=_n(window.size)), e)
+    query = exp.select(*rows.key_columns(), *bounds, *outputs).from_("_wv_windows")
+    if pane != window.slide:  # with panes of a slide every pane ends a window
+        query = query.where(sqlexpr.fill(_HOP_KEEP, phase=_n(window.end_phase), slide=_n(window.slide)))
+    query = query.with_("_wv_panes", as_=panes).with_("_wv_slots", as_=slots).with_("_wv_windows", as_=windows)
+    return Plan(sqlexpr.to_sql(exp.paren(query)))
 
 
 def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
     """Entry point for the macro: `window` is the spec the macro validated; checks the measures
     and group_by, returns {'sql', 'fallback_reason'}."""
-    spec = WindowSpec.from_spec(window)
+    spec = tvf.from_spec(window)
+    if not isinstance(spec, (Tumble, Hop, Cumulate)):
+        raise _fail("window", f"has kind {spec.kind.value}: its windows follow the rows, not panes")
     parsed = parse_measures(measures)
     if isinstance(group_by, str):
         group_by = [group_by]
     if not isinstance(group_by, (list, tuple)):
         raise _fail("group_by", f"must be a list of column names, got {group_by!r}")
+    # a user's names: the plugin's own (tvf_aggregate's measures) may have the reserved prefix
+    for argument, name in [*((f"measures.{m.alias}", m.alias) for m in parsed), *(("group_by", k) for k in group_by)]:
+        problem = name_problem(name)
+        if problem is not None:
+            raise _fail(argument, f"{problem}, got {name!r}")
     result = plan(relation_sql, spec, parsed, list(group_by))
     return {"sql": result.sql, "fallback_reason": result.fallback_reason}

@@ -17,7 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, overwindows, tvf
-from dbt.adapters.window_views.config import WindowViewConfig, reject_window_view_keys
+from dbt.adapters.window_views.config import Emit, Execution, WindowViewConfig, reject_window_view_keys
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.streaming import plan as stream_plan
 from dbt.adapters.window_views.upstream import Upstream
@@ -92,11 +92,18 @@ class WindowViewPlan:
             inputs = tuple(analysis.input_tables(tree))
             columns = _column_uses(tree, parsed)
         stream, close_sql = None, None
-        if parsed.execution == "streaming":
+        if parsed.execution is Execution.STREAMING:
             stream = stream_plan.build(model, compiled_sql, parsed, upstream)
-        elif parsed.emit == "on_window_close":
+        elif parsed.emit is Emit.ON_WINDOW_CLOSE:
             close_sql = _close_sql(model, compiled_sql, parsed)
         return cls(model, parsed, compiled_sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
+
+    @property
+    def stream_plan(self) -> stream_plan.StreamPlan:
+        """The plan of an execution='streaming' model (a batch model has none)."""
+        if self.stream is None:
+            raise ValueError(f"window_view model '{self.model}' is not a streaming window view")
+        return self.stream
 
     def check_columns(self, columns_of: ColumnsOf) -> None:
         """Every column a macro argument or the watermark names must exist where it is read, and a
@@ -177,8 +184,10 @@ def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[Column
         relation = None if via_cte else (table.db or None, table.name)
         for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
             where = f"window_views.{window.kind} argument"
-            uses.append(ColumnUse(f"{where} 'time_col'", window.time_col, relation, via_cte, time=True))
-            uses.extend(ColumnUse(f"{where} 'partition_by'", key, relation, via_cte) for key in window.partition_by)
+            uses.extend(
+                ColumnUse(f"{where} '{arg}'", name, relation, via_cte, time=arg == "time_col")
+                for arg, name in window.columns()
+            )
     if config.watermark is not None:
         uses.append(ColumnUse("config 'watermark'", config.watermark.column, None, time=True))
     return tuple(uses) + _range_order_uses(tree)
@@ -217,7 +226,7 @@ def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
     """Batch on_window_close: descending frames over the watermark column mirrored to ascending
     ones (they close then), checked now as far as it goes without Spark; whether the output has
     something to close is checked when Spark describes the query."""
-    column = config.watermark.column
+    column = config.required_watermark.column
     try:
         tree = analysis.parse(compiled_sql)
         sql = tree.sql("spark") if overwindows.ascending(tree, column) else compiled_sql

@@ -18,13 +18,22 @@ Named = Tuple[str, exp.Expression]
 # an expression, or a Python value that stands for its literal
 Value = Union[exp.Expression, int, bool]
 
-_FLOOR_INDEX = sqlglot.parse_one("div(:key - pmod(:key, :size), :size)", read=DIALECT)
-_EPOCH_MICROS = sqlglot.parse_one(_epoch_micros_sql(":value"), read=DIALECT)
+
+def node(value: exp.Expr) -> exp.Expression:
+    """sqlglot's parser and transforms are typed with its base class `Expr`; every node they make is an `Expression`."""
+    if not isinstance(value, exp.Expression):
+        raise TypeError(f"not a SQL expression node: {value!r}")
+    return value
 
 
 def parse(sql: str) -> exp.Expression:
     """A SQL fragment kept as text in a plan (a PARTITION BY expression, a template) as an expression."""
-    return sqlglot.parse_one(sql, read=DIALECT)
+    return node(sqlglot.parse_one(sql, read=DIALECT))
+
+
+_WINDOW_FLOOR = parse("(:t - pmod(:t - :offset, :unit))")
+_FLOOR_INDEX = parse("div(:key - pmod(:key, :size), :size)")
+_EPOCH_MICROS = parse(_epoch_micros_sql(":value"))
 
 
 def to_sql(node: exp.Expression) -> str:
@@ -39,17 +48,31 @@ def column(name: str, table: Optional[str] = None) -> exp.Column:
 
 def aliased(columns: Sequence[Named]) -> List[exp.Expression]:
     """Select-list items `expression AS alias`."""
-    return [exp.alias_(e, name, quoted=True) for name, e in columns]
+    return [node(exp.alias_(e, name, quoted=True)) for name, e in columns]
 
 
 def fill(template: exp.Expression, **values: exp.Expression) -> exp.Expression:
     """`template` with each placeholder `:name` replaced by a copy of `values[name]`."""
-    return template.transform(lambda n: values[n.name].copy() if isinstance(n, exp.Placeholder) else n)
+    return node(template.transform(lambda n: values[n.name].copy() if isinstance(n, exp.Placeholder) else n))
 
 
 def epoch_micros(value: exp.Expression) -> exp.Expression:
     """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
     return fill(_EPOCH_MICROS, value=value)
+
+
+def window_floor(t: exp.Expression, offset: int, unit: int) -> exp.Expression:
+    """The latest window start at or before t (epoch micros): multiples of `unit` after `offset`,
+    floored also before 1970 (pmod is never negative). The macros' `_window_floor`."""
+    return fill(_WINDOW_FLOOR, t=t, offset=exp.Literal.number(offset), unit=exp.Literal.number(unit))
+
+
+def window_bounds(start: exp.Expression, end: exp.Expression) -> List[exp.Expression]:
+    """The window_start, window_end and window_time columns of [start, end) (epoch micros).
+    The macros' `_window_bounds`."""
+    time = exp.Sub(this=end.copy(), expression=exp.Literal.number(1))
+    bounds = {"window_start": start.copy(), "window_end": end.copy(), "window_time": time}
+    return [node(exp.alias_(exp.func("timestamp_micros", value), name)) for name, value in bounds.items()]
 
 
 def floor_index(key: exp.Expression, size: int) -> exp.Expression:
@@ -60,7 +83,7 @@ def floor_index(key: exp.Expression, size: int) -> exp.Expression:
 def least(values: Sequence[Value]) -> exp.Expression:
     """LEAST of the values; one value is itself."""
     first, *rest = (exp.convert(v, copy=True) for v in values)
-    return exp.Least(this=first, expressions=rest) if rest else first
+    return exp.Least(this=first, expressions=rest) if rest else node(first)
 
 
 def coalesce(*values: Value) -> exp.Expression:
@@ -102,7 +125,7 @@ def frame(kind: str, start: Tuple[object, Optional[str]], end: Tuple[object, Opt
     return exp.WindowSpec(kind=kind.upper(), start=start[0], start_side=start[1], end=end[0], end_side=end[1])
 
 
-def replaced(tree: exp.Expression, node: exp.Expression, replacement: exp.Expression) -> exp.Expression:
+def replaced(tree: exp.Expression, node: exp.Expr, replacement: exp.Expression) -> exp.Expression:
     """`tree` with `node` (in it) replaced; the replacement itself when `node` is the tree."""
     if node is tree:
         return replacement
@@ -121,6 +144,8 @@ def wrap(
     """`SELECT [* [EXCEPT (hidden)],] columns FROM (query) WHERE where`: the query's rows with
     columns computed over them. A WITH on the query moves out, so the wrapper can stand where
     the query stood."""
+    if not isinstance(query, exp.Query):
+        raise TypeError(f"not a query: {query!r}")
     query = query.copy()
     with_ = query.args.get("with_")
     query.set("with_", None)

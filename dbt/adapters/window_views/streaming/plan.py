@@ -270,12 +270,7 @@ def _shape(
         )
     first = windows[0]
     for window in windows[1:]:
-        if (window.kind, window.size, window.slide, window.offset) != (
-            first.kind,
-            first.size,
-            first.slide,
-            first.offset,
-        ):
+        if not window.same_bounds(first):
             raise _fail(
                 model,
                 f"a window join needs the same window on every side, but `{first.label()}` and `{window.label()}` differ",

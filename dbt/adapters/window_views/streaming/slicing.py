@@ -12,11 +12,12 @@ does a TUMBLE with approx_count_distinct (see `plan`).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 
 from sqlglot import exp
 
 from dbt.adapters.window_views import panes, sqlexpr, tvf
+from dbt.adapters.window_views.windows import Cumulate, Hop, Tumble
 
 PANES_CTE = "_wv_panes"  # panes.plan's per-pane step; the window_aggregate subquery's alias too
 # how a pane leaf (panes.decompose) merges with the same pane's partial from another batch
@@ -60,15 +61,18 @@ def model_only(tree: exp.Expression) -> exp.Expression:
     return copy
 
 
-def _replanned(window: tvf.WindowTvf, relation: str) -> Optional[exp.Select]:
+def _replanned(window: panes.Paned, relation: str) -> Optional[exp.Select]:
     """panes.py's plan of the window over `relation`, as a query with a `_wv_panes` CTE; None
     when a measure does not decompose."""
-    kind, slide = (window.kind, window.slide) if window.kind != "tumble" else ("hop", window.size)
-    spec = panes.WindowSpec(kind, window.time_col, window.size, slide, window.offset)
-    planned = panes.plan(relation, spec, panes.parse_measures(dict(window.measures)), list(window.group_by))
+    # a TUMBLE as the HOP of one pane per window, so its panes are kept like a HOP's
+    paned = window.as_hop() if isinstance(window, Tumble) else window
+    planned = panes.plan(relation, paned, panes.parse_measures(dict(window.measures)), list(window.group_by))
     if planned.sql is None:
         return None
-    return sqlexpr.parse(planned.sql).unnest()
+    query = sqlexpr.parse(planned.sql).unnest()
+    if not isinstance(query, exp.Select):
+        raise TypeError(f"a pane plan is a query with a {PANES_CTE} CTE, got {planned.sql}")
+    return query
 
 
 def _is_sketch(leaf: exp.Expression) -> bool:
@@ -77,7 +81,7 @@ def _is_sketch(leaf: exp.Expression) -> bool:
 
 def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str:
     """One row per `pane_key` (group keys, [_wv_s,] _wv_p), each partial merged as it combines."""
-    merged = []
+    merged: List[exp.Expr] = []
     for projection in partial.expressions:
         name = projection.alias_or_name
         if name in pane_key:
@@ -86,7 +90,7 @@ def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str
         leaf = projection.unalias()
         if _is_sketch(leaf):
             # sketches union; `true`: panes of one window may differ in lgConfigK
-            combined: exp.Expression = exp.Anonymous(this="hll_union_agg", expressions=[exp.column(name), exp.true()])
+            combined: exp.Expr = exp.Anonymous(this="hll_union_agg", expressions=[exp.column(name), exp.true()])
         else:
             combined = exp.func(MERGE[type(leaf)], exp.column(name))
         merged.append(exp.alias_(combined, name))
@@ -98,7 +102,11 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     """Point the model's window_aggregate (in `tree`, whose upstream table already reads `view`)
     at the pane state in `view`, and return what a micro-batch runs to keep that state; None
     (tree unchanged) when the measures need input rows."""
+    if not isinstance(window, (Tumble, Hop, Cumulate)):
+        return None  # a SESSION's windows follow the rows: its state keeps them
     subquery = _aggregate(tree)
+    if subquery is None:
+        raise ValueError(f"the model has no window_aggregate pane plan ({PANES_CTE}) to keep as pane partials")
     read = {t.name for t in subquery.find_all(exp.Table)} - {PANES_CTE, "_wv_slots", "_wv_windows"}
     if read != {view}:
         raise SlicingError(
@@ -112,14 +120,14 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
         return None
     cte = next(c for c in query.args["with_"].expressions if c.alias == PANES_CTE)
     partial = cte.this.copy()
-    if window.kind == "tumble" and any(_is_sketch(p.unalias()) for p in partial.expressions):
+    if isinstance(window, Tumble) and any(_is_sketch(p.unalias()) for p in partial.expressions):
         # batch TUMBLE runs approx_count_distinct itself (HLL++), whose estimate a merged sketch
         # does not reproduce: kept as rows, the stream runs the batch's SQL and estimates alike
         return None
     # a batch's new rows are few: aggregate them where they are (map-side), not after a shuffle
     for hint in list(partial.find_all(exp.Hint)):
         hint.pop()
-    pane_key = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith("_wv_m"))
+    pane_key = tuple(p.alias_or_name for p in partial.expressions if not p.alias_or_name.startswith(panes.PARTIAL))
     cte.set("this", exp.select("*").from_(view))
     subquery.set("this", query)
     merge_view = f"{view}_merge"

@@ -19,8 +19,12 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, panes, tvf
+from dbt.adapters.window_views import analysis, panes, sqlexpr, tvf
+from dbt.adapters.window_views.names import internal, is_identifier, is_reserved
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
+from dbt.adapters.window_views.windows import Cumulate, Hop
+
+MEASURE = internal("a")  # the prefix of a measure column the rewrite names
 
 WINDOW_COLUMNS = ("window_start", "window_end", "window_time")
 # clauses of the aggregating SELECT that panes do not compute
@@ -75,7 +79,7 @@ def _group_keys(select: exp.Select) -> Optional[List[str]]:
     names = [_name(e) for e in columns]
     if not {"window_start", "window_end"} <= set(names):
         return None
-    if any(not panes.is_name(e.name) for e in columns):
+    if not all(is_identifier(e.name) for e in columns):
         return None
     return list(dict.fromkeys(e.name for e in columns))
 
@@ -91,13 +95,13 @@ def _measures(projection: exp.Expression, grouped: Set[str], measures: Dict[str,
             return None
         if any(_name(c) in WINDOW_COLUMNS for c in call.find_all(exp.Column)):
             return None  # an aggregate of the window columns: the panes have no such column
-        name = f"_wv_a{len(measures)}"
+        name = f"{MEASURE}{len(measures)}"
         measures[name] = call.sql("spark")
         if call is projection:
             projection = exp.column(name)
         else:
             call.replace(exp.column(name))
-    outside = [c for c in projection.find_all(exp.Column) if not c.name.startswith("_wv_a")]
+    outside = [c for c in projection.find_all(exp.Column) if not c.name.startswith(MEASURE)]
     if any(_name(c) not in grouped for c in outside):
         return None
     return projection
@@ -107,13 +111,13 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
     """The model (`tree`, reading the stream's `view`) as a window_aggregate over `view`, and
     the window with its keys and measures (what slicing.plan needs); None when the model is not
     the plain TVF aggregate this module reads."""
-    if window.kind not in ("hop", "cumulate") or window.via is not None or not isinstance(tree, exp.Select):
+    if not isinstance(window, (Hop, Cumulate)) or window.via is not None or not isinstance(tree, exp.Select):
         return None
     if any(tree.args.get(k) for k in _REFUSED) or not _tvf_source(tree, view):
         return None
     if any(p.find(exp.Window) or p.is_star for p in tree.expressions):  # over windows across the aggregate, `*`
         return None
-    if any(p.alias_or_name.lower().startswith("_wv_") for p in tree.expressions):
+    if any(is_reserved(p.alias_or_name) for p in tree.expressions):
         return None  # a name like the plugin's own, which ModelQuery.conform drops
     grouped_by = _group_keys(tree)
     if grouped_by is None:
@@ -128,7 +132,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
             return None
         named = isinstance(rewritten, exp.Alias) or (isinstance(rewritten, exp.Column) and _name(rewritten) in grouped)
         if not named:  # any name but an internal one: ModelQuery.conform gives the model's own
-            rewritten = exp.alias_(rewritten, projection.sql("spark"), quoted=True)
+            rewritten = sqlexpr.node(exp.alias_(rewritten, projection.sql("spark"), quoted=True))
         projections.append(rewritten)
     if not measures:
         return None  # windows without aggregates: nothing to keep as partials
