@@ -15,7 +15,6 @@ from dbt.adapters.spark.connections import (
 from dbt.adapters.spark.session import SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import warm_server
 from dbt.adapters.window_views.errors import IntervalError
 from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.session import WindowViewsConnection
@@ -34,7 +33,6 @@ class WindowViewsCredentials(SparkCredentials):
     warm_spark_idle_timeout: Any = DEFAULT_IDLE_TIMEOUT
 
     def __post_init__(self) -> None:
-        super().__post_init__()
         if not isinstance(self.warm_spark, bool):
             raise DbtRuntimeError(
                 f"profile setting 'warm_spark' = {self.warm_spark!r} is not valid; expected true or false"
@@ -56,6 +54,7 @@ class WindowViewsCredentials(SparkCredentials):
                 "profile setting 'warm_spark' starts a local Spark Connect server, and spark.remote already names "
                 "one; fix: remove warm_spark (the remote server stays up by itself), or remove spark.remote"
             )
+        super().__post_init__()
 
     @property
     def idle_timeout_seconds(self) -> float:
@@ -84,6 +83,9 @@ class WindowViewsConnectionManager(SparkConnectionManager):
         super().__init__(profile, mp_context)
         creds = profile.credentials
         if getattr(creds, "warm_spark", False):
+            # imported here: `python -m ...warm_server` runs it before anything imported it
+            from dbt.adapters.window_views import warm_server
+
             # where the project's warm server is recorded: session.spark_session reads these keys
             # (warm_server.WarmSpec) and never sends them to Spark
             target = (Path(profile.project_root) / profile.target_path).resolve()

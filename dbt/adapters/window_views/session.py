@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Tuple
 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
@@ -18,8 +18,10 @@ from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from dbt.adapters.window_views import warm_server
 from dbt.adapters.window_views.filesystems import is_connect
+
+if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
+    from dbt.adapters.window_views import warm_server
 
 MORE_MEMORY = (
     "spark.driver.memory in the profile's server_side_parameters for the embedded session, the executors' "
@@ -84,6 +86,8 @@ def remote_url(params: Dict[str, str]) -> Optional[str]:
 @functools.lru_cache(maxsize=None)
 def warm_url(spec: warm_server.WarmSpec) -> str:
     """The project's warm Spark (`warm_spark: true`), found or started once per dbt process."""
+    from dbt.adapters.window_views import warm_server
+
     check_java()
     return warm_server.ensure(spec)
 
@@ -109,7 +113,9 @@ def check_java() -> None:
 def spark_session(params: Dict[str, str]) -> SparkSession:
     """The process-wide session; the first caller's static settings (warehouse, metastore) win.
     With `warm_spark`, a Spark Connect client of the project's warm server (warm_server.py)."""
-    warm = warm_server.WarmSpec.from_params(params)
+    from dbt.adapters.window_views.warm_server import WarmSpec
+
+    warm = WarmSpec.from_params(params)
     remote = warm_url(warm) if warm is not None else remote_url(params)
     if remote:
         builder = SparkSession.builder.remote(remote)
