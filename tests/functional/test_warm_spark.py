@@ -234,14 +234,16 @@ def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_s
     assert dead is not None
     os.kill(int(str(dead["pid"])), signal.SIGKILL)
     wait_until(lambda: not alive(dead["pid"]), 30, "the killed server gone")
-    with socket.socket() as taken:  # another program listens on the recorded port now
-        taken.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        taken.bind(("127.0.0.1", int(str(dead["port"]))))
+    with socket.socket() as taken:  # and another program listens on the recorded port
+        taken.bind(("127.0.0.1", 0))
         taken.listen()
+        port = taken.getsockname()[1]
+        path = a / "target" / "warm_spark" / "server.json"
+        path.write_text(json.dumps({**dead, "port": port}))
         out = dbt(a, "compile")
-    assert f"cannot be used: its process (pid {dead['pid']}, port {dead['port']}) is gone; starting a new one" in out
+    assert f"cannot be used: its process (pid {dead['pid']}, port {port}) is gone; starting a new one" in out
     new = record(a)
-    assert new is not None and new["port"] != dead["port"] and alive(new["pid"])
+    assert new is not None and new["port"] != port and alive(new["pid"])
     # the tables are the project's, whichever server serves them
     out = dbt(a, "show", "--inline", "select count(*) as n from {{ ref('batch_tumble') }}", "--output", "json")
     assert shown(out) == [{"n": 3}]

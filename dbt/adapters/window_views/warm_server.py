@@ -287,6 +287,9 @@ def start(spec: WarmSpec) -> ServerRecord:
     for attempt in range(1, START_ATTEMPTS + 1):
         port = free_port()
         conf = {
+            # the Hive catalog (Derby metastore), as the in-process session's enableHiveSupport():
+            # the server's own default keeps tables in memory, lost when it stops
+            "spark.sql.catalogImplementation": "hive",
             **dict(spec.settings),
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(port),
