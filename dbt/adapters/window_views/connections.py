@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Tuple
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
@@ -12,15 +13,52 @@ from dbt.adapters.spark.connections import (
     SparkCredentials,
 )
 from dbt.adapters.spark.session import SessionConnectionWrapper
+from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.window_views.errors import IntervalError
+from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.session import WindowViewsConnection
+
+DEFAULT_IDLE_TIMEOUT = "30 minutes"
 
 
 @dataclass
 class WindowViewsCredentials(SparkCredentials):
-    """dbt-spark's credentials; `method` defaults to the embedded session and `host` is optional."""
+    """dbt-spark's credentials; `method` defaults to the embedded session and `host` is optional.
+    `warm_spark: true` runs the session's Spark as a local Spark Connect server kept between dbt
+    commands (warm_server.py) until `warm_spark_idle_timeout` passes without one."""
 
     method: SparkConnectionMethod = SparkConnectionMethod.SESSION
+    warm_spark: Any = False  # typed here, checked in __post_init__ with a message naming the fix
+    warm_spark_idle_timeout: Any = DEFAULT_IDLE_TIMEOUT
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.warm_spark, bool):
+            raise DbtRuntimeError(
+                f"profile setting 'warm_spark' = {self.warm_spark!r} is not valid; expected true or false"
+            )
+        try:
+            Interval.parse(self.warm_spark_idle_timeout)
+        except IntervalError as exc:
+            raise DbtRuntimeError(
+                f"profile setting 'warm_spark_idle_timeout' = {self.warm_spark_idle_timeout!r} is not valid: {exc}; "
+                f"fix: an interval such as '{DEFAULT_IDLE_TIMEOUT}' (the default) or '90 seconds'"
+            ) from None
+        if self.warm_spark and self.method != SparkConnectionMethod.SESSION:
+            raise DbtRuntimeError(
+                f"profile setting 'warm_spark' needs method: session (a local Spark), not method: {self.method}; "
+                "fix: set method: session, or remove warm_spark"
+            )
+        if self.warm_spark and "spark.remote" in self.server_side_parameters:
+            raise DbtRuntimeError(
+                "profile setting 'warm_spark' starts a local Spark Connect server, and spark.remote already names "
+                "one; fix: remove warm_spark (the remote server stays up by itself), or remove spark.remote"
+            )
+        super().__post_init__()
+
+    @property
+    def idle_timeout_seconds(self) -> float:
+        return Interval.parse(self.warm_spark_idle_timeout).micros / 1_000_000
 
     @classmethod
     def __pre_deserialize__(cls, data: Any) -> Any:
@@ -35,11 +73,28 @@ class WindowViewsCredentials(SparkCredentials):
         return "window_views"
 
     def _connection_keys(self) -> Tuple[str, ...]:
-        return ("method", "host", "schema", "server_side_parameters")
+        return ("method", "host", "schema", "server_side_parameters", "warm_spark", "warm_spark_idle_timeout")
 
 
 class WindowViewsConnectionManager(SparkConnectionManager):
     TYPE = "window_views"
+
+    def __init__(self, profile: Any, mp_context: Any) -> None:
+        super().__init__(profile, mp_context)
+        creds = profile.credentials
+        if getattr(creds, "warm_spark", False):
+            # imported here: `python -m ...warm_server` runs it before anything imported it
+            from dbt.adapters.window_views import warm_server
+
+            # where the project's warm server is recorded: session.spark_session reads these keys
+            # (warm_server.WarmSpec) and never sends them to Spark
+            target = (Path(profile.project_root) / profile.target_path).resolve()
+            creds.server_side_parameters = {
+                **creds.server_side_parameters,
+                warm_server.DIR_KEY: str(target / "warm_spark"),
+                warm_server.PROJECT_KEY: str(Path(profile.project_root).resolve()),
+                warm_server.IDLE_KEY: str(creds.idle_timeout_seconds),
+            }
 
     @classmethod
     def open(cls, connection: Connection) -> Connection:

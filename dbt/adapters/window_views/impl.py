@@ -23,7 +23,7 @@ from dbt.adapters.window_views.connections import WindowViewsConnectionManager
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
-from dbt.adapters.window_views.session import embedded_defaults, remote_url, spark_session
+from dbt.adapters.window_views.session import embedded_defaults, refresh_inputs, remote_url, spark_session
 from dbt.adapters.window_views.streaming import runner
 
 logger = AdapterLogger("WindowViews")
@@ -90,6 +90,7 @@ class WindowViewsAdapter(SparkAdapter):
     @available
     def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:
         """The statement that builds a batch window view, and the metadata to record with it."""
+        refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
         return batch.statement(self, plan)
 
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:

@@ -10,7 +10,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any, Dict, Optional
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Tuple
 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
@@ -19,6 +19,9 @@ from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
 from dbt.adapters.window_views.filesystems import is_connect
+
+if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
+    from dbt.adapters.window_views import warm_server
 
 MORE_MEMORY = (
     "spark.driver.memory in the profile's server_side_parameters for the embedded session, the executors' "
@@ -80,6 +83,15 @@ def remote_url(params: Dict[str, str]) -> Optional[str]:
     return params.get("spark.remote") or os.environ.get("SPARK_REMOTE")
 
 
+@functools.lru_cache(maxsize=None)
+def warm_url(spec: warm_server.WarmSpec) -> str:
+    """The project's warm Spark (`warm_spark: true`), found or started once per dbt process."""
+    from dbt.adapters.window_views import warm_server
+
+    check_java()
+    return warm_server.ensure(spec)
+
+
 @functools.lru_cache(maxsize=1)
 def check_java() -> None:
     """Fail with an install hint instead of Spark's gateway error when Java is missing or old."""
@@ -99,12 +111,17 @@ def check_java() -> None:
 
 
 def spark_session(params: Dict[str, str]) -> SparkSession:
-    """The process-wide session; the first caller's static settings (warehouse, metastore) win."""
-    remote = remote_url(params)
+    """The process-wide session; the first caller's static settings (warehouse, metastore) win.
+    With `warm_spark`, a Spark Connect client of the project's warm server (warm_server.py)."""
+    from dbt.adapters.window_views.warm_server import WarmSpec
+
+    warm = WarmSpec.from_params(params)
+    remote = warm_url(warm) if warm is not None else remote_url(params)
     if remote:
         builder = SparkSession.builder.remote(remote)
-        # static settings belong to the server; only runtime SQL settings travel
-        params = {k: v for k, v in params.items() if k.startswith("spark.sql.")}
+        # static settings belong to the server; only runtime SQL settings travel (a warm server
+        # started with all of them)
+        params = {} if warm is not None else {k: v for k, v in params.items() if k.startswith("spark.sql.")}
     else:
         try:
             active = SparkSession.getActiveSession()
@@ -147,6 +164,18 @@ def spark_gone(spark: Any) -> Optional[str]:
     if code is not None:
         return f"its JVM exited (exit code {code})"
     return "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)"
+
+
+def refresh_inputs(adapter: Any, inputs: Iterable[Tuple[Optional[str], str]]) -> None:
+    """REFRESH TABLE each input relation before a model reads it: a long-lived session (a warm
+    server, several dbtRunner invocations in one process) keeps a table's file listing from its
+    last read, and would miss the files a loader added since. One metadata statement per input."""
+    for schema, name in inputs:
+        if schema:  # an unqualified name may be a CTE; dbt's refs and sources are qualified
+            try:
+                adapter.execute(f"refresh table `{schema}`.`{name}`")
+            except Exception:  # not a table (Spark says so when the model reads it)
+                pass
 
 
 class WindowViewsCursor(Cursor):

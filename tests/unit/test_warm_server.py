@@ -1,0 +1,98 @@
+"""warm_spark without Spark: the profile's settings checked with the fix named, the records on
+disk, the settings hash that keeps a changed profile from sharing a server, and the start lock."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+import time
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views import warm_server
+from dbt.adapters.window_views.connections import WindowViewsCredentials
+from dbt.adapters.window_views.warm_server import LockHolder, ServerRecord, WarmSpec
+
+
+def credentials(**profile):
+    return WindowViewsCredentials.from_dict({"schema": "s", "method": "session", **profile})
+
+
+def test_warm_spark_settings_are_read_with_their_default():
+    assert credentials().warm_spark is False
+    creds = credentials(warm_spark=True)
+    assert creds.idle_timeout_seconds == 1800
+    assert credentials(warm_spark=True, warm_spark_idle_timeout="90 seconds").idle_timeout_seconds == 90
+
+
+@pytest.mark.parametrize(
+    "profile, message",
+    [
+        ({"warm_spark": "yes"}, "profile setting 'warm_spark' = 'yes' is not valid; expected true or false"),
+        (
+            {"warm_spark": True, "warm_spark_idle_timeout": "soon"},
+            "profile setting 'warm_spark_idle_timeout' = 'soon' is not valid: 'soon' is not an interval",
+        ),
+        ({"warm_spark": True, "warm_spark_idle_timeout": 30}, "fix: an interval such as '30 minutes'"),
+        (
+            {"warm_spark": True, "server_side_parameters": {"spark.remote": "sc://h:15002"}},
+            "spark.remote already names one; fix: remove warm_spark",
+        ),
+        ({"warm_spark": True, "method": "thrift", "host": "h"}, "needs method: session"),
+    ],
+)
+def test_a_bad_warm_spark_setting_is_named_with_the_fix(profile, message):
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(**profile)
+    assert message in str(raised.value)
+
+
+def test_records_round_trip_and_an_unreadable_one_is_stale(tmp_path):
+    record = ServerRecord(12, 15002, "/p", "abc", 1.0, 2.0, 60.0, watchdog_pid=13)
+    assert ServerRecord.from_json(record.to_json()) == record
+    assert record.url == "sc://127.0.0.1:15002"
+    holder = LockHolder(1, "h", 3.0)
+    assert LockHolder.from_json(holder.to_json()) == holder
+    warm_server.write_record(tmp_path, record)
+    assert warm_server.read_record(tmp_path) == record
+    (tmp_path / "server.json").write_text('{"pid": 1')  # half written
+    assert warm_server.read_record(tmp_path) is None
+    (tmp_path / "server.json").write_text('{"version": 0, "pid": 1}')  # an older plugin's
+    assert warm_server.read_record(tmp_path) is None
+
+
+def test_the_settings_hash_changes_with_any_spark_setting_and_ignores_the_warm_keys():
+    base = {warm_server.DIR_KEY: "/p/target/warm_spark", warm_server.IDLE_KEY: "60", "spark.sql.x": "1"}
+    spec = WarmSpec.from_params(base)
+    assert spec is not None and spec.idle_timeout == 60 and spec.settings == (("spark.sql.x", "1"),)
+    longer = WarmSpec.from_params({**base, warm_server.IDLE_KEY: "600"})
+    assert longer is not None and longer.settings_hash == spec.settings_hash
+    changed = WarmSpec.from_params({**base, "spark.sql.x": "2"})
+    assert changed is not None and changed.settings_hash != spec.settings_hash
+    assert WarmSpec.from_params({"spark.sql.x": "1"}) is None
+
+
+def test_the_lock_admits_one_process_and_a_dead_holders_lock_is_taken_over(tmp_path):
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    (tmp_path / "lock").write_text(LockHolder(dead.pid, warm_server.socket.gethostname(), time.time()).to_json())
+    order = []
+
+    def second() -> None:
+        with warm_server.locked(tmp_path):
+            order.append("second")
+
+    with warm_server.locked(tmp_path, timeout=5):
+        assert LockHolder.from_json((tmp_path / "lock").read_text()).pid == os.getpid()
+        thread = threading.Thread(target=second)
+        thread.start()
+        time.sleep(0.5)
+        order.append("first")
+    thread.join(5)
+    assert order == ["first", "second"] and not (tmp_path / "lock").exists()
+    (tmp_path / "lock").write_text(LockHolder(os.getpid(), warm_server.socket.gethostname(), time.time()).to_json())
+    with pytest.raises(DbtRuntimeError, match="is being started or stopped by pid"):
+        with warm_server.locked(tmp_path, timeout=0.5):
+            pass
