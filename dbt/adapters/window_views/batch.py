@@ -37,6 +37,8 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
                 plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql)
             )
         except AnalysisError as exc:
-            raise ModelSqlError.from_analysis(plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch") from exc
+            raise ModelSqlError.from_analysis(
+                plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+            ) from exc
         properties["window_views.watermark_reached"] = reached.describe()
     return {"sql": sql, "properties": properties, "summary": summary(properties)}
