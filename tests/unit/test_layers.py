@@ -9,9 +9,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[2] / "dbt" / "adapters" / "window_views"
 PREFIX = "dbt.adapters.window_views"
 LAYERS = {
-    0: {"errors", "intervals", "paths", "upstream", "__version__"},
+    0: {"errors", "intervals", "paths", "upstream", "names", "__version__"},
     1: {"tvf", "sqlexpr", "analysis", "emit", "prefix", "overwindows", "panes", "config"},
-    2: {"streaming.slicing", "streaming.tvf_aggregate", "streaming.plan", "plan"},
+    2: {"streaming.records", "streaming.slicing", "streaming.tvf_aggregate", "streaming.plan", "plan"},
     3: {
         "session",
         "watermark",
@@ -33,6 +33,8 @@ LAYERS = {
         "streaming.sides",
         "streaming.idle",
         "streaming.labels",
+        "streaming.locations",
+        "streaming.run_context",
     },
     4: {"impl", "compile_checks", "connections", "__init__"},
 }

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from dataclasses import replace
 from typing import Any, Dict, List, Optional
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -32,17 +33,20 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import filesystems, sqlexpr, storage
+from dbt.adapters.window_views.config import LateData
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.overwindows import OverPlan
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
 from dbt.adapters.window_views.streaming import idle, labels, pane_state, shuffles, sides
-from dbt.adapters.window_views.streaming.commits import BatchId, CommitLog, Locations
+from dbt.adapters.window_views.streaming.commits import CommitLog
+from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, quoted
 from dbt.adapters.window_views.streaming.output import Output
-from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.state import RECORDED, State, held_rows_metric
+from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
+from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, Clocks, Publish
+from dbt.adapters.window_views.streaming.state import State, held_rows_metric
 
 logger = AdapterLogger("WindowViews")
 T = exp.column("_wv_t")  # a new row's event time, epoch micros
@@ -131,10 +135,10 @@ class BatchWriter:
         self.session_settings: Optional[Dict[str, Optional[str]]] = None  # the stream's own, before shuffles.plan_for
         self.lock = threading.RLock()  # one batch at a time: Spark's, or an idle step of the runner's
 
-    def __getstate__(self) -> Dict[str, Any]:  # shipped to a Spark Connect server: no lock
+    def __getstate__(self) -> Dict[str, object]:  # shipped to a Spark Connect server: no lock
         return {k: v for k, v in self.__dict__.items() if k != "lock"}
 
-    def __setstate__(self, state: Dict[str, Any]) -> None:
+    def __setstate__(self, state: Dict[str, object]) -> None:
         self.__dict__.update(state)
         self.lock = threading.RLock()
 
@@ -143,7 +147,7 @@ class BatchWriter:
         # client may not): made here, as the writer is shipped there
         self._commit(filesystems.beside_spark(df.sparkSession), df, batch_id)
 
-    def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[Dict[str, Any]]:
+    def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[BatchRecord]:
         """Idle step `step` ("N.k", streaming/idle.py): no input rows, W advanced to `watermark`,
         the windows that closes emitted and the state trimmed, committed like a micro-batch (a
         step with a READY record is finished as recorded). Returns what it committed."""
@@ -151,7 +155,7 @@ class BatchWriter:
 
     def _commit(
         self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None
-    ) -> Optional[Dict[str, Any]]:
+    ) -> Optional[BatchRecord]:
         started = time.monotonic()
         # a processing-time run's idle steps run in the dbt process between Spark's batches
         with self.lock:
@@ -201,51 +205,67 @@ class BatchWriter:
             )
         return None
 
-    def _progress(self, batch_id: BatchId, ready: Dict[str, Any], elapsed: float) -> None:
+    def _progress(self, batch_id: BatchId, ready: BatchRecord, elapsed: float) -> None:
         """A log line per micro-batch: at info level while a stream runs on a processing-time
         trigger or catches up in several batches, at debug level for the usual one-batch run
         (dbt's own result line says the same)."""
         line = (
-            f"window_view model '{self.plan.model}': micro-batch {batch_id}{' (idle)' if ready.get('idle') else ''}: "
-            f"{ready['rows_in']:,} in, "
-            f"{ready['rows_out']:,} out, {ready['late']:,} late, watermark "
-            f"{describe_epoch_micros(ready['watermark'])}, {elapsed:.1f}s"
+            f"window_view model '{self.plan.model}': micro-batch {batch_id}{' (idle)' if ready.idle else ''}: "
+            f"{ready.rows_in:,} in, {ready.rows_out:,} out, {ready.late:,} late, watermark "
+            f"{describe_epoch_micros(ready.watermark)}, {elapsed:.1f}s"
         )
         if self.plan.config.trigger.processing_time is not None or self.batches > 1:
             logger.info(line)
         else:
             logger.debug(line)
 
-    def _write(self, df: Any, batch_id: BatchId, idle_watermark: Optional[int]) -> Optional[Dict[str, Any]]:
+    def _write(self, df: Any, batch_id: BatchId, idle_watermark: Optional[int]) -> Optional[BatchRecord]:
         """Run or finish batch `batch_id`; returns what it committed (None: it was already)."""
         if self.log.committed(batch_id):
             return None  # a replay of a batch that completed
-        previous = self.log.last(before=batch_id) or {}
+        previous = self.log.last(before=batch_id)
         ready = self.log.ready(batch_id)
         if ready is None:
-            ready = self._stage(df, batch_id, previous, idle_watermark)
+            staged = self._stage(df, batch_id, previous, idle_watermark)
             # what publishing will do, fixed before it starts: a replay does exactly this
-            ready["publish"] = {
-                "table": storage.plan_publish(self.fs, self.where.table, batch_id, ready["replaced_buckets"]),
-                "late": storage.plan_publish(self.fs, self.where.late, batch_id),
-            }
+            publish = Publish(
+                storage.plan_publish(self.fs, self.where.table, batch_id, staged.replaced_buckets),
+                storage.plan_publish(self.fs, self.where.late, batch_id),
+            )
+            ready = replace(staged, publish=publish)
             self.log.mark_ready(batch_id, ready)
-        planned = ready.get("publish") or {}  # none in a READY record of an earlier release
-        storage.publish(self.fs, self.where.table, batch_id, ready["replaced_buckets"], planned.get("table"))
-        storage.publish(self.fs, self.where.late, batch_id, (), planned.get("late"))
+        assert ready.publish is not None  # every READY record names its publish
+        storage.publish(self.fs, self.where.table, batch_id, ready.publish.table)
+        storage.publish(self.fs, self.where.late, batch_id, ready.publish.late)
         self.log.commit(batch_id, ready)
-        self.log.clean(batch_id, previous.get("state"), ready["state"])
+        self.log.clean(batch_id, previous.state_batch if previous is not None else None, ready.state_batch)
         return ready
 
+    def _unchanged(self, previous: Optional[BatchRecord]) -> BatchRecord:
+        """A batch without rows: nothing changes, not even the idle clocks."""
+        if previous is None:
+            return BatchRecord(None, None, 0, 0, 0, 0, idle.no_clocks(self.plan))
+        return BatchRecord(
+            previous.watermark,
+            previous.state_batch,
+            0,
+            0,
+            0,
+            previous.state_rows,
+            previous.clocks,
+            recompute=previous.recompute,
+        )
+
     def _stage(
-        self, df: Any, batch_id: BatchId, previous: Dict[str, Any], idle_watermark: Optional[int]
-    ) -> Dict[str, Any]:
+        self, df: Any, batch_id: BatchId, previous: Optional[BatchRecord], idle_watermark: Optional[int]
+    ) -> BatchRecord:
         """Stage the batch's output and state; an idle step (`idle_watermark`) has no rows and
         moves W to the watermark given."""
         spark = df.sparkSession
         plan = self.plan
-        w_prev: Optional[int] = previous.get("watermark")
-        t = sqlexpr.epoch_micros(sqlexpr.column(plan.config.watermark.column))
+        w_prev = previous.watermark if previous is not None else None
+        previous_state = previous.state_batch if previous is not None else None
+        t = sqlexpr.epoch_micros(sqlexpr.column(plan.watermark.column))
         rows = df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, "_wv_t"))).selectExpr(
             "*", sqlexpr.to_sql(exp.alias_(late_condition(plan, w_prev), "_wv_late"))
         )
@@ -257,14 +277,9 @@ class BatchWriter:
                 stats = self._count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
         else:
             stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
-        if not stats["n"] and idle_watermark is None:  # no rows: nothing changes, not even the idle clocks
-            kept = ("watermark", "state", "state_rows") + (RECORDED if plan.recomputes_rows else ())
-            return (
-                {key: previous.get(key) for key in kept}
-                | idle.carried(plan, previous)
-                | {"rows_in": 0, "late": 0, "rows_out": 0, "replaced_buckets": []}
-            )
-        handled = stats["n"] + (previous.get("state_rows") or 0)  # new and kept rows
+        if not stats["n"] and idle_watermark is None:
+            return self._unchanged(previous)
+        handled = stats["n"] + (previous.state_rows if previous is not None else 0)  # new and kept rows
         if idle_watermark is None:
             if self.session_settings is None:
                 self.session_settings = shuffles.session_settings(spark)
@@ -273,30 +288,31 @@ class BatchWriter:
             small = shuffles.small(handled)
         fresh = rows.where("not _wv_late").drop("_wv_late")
         w_new = w_prev if idle_watermark is None else idle_watermark
+        clocks: Clocks
         if idle_watermark is not None:  # no rows: the idle clocks stay (idle.py)
-            clocks = idle.carried(plan, previous) | {"idle": True}
-        elif plan.shape != "single":  # each input's W and idle clock, the model's W the least (sides.py)
+            clocks = previous.clocks if previous is not None else idle.no_clocks(plan)
+        elif plan.shape is not InputShape.SINGLE:  # each input's W and idle clock, the model's W the least (sides.py)
             w_new, clocks = sides.watermark(plan, stats, previous, idle.now())
         else:
             if stats["tmax"] is not None:
-                reached = stats["tmax"] - plan.config.watermark.delay.micros
+                reached = stats["tmax"] - plan.watermark.delay.micros
                 w_new = reached if w_prev is None else max(w_prev, reached)
             clocks = idle.arrival(w_new)
         state = State(plan, self.where, query, self.fs, small)
         retained = fresh.selectExpr("*", "true as _wv_new")
         if plan.slicing is not None:  # a window_aggregate keeps pane partials, not rows
-            retained = pane_state.retained(spark, plan.slicing, fresh, state, previous.get("state"))
-        elif previous.get("state"):
-            old = state.rows(spark, previous["state"], fresh.schema)
+            retained = pane_state.retained(spark, plan.slicing, fresh, state, previous_state)
+        elif previous_state:
+            old = state.rows(spark, previous_state, fresh.schema)
             retained = old.selectExpr("*", "false as _wv_new").unionByName(retained, allowMissingColumns=True)
         sorted_view = f"{plan.view}_sorted"
-        if plan.over is not None and plan.shape == "single":
+        if plan.over is not None and plan.shape is InputShape.SINGLE:
             retained = _sorted_once(spark, retained, plan.over, sorted_view)
         try:
-            states = state.prefix_states(spark, fresh, previous.get("state"))
+            states = state.prefix_states(spark, fresh, previous_state)
             recompute = (
-                state.recompute_from(spark, previous, fresh.schema, stats.get("held_hit"))
-                if stats["tmin"] is not None
+                state.recompute_from(previous, stats.get("held_hit"))
+                if plan.recomputes_rows and stats["tmin"] is not None
                 else None
             )
             with labels.step(spark, plan.model, batch_id, "output staged"):
@@ -304,21 +320,21 @@ class BatchWriter:
                     spark, retained, batch_id, w_prev, w_new, stats["tmin"], stats["tmax"], states, recompute
                 )
             with labels.step(spark, plan.model, batch_id, "state saved"):
-                saved = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
+                state_rows, recorded = state.save(retained.drop("_wv_new"), w_new, states, batch_id)
         finally:
             retained.unpersist()
             spark.catalog.dropTempView(sorted_view)
-        return (
-            {
-                "watermark": w_new,
-                "state": str(batch_id),
-                "rows_in": stats["n"],
-                "late": stats["late"],
-                "rows_out": out,
-                "replaced_buckets": replaced,
-            }
-            | saved
-            | clocks
+        return BatchRecord(
+            watermark=w_new,
+            state_batch=str(batch_id),
+            rows_in=stats["n"],
+            late=stats["late"],
+            rows_out=out,
+            state_rows=state_rows,
+            clocks=clocks,
+            replaced_buckets=tuple(replaced),
+            recompute=recorded,
+            idle=idle_watermark is not None,
         )
 
     def _count_and_stage_late(
@@ -338,8 +354,8 @@ class BatchWriter:
             F.min(F.when(~late, t)).alias("tmin"),
             F.max(F.when(~late, t)).alias("tmax"),
         ]
-        keep = self.plan.config.late_data == "table"
-        by_side = [sides.SIDE] if self.plan.shape != "single" else []
+        keep = self.plan.config.late_data == LateData.TABLE
+        by_side = [sides.SIDE] if self.plan.shape is not InputShape.SINGLE else []
         if by_side:
             counts += sides.input_stats(self.plan, late, t)
         if w_prev is None:
@@ -367,7 +383,7 @@ class BatchWriter:
             exp.alias_(exp.Literal.string("late"), storage.BUCKET),
         ]
         # several inputs: which one, and the row as JSON (sides.py); one input: its columns
-        kept = sides.late_columns(self.plan) if self.plan.shape != "single" else quoted(columns)
+        kept = sides.late_columns(self.plan) if self.plan.shape is not InputShape.SINGLE else quoted(columns)
         rows.where("_wv_late").selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
             "overwrite"
         ).parquet(str(storage.staging_dir(self.where.late, batch_id)))

@@ -11,7 +11,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import prefix, sqlexpr
 from dbt.adapters.window_views.streaming import sides
-from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
 
 
 def quoted(columns: Sequence[str]) -> List[str]:
@@ -43,14 +43,19 @@ class ModelQuery:
         recomputes its rows from its own point (OverPlan.partitioned_by), when the output holds
         them too: an output row's partition tells whether a batch replaces it. Empty: one point
         in event time for every partition."""
-        by = self.plan.over.partitioned_by if self.plan.recomputes_rows and self.plan.shape == "single" else ()
+        over = self.plan.over
+        by = (
+            over.partitioned_by
+            if over is not None and self.plan.recomputes_rows and self.plan.shape is InputShape.SINGLE
+            else ()
+        )
         names = {f.name.lower() for f in self.schema.fields}
         return by if all(c.lower() in names for c in by) else ()
 
     def as_input(self, rows: Any, *extra: str) -> None:
         """Put `rows` where the model SQL reads its upstream table (the temp view; several
         inputs: each input's rows in its view, sides.py)."""
-        if self.plan.shape != "single":
+        if self.plan.shape is not InputShape.SINGLE:
             sides.to_views(self.plan, rows)
             return
         rows.select(*quoted(self.columns), *extra).createOrReplaceTempView(self.plan.view)
@@ -60,6 +65,7 @@ class ModelQuery:
         if not states:
             self.as_input(rows)
             return self.plan.sql
+        assert self.plan.over is not None  # prefix states are over windows
         view = f"{self.plan.view}_rows"
         rows.select(*quoted(self.columns)).createOrReplaceTempView(view)
         for g, state in enumerate(states):

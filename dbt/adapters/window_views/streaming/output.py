@@ -16,11 +16,12 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import emit, paths, sqlexpr, storage
+from dbt.adapters.window_views.config import Emit
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery, counted
-from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.plan import StreamPlan, is_session
 from dbt.adapters.window_views.streaming.state import FROM, Recompute
 
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
@@ -64,18 +65,18 @@ class Output:
             self.hours_from = (w_new + 1 - self.plan.hold_horizon) // day * day
         closes = w_new is not None and w_new != w_prev
         if window is None:
-            if self.plan.config.emit == "on_update":
+            if self.plan.config.emit == Emit.ON_UPDATE:
                 return self._update_rows(spark, retained, tmin, w_new, recompute, staging, states)
             if not closes:
                 return 0, []
-            column = self.plan.config.watermark.column
+            column = self.plan.watermark.column
             result = self.query.rewritten(
                 spark, retained, states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new)
             )
             return self._append(spark, result, staging), []
-        session = window.kind == "session"
+        session = is_session(window)
         after = WINDOW_END > w_prev if w_prev is not None else exp.true()
-        if self.plan.config.emit == "on_window_close":
+        if self.plan.config.emit == Emit.ON_WINDOW_CLOSE:
             if not closes:
                 return 0, []
             rows = retained
@@ -116,7 +117,7 @@ class Output:
         if tmin is None:
             return 0, []
         cut = tmin if recompute.since is None else min(tmin, recompute.since)
-        t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.config.watermark.column))
+        t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.watermark.column))
         if not recompute.by:
             region = t >= cut
             result = self.query.compute(spark, retained, region, states)
@@ -137,9 +138,9 @@ class Output:
             # recorded for the held-back partitions the new rows reach; the others' rows from their
             # points, and every new row, lie after the point they share or the first new row
             since = tmin if recompute.shared is None else min(tmin, recompute.shared)
-            last = w_new + self.plan.config.watermark.delay.micros  # no row seen is later
+            last = w_new + self.plan.watermark.delay.micros  # no row seen is later
             hours = sorted({*recompute.hours, *range(since // hour, last // hour + 1)})
-        else:  # not recorded (past HELD_MAX, or an earlier release): one small job finds them
+        else:  # not recorded (past HELD_MAX): one small job finds them
             hours, cut = self._hours_from_cuts(retained, recompute.by, hour)
         result = self.query.compute(spark, retained, t >= cut, states).join(cuts, ours, "left_semi")
         # the old rows no partition with new rows recomputes (none before `cut`: no cut is earlier)
@@ -222,9 +223,8 @@ class Output:
         return exp.If(this=key >= self.hours_from, true=named(NEW_BUCKETS), false=named(BULK_BUCKETS))
 
     def _bucket(self, name: str, files: List[str]) -> Tuple[int, int]:
-        """The size and index of the bucket a table file's name starts with. A table read without a
-        file log (written by an earlier release) shows every file in its folder, also one put there
-        by hand, which no bucket holds."""
+        """The size and index of the bucket a table file's name starts with. A table without a file
+        log yet shows every file in its folder, also one put there by hand, which no bucket holds."""
         size = self.plan.bucket_sizes.get(name[:1])
         if size is None or not re.fullmatch(r"-?\d+", name[1:]):  # before 1970: negative
             stray = next(f for f in files if storage.bucket_of(f) == name)

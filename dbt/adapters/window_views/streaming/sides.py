@@ -14,13 +14,14 @@ emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Tuple
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views.streaming import idle
-from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
+from dbt.adapters.window_views.streaming.records import BatchRecord, InputClocks
 
 SIDE = "_wv_side"
 
@@ -31,7 +32,7 @@ def row_column(i: int) -> str:
 
 def input_rows(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
     """What a micro-batch reads: the one input's rows, or every input's in the one shape."""
-    return read(plan.source) if plan.shape == "single" else combined(plan, read)
+    return read(plan.source) if plan.shape is InputShape.SINGLE else combined(plan, read)
 
 
 def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
@@ -39,7 +40,7 @@ def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
     its stream)."""
     frames = [read(source.source) for source in plan.inputs]
     types = [StructType(frame.schema.fields) for frame in frames]
-    column = plan.config.watermark.column
+    column = plan.watermark.column
     shaped = []
     for i, frame in enumerate(frames):
         rows = [
@@ -87,17 +88,18 @@ def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
 
 
 def watermark(
-    plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any], at: int
-) -> Tuple[Optional[int], Dict[str, Any]]:
+    plan: StreamPlan, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+) -> Tuple[Optional[int], InputClocks]:
     """The model's watermark after a batch with rows (at `at`, processing time), and what its
     commit keeps of each input: its W at its last rows (its latest event time - delay, or where
     its idle clock had moved it, if later) and when they arrived. The model's W is the least of
     the inputs' at `at`, so an input idle for longer than `idle_timeout` moves it on even in a
     batch that only the others brought rows to."""
-    delay = plan.config.watermark.delay.micros
-    timeout = plan.config.watermark.idle_timeout.micros if plan.config.watermark.idle_timeout is not None else None
-    bases: Dict[str, int] = dict(previous.get("input_watermarks") or {})
-    arrivals = idle.input_arrivals(previous)
+    config = plan.watermark
+    delay = config.delay.micros
+    timeout = config.idle_timeout.micros if config.idle_timeout is not None else None
+    before = previous.clocks if previous is not None and isinstance(previous.clocks, InputClocks) else InputClocks()
+    bases, arrivals = dict(before.watermarks), dict(before.arrivals)
     for i, source in enumerate(s.source for s in plan.inputs):
         if not stats.get(f"_wv_n{i}"):
             continue  # no rows from this input: its W and clock stay
@@ -107,7 +109,8 @@ def watermark(
             reached.append(idle.own(bases[source], arrivals.get(source), timeout, at, plan.window))
         if reached:  # rows of an input without W yet that are all late (no event time) start no clock
             bases[source], arrivals[source] = max(reached), at
-    inputs = [s.source for s in plan.inputs]
-    lowest = idle.least(bases, arrivals, timeout, at, plan.window, inputs)
-    w_new = max((w for w in (previous.get("watermark"), lowest) if w is not None), default=None)
-    return w_new, {"input_watermarks": bases, "input_arrivals": arrivals}
+    clocks = InputClocks(bases, arrivals)
+    lowest = idle.least(clocks, timeout, at, plan.window, [s.source for s in plan.inputs])
+    committed = previous.watermark if previous is not None else None
+    w_new = max((w for w in (committed, lowest) if w is not None), default=None)
+    return w_new, clocks
