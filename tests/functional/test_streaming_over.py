@@ -541,7 +541,7 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
     state's, plans no exchange or sort of its own and returns what it would over the rows as
     they came."""
     from dbt.adapters.window_views import analysis, overwindows
-    from dbt.adapters.window_views.streaming.batch_writer import _sorted_once
+    from dbt.adapters.window_views.streaming.over_shapes import sorted_once
 
     sql = (
         "select k, ts, seq, lag(v) over (partition by k order by ts, seq desc nulls first) as p, "
@@ -557,7 +557,7 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
         ],
         "k string, ts timestamp, seq int, v int",
     )
-    cached = _sorted_once(spark, rows, over, "_wv_test_sorted")
+    cached = sorted_once(spark, rows, over, "_wv_test_sorted")
     try:
         cached.createOrReplaceTempView("_wv_test_cache")
         over_cache = spark.sql(sql)

@@ -35,6 +35,12 @@ LAYERS = {
         "streaming.labels",
         "streaming.locations",
         "streaming.run_context",
+        "streaming.late_rows",
+        "streaming.spark_errors",
+        "streaming.shapes",
+        "streaming.window_shapes",
+        "streaming.over_shapes",
+        "streaming.prefix_state",
     },
     4: {"impl", "compile_checks", "connections", "__init__"},
 }

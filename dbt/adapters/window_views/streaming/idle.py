@@ -36,8 +36,7 @@ from dbt.adapters.window_views import storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import CommitLog, next_idle_step
 from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
-from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, Clocks, InputClocks
+from dbt.adapters.window_views.streaming.records import BatchRecord, InputClocks
 from dbt.adapters.window_views.streaming.run_context import StreamRun
 from dbt.adapters.window_views.tvf import WindowTvf
 
@@ -54,19 +53,9 @@ class IdleStepRunner(Protocol):
     def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[BatchRecord]: ...
 
 
-def no_clocks(plan: StreamPlan) -> Clocks:
-    """The idle clocks before any batch brought rows."""
-    return Arrival() if plan.shape is InputShape.SINGLE else InputClocks()
-
-
 def now() -> int:
     """The wall clock, epoch micros (tests move it)."""
     return time.time_ns() // 1000
-
-
-def arrival(watermark: Optional[int]) -> Arrival:
-    """A batch with rows restarts the idle clock at the W it reached."""
-    return Arrival(now(), watermark)
 
 
 def own(base: int, since: Optional[int], timeout: Optional[int], at: int, window: Optional[WindowTvf] = None) -> int:

@@ -16,13 +16,14 @@ from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.session import spark_gone
 from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
-from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_stopped
+from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, read_record, unreadable
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
-from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
+from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import ModelRecord, RebuildStep
 from dbt.adapters.window_views.streaming.run_context import StreamRun
+from dbt.adapters.window_views.streaming.spark_errors import spark_stopped
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
@@ -133,19 +134,14 @@ def _check_inputs(plan: StreamPlan, sources: List[Any]) -> None:
 def _output_schema(spark: Any, plan: StreamPlan) -> Any:
     """The model's output columns, from Spark describing its SQL over an empty input (the temp
     view the micro-batches fill lives in the query's own session; this one is dropped)."""
-    if plan.shape is not InputShape.SINGLE:
-        sides.to_views(plan, sides.combined(plan, lambda table: spark.table(table).limit(0)))
-        try:
-            return spark.sql(plan.sql).schema
-        finally:
-            sides.drop_views(spark, plan)
-    rows = spark.table(plan.source).limit(0)
+    inputs = sides.inputs_of(plan)
+    rows = inputs.rows(lambda table: spark.table(table).limit(0))
     written = plan.rows or plan  # a TVF aggregate kept as panes has the columns of the model as written
-    (pane_state.partials(spark, written.slicing, rows) if written.slicing else rows).createOrReplaceTempView(plan.view)
+    inputs.put(pane_state.partials(spark, written.slicing, rows) if written.slicing else rows, ["*"])
     try:
         return spark.sql(written.sql).schema
     finally:
-        spark.catalog.dropTempView(plan.view)
+        inputs.drop(spark)
 
 
 def _properties(spark: Any, table: str) -> Dict[str, str]:
@@ -203,11 +199,8 @@ def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
     _check_output(plan, out_schema)
     if plan.config.late_data != LateData.TABLE:
         return out_schema, None
-    if plan.shape is not InputShape.SINGLE:  # the input a late row came from, and the row as JSON (sides.py)
-        return out_schema, spark.createDataFrame([], sides.LATE_SCHEMA).schema
-    return out_schema, sources[0].selectExpr(
-        "*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark"
-    ).schema
+    # several inputs: the input a late row came from, and the row as JSON (sides.py)
+    return out_schema, sides.inputs_of(plan).late_schema(spark, sources)
 
 
 def _prepare(run: StreamRun) -> Any:
@@ -406,7 +399,7 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     log = CommitLog(plan.model, where, run.run_id, run.fs)
     writer = BatchWriter(plan, where, run.run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = sides.input_rows(plan, spark.readStream.table)
+    read = sides.inputs_of(plan).rows(spark.readStream.table)
     idle.finish(run, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read.writeStream.foreachBatch(writer)

@@ -14,25 +14,112 @@ emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchRecord, InputClocks
+from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, Clocks, InputClocks
 
-SIDE = "_wv_side"
+SIDE = internal("side")
 
 
 def row_column(i: int) -> str:
-    return f"_wv_in{i}"
+    return internal(f"in{i}")
 
 
-def input_rows(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
-    """What a micro-batch reads: the one input's rows, or every input's in the one shape."""
-    return read(plan.source) if plan.shape is InputShape.SINGLE else combined(plan, read)
+class OneInput:
+    """A model over one upstream table: its rows as they are, its W from their event times."""
+
+    def __init__(self, plan: StreamPlan) -> None:
+        self.plan = plan
+
+    def rows(self, read: Callable[[str], Any]) -> Any:
+        """What a micro-batch reads; `read(table)` reads an input (a table, or its stream)."""
+        return read(self.plan.source)
+
+    def put(self, rows: Any, columns: Sequence[str]) -> None:
+        """Put `rows` (its `columns`, SQL) where the model SQL reads its upstream table."""
+        rows.select(*columns).createOrReplaceTempView(self.plan.view)
+
+    def drop(self, spark: Any) -> None:
+        """Drop the views `put` made."""
+        spark.catalog.dropTempView(self.plan.view)
+
+    def stats(self, late: Any, t: Any) -> List[Any]:
+        """Counts of a batch's new rows besides the model's (none for one input)."""
+        return []
+
+    def judged_columns(self) -> List[str]:
+        """The columns the count of the new rows reads besides their event time and lateness."""
+        return []
+
+    def late_columns(self, columns: Sequence[str]) -> List[str]:
+        """A late row as the late table keeps it: the input's own columns."""
+        return [f"`{c}`" for c in columns]
+
+    def late_schema(self, spark: Any, sources: Sequence[Any]) -> Any:
+        return (
+            sources[0]
+            .selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark")
+            .schema
+        )
+
+    def no_clocks(self) -> Clocks:
+        """The idle clock before any batch brought rows."""
+        return Arrival()
+
+    def watermark(
+        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+    ) -> Tuple[Optional[int], Clocks]:
+        """W after a batch with rows: the latest event time on time - delay, never back; the
+        idle clock restarts at it (idle.py)."""
+        w_new = previous.watermark if previous is not None else None
+        if stats["tmax"] is not None:
+            reached = stats["tmax"] - self.plan.watermark.delay.micros
+            w_new = reached if w_new is None else max(w_new, reached)
+        return w_new, Arrival(at, w_new)
+
+
+class SeveralInputs(OneInput):
+    """A window join or a UNION ALL of several upstream tables: their rows in one shape."""
+
+    def rows(self, read: Callable[[str], Any]) -> Any:
+        return combined(self.plan, read)
+
+    def put(self, rows: Any, columns: Sequence[str]) -> None:
+        to_views(self.plan, rows)
+
+    def drop(self, spark: Any) -> None:
+        drop_views(spark, self.plan)
+
+    def stats(self, late: Any, t: Any) -> List[Any]:
+        return input_stats(self.plan, late, t)
+
+    def judged_columns(self) -> List[str]:
+        return [SIDE]
+
+    def late_columns(self, columns: Sequence[str]) -> List[str]:
+        return late_columns(self.plan)
+
+    def late_schema(self, spark: Any, sources: Sequence[Any]) -> Any:
+        return spark.createDataFrame([], LATE_SCHEMA).schema
+
+    def no_clocks(self) -> Clocks:
+        return InputClocks()
+
+    def watermark(
+        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+    ) -> Tuple[Optional[int], Clocks]:
+        return watermark(self.plan, stats, previous, at)
+
+
+def inputs_of(plan: StreamPlan) -> OneInput:
+    """How the plan's input shape reaches a micro-batch, chosen once per plan."""
+    return OneInput(plan) if plan.shape is InputShape.SINGLE else SeveralInputs(plan)
 
 
 def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
@@ -74,6 +161,7 @@ def late_columns(plan: StreamPlan) -> List[str]:
     return [f"{SIDE} as _side", f"{row} as _row"]
 
 
+_TMAX, _N = internal("tmax{}"), internal("n{}")  # per input: its latest event time on time, its rows
 LATE_SCHEMA = "_side string, _row string, _batch_id bigint, _watermark timestamp"
 
 
@@ -83,7 +171,7 @@ def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
     stats = []
     for i, source in enumerate(plan.inputs):
         of_input = F.col(SIDE) == source.source
-        stats += [F.max(F.when(~late & of_input, t)).alias(f"_wv_tmax{i}"), F.count_if(of_input).alias(f"_wv_n{i}")]
+        stats += [F.max(F.when(~late & of_input, t)).alias(_TMAX.format(i)), F.count_if(of_input).alias(_N.format(i))]
     return stats
 
 
@@ -101,9 +189,9 @@ def watermark(
     before = previous.clocks if previous is not None and isinstance(previous.clocks, InputClocks) else InputClocks()
     bases, arrivals = dict(before.watermarks), dict(before.arrivals)
     for i, source in enumerate(s.source for s in plan.inputs):
-        if not stats.get(f"_wv_n{i}"):
+        if not stats.get(_N.format(i)):
             continue  # no rows from this input: its W and clock stay
-        latest = stats.get(f"_wv_tmax{i}")
+        latest = stats.get(_TMAX.format(i))
         reached = [latest - delay] if latest is not None else []
         if source in bases:
             reached.append(idle.own(bases[source], arrivals.get(source), timeout, at, plan.window))
