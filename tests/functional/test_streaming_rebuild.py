@@ -77,7 +77,7 @@ def held_lock(project, name: str, fs) -> subprocess.Popen:
 
     holder = subprocess.Popen(["sleep", "120"])
     lock = run_lock.RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
-    lock.me.update(pid=holder.pid, pid_start=run_lock._process_start(holder.pid))
+    lock.me = run_lock.Holder(lock.me.run_id, lock.me.host, holder.pid, run_lock._process_start(holder.pid))
     assert lock._create()
     return holder
 

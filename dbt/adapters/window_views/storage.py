@@ -25,10 +25,11 @@ from typing import Any, Dict, Iterable, List, Optional
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import StorageError
 from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.records import BatchId, Json, Move, PublishPlan
 
-STAGING = "_wv_staging"
-BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
+STAGING = internal("staging")
+BUCKET = internal("bucket")  # the partition column of staged files: the bucket they publish to
 # Spark's file-sink log: Spark's readers of a folder that has one (a table over it,
 # spark.read.parquet, a stream reading it) read the files its latest entry lists, not a listing
 FILE_LOG = "_spark_metadata"

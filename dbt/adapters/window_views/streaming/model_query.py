@@ -90,6 +90,6 @@ class ModelQuery:
         """The model over `rows`, its SQL first passed through `rewrite` (e.g. emit.closing_rows)."""
         return self.conform(spark.sql(rewrite(self._sql_over(spark, rows, states))))
 
-    def compute(self, spark: Any, rows: Any, where: exp.Expression, states: Sequence[Any] = ()) -> Any:
+    def compute(self, spark: Any, rows: Any, where: exp.Expr, states: Sequence[Any] = ()) -> Any:
         """The model over `rows`, keeping the output rows `where` holds."""
         return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(sqlexpr.to_sql(where))

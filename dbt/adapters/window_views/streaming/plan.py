@@ -15,6 +15,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
 from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
 from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
@@ -188,7 +189,7 @@ def _read_from_views(
 ) -> Tuple[StreamInput, ...]:
     """Point each upstream table at a temp view the micro-batch fills with its rows (a self
     window join: every reference of its one input at the same view)."""
-    base = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
+    base = internal(f"input_{hashlib.sha1(model.encode()).hexdigest()[:12]}")
     inputs = []
     for i, (schema, name) in enumerate(tables):
         references = _references(tree, schema, name)
@@ -259,6 +260,21 @@ def _shape(
         ):
             raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
         return InputShape.UNION
+    _check_window_join(model, config, tree, tables, windows)
+    return InputShape.JOIN
+
+
+def _check_window_join(
+    model: str,
+    config: WindowViewConfig,
+    tree: exp.Expression,
+    tables: Sequence[Tuple[Optional[str], str]],
+    windows: Sequence[tvf.WindowTvf],
+) -> None:
+    """A window join: each read windowed by its own TVF, the same window on every side, joined
+    on window_start and window_end, emitted when the window closes."""
+    names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
+    joins = list(tree.find_all(exp.Join))
     reads = sum(len(_references(tree, schema, name)) for schema, name in tables)
     if len(windows) != reads:
         raise _fail(
@@ -295,7 +311,6 @@ def _shape(
             "joined rows as either side's rows arrive",
             "set emit='on_window_close'",
         )
-    return InputShape.JOIN
 
 
 def _on_window(join: exp.Join) -> bool:

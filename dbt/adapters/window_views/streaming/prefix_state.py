@@ -11,14 +11,17 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import overwindows, prefix, sqlexpr
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.model_query import counted_if
 from dbt.adapters.window_views.streaming.records import BatchId
 from dbt.adapters.window_views.streaming.state import PART, State
 
+OLD, EVICTED, KEPT = internal("old"), internal("evicted"), internal("kept")
+PRESENT, ROW = internal("present"), internal("r")
 # what a merged summary carries beside its columns: whether it had an old state, how many rows
 # the batch evicted into it, and the partition's kept rows
-_CARRIED = [exp.alias_(sqlexpr.column("_wv_old", "a"), "_wv_old")] + [
-    exp.alias_(sqlexpr.column(name, "b"), name) for name in ("_wv_evicted", "_wv_kept")
+_CARRIED = [exp.alias_(sqlexpr.column(OLD, "a"), OLD)] + [
+    exp.alias_(sqlexpr.column(name, "b"), name) for name in (EVICTED, KEPT)
 ]
 
 
@@ -26,9 +29,9 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
     """A group's merged summaries as rows of the state: per partition its summary (when it has
     one) and its kept rows, each with NULL for the other's columns. Built as one SQL expression,
     one call into Spark: a Column per field is a py4j call each (105 -> 40 ms a group a batch)."""
-    summary = [f.name for f in merged.schema.fields if f.name not in ("_wv_old", "_wv_evicted", "_wv_kept")]
+    summary = [f.name for f in merged.schema.fields if f.name not in (OLD, EVICTED, KEPT)]
     names = [f.name for f in rows]
-    kept = sqlexpr.column("_wv_kept")
+    kept = sqlexpr.column(KEPT)
 
     def field(of: exp.Expression, name: str) -> exp.Expression:
         return exp.Dot(this=of, expression=exp.to_identifier(name, quoted=True))
@@ -41,27 +44,27 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
         return exp.Struct(expressions=[exp.alias_(v, n, quoted=True) for n, v in values])
 
     present = exp.or_(
-        sqlexpr.coalesce(sqlexpr.column("_wv_old"), exp.false()),
-        sqlexpr.coalesce(sqlexpr.column("_wv_evicted"), 0) > 0,
+        sqlexpr.coalesce(sqlexpr.column(OLD), exp.false()),
+        sqlexpr.coalesce(sqlexpr.column(EVICTED), 0) > 0,
     )
     summary_row = struct(
         [(n, blank(field(exp.Bracket(this=kept.copy(), expressions=[exp.Literal.number(0)]), n))) for n in names]
         + [(n, sqlexpr.column(n)) for n in summary]
-        + [(PART, exp.Literal.string(part)), ("_wv_present", present)]
+        + [(PART, exp.Literal.string(part)), (PRESENT, present)]
     )
-    row = exp.column("_wv_r")
+    row = exp.column(ROW)
     kept_row = struct(
         [(n, field(row.copy(), n)) for n in names]
         + [(n, blank(sqlexpr.column(n))) for n in summary]
-        + [(PART, exp.cast(exp.null(), "string")), ("_wv_present", exp.true())]
+        + [(PART, exp.cast(exp.null(), "string")), (PRESENT, exp.true())]
     )
     kept_rows = exp.func(
         "transform",
         sqlexpr.coalesce(kept, exp.func("array")),
-        exp.Lambda(this=kept_row, expressions=[exp.to_identifier("_wv_r")]),
+        exp.Lambda(this=kept_row, expressions=[exp.to_identifier(ROW)]),
     )
     rows_of = exp.func("inline", exp.func("concat", exp.func("array", summary_row), kept_rows))
-    return merged.selectExpr(sqlexpr.to_sql(rows_of)).where("_wv_present").drop("_wv_present")
+    return merged.selectExpr(sqlexpr.to_sql(rows_of)).where(PRESENT).drop(PRESENT)
 
 
 def save_folded(state: State, flagged: Any, old: List[Any], batch_id: BatchId) -> int:
@@ -86,12 +89,12 @@ def save_folded(state: State, flagged: Any, old: List[Any], batch_id: BatchId) -
     finest = max(range(len(groups)), key=lambda g: len(groups[g][0]))
     collected = keep if len(groups) == 1 else exp.and_(exp.column(prefix.GROUP).eq(exp.Literal.number(finest)), keep)
     carried = [
-        exp.alias_(prefix.filtered(exp.Count(this=exp.Literal.number(1)), evicted), "_wv_evicted"),
+        exp.alias_(prefix.filtered(exp.Count(this=exp.Literal.number(1)), evicted), EVICTED),
         exp.alias_(
             prefix.filtered(
                 exp.func("collect_list", exp.Struct(expressions=[sqlexpr.column(f.name) for f in rows])), collected
             ),
-            "_wv_kept",
+            KEPT,
         ),
     ]
     new = spark.sql(sqlexpr.to_sql(prefix.aggregate_all(view, groups, evicted, carried)))
@@ -99,7 +102,7 @@ def save_folded(state: State, flagged: Any, old: List[Any], batch_id: BatchId) -
     for g, (partition_by, calls) in enumerate(groups):
         ours = new if len(groups) == 1 else new.where(f"{prefix.GROUP} = {g}")
         ours.createOrReplaceTempView(f"{view}_new{g}")
-        old[g].selectExpr("*", "true as _wv_old").createOrReplaceTempView(f"{view}_old{g}")
+        old[g].selectExpr("*", f"true as {OLD}").createOrReplaceTempView(f"{view}_old{g}")
         merged = spark.sql(prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED))
         parts.append(_state_rows(merged, rows, f"g{g}"))
     rows_of_state, count = counted_if(

@@ -9,13 +9,14 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output, Staged
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, RecomputeRecord
 from dbt.adapters.window_views.streaming.state import Recompute, State
 
-NEW = "_wv_new"  # whether a retained row is one of the batch's new rows
+NEW = internal("new")  # whether a retained row is one of the batch's new rows
 
 
 @dataclass(frozen=True)

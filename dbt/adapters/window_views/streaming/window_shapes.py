@@ -14,7 +14,7 @@ from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import RecomputeRecord
-from dbt.adapters.window_views.streaming.shapes import Batch, ModelShape, Parts
+from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts
 from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.tvf import WindowTvf
 
@@ -47,7 +47,7 @@ class WindowShape(ModelShape):
         return sqlexpr.parse(last_end)
 
     def save(self, parts: Parts, batch: Batch) -> Tuple[int, Optional[RecomputeRecord]]:
-        rows = batch.retained.drop(internal("new"))
+        rows = batch.retained.drop(NEW)
         kept, count = counted(rows if batch.w_new is None else self.unclosed(rows, batch.w_new))
         parts.state.write(kept, list(batch.states), batch.id)
         return count(), None
