@@ -68,7 +68,7 @@ def held_rows_metric(previous: Optional[BatchRecord], by: Tuple[str, ...], on_ti
     if not by or positions is None:
         return []
     place = held_position(by)
-    return [F.collect_set(F.when(on_time & place.isin(positions), place)).alias("held_hit")]
+    return [F.collect_set(F.when(on_time & place.isin(list(positions)), place)).alias("held_hit")]
 
 
 def _with(schema: Any, *fields: StructField) -> Any:
