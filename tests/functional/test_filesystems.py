@@ -93,7 +93,7 @@ def test_spark_reads_the_file_log_across_deltas_and_compactions(spark, tmp_path)
         spark.range(batch * 10, batch * 10 + 3).repartition(1).write.parquet(
             str(table / "_wv_staging" / str(batch) / "_wv_bucket=e")
         )
-        storage.publish(fs, str(table), batch, ())
+        storage.publish(fs, str(table), batch, storage.plan_publish(fs, str(table), batch))
     read = lambda: sorted(r[0] for r in spark.read.parquet(str(table)).collect())  # noqa: E731
     assert read() == [b * 10 + i for b in range(12) for i in range(3)]
     assert sorted(p.name for p in (table / "_spark_metadata").iterdir() if not p.name.startswith("."))[-3:] == [
@@ -102,5 +102,5 @@ def test_spark_reads_the_file_log_across_deltas_and_compactions(spark, tmp_path)
         "9.compact",
     ]
     spark.range(1000, 1002).repartition(1).write.parquet(str(table / "_wv_staging" / "12" / "_wv_bucket=e"))
-    storage.publish(fs, str(table), 12, ["e"])
+    storage.publish(fs, str(table), 12, storage.plan_publish(fs, str(table), 12, ["e"]))
     assert read() == [1000, 1001]

@@ -450,7 +450,7 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
         [{"dbt": ["run", "--full-refresh", "-s", "upd_ref"], "env": {"DBT_WINDOW_VIEWS_FAULT": "published"}}]
     )
     assert killed.returncode == 137 and log == [], f"exited {killed.returncode}\n{killed.stdout[-3000:]}"
-    assert '"state": "building"' in (p.schema_dir / "upd_ref__checkpoint" / "rebuild.json").read_text()
+    assert '"step": "building"' in (p.schema_dir / "upd_ref__checkpoint" / "rebuild.json").read_text()
     assert data_files(p.schema_dir / "upd_ref")  # the killed build had published its batch there
     proc, log = p.run([{"dbt": ["run", "-s", "upd_ref"]}, {"snapshot": str(snaps / "after_kill")}])
     ok(proc, log)

@@ -116,7 +116,7 @@ def went_through(fs) -> None:
 
 
 def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
-    from dbt.adapters.window_views.streaming.lock import RunLock, _process_start
+    from dbt.adapters.window_views.streaming.lock import Holder, RunLock, _process_start
 
     two_runs(project, "locked")
     holder = subprocess.Popen(["sleep", "120"])
@@ -124,7 +124,7 @@ def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
     try:
         # another live run holds the lock (here: a process of this host that is still running)
         held = RunLock(fs, str(lock), "other-run-id")
-        held.me.update(pid=holder.pid, pid_start=_process_start(holder.pid))
+        held.me = Holder(held.me.run_id, held.me.host, holder.pid, _process_start(holder.pid))
         held._create()
         result = project.dbt("run", "-s", "locked", ok=False)
         message = errors(result)
@@ -182,6 +182,31 @@ def test_damaged_files_are_repaired_when_provably_safe_else_named(project, fs):
     offsets.write_text(saved)
     assert project.rows("damaged") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
     went_through(fs)
+
+
+@pytest.mark.parametrize("record", ["model.json", "commit"])
+def test_a_checkpoint_of_another_plugin_version_is_named_and_full_refresh_rebuilds_it(project, record):
+    """A checkpoint record written by another version of the plugin (here: one without a record
+    version) fails the run naming the file and `--full-refresh`, and leaves the table as it was;
+    the full refresh rebuilds it from all input."""
+    two_runs(project, "other")
+    state = checkpoint(project, "other") / "window_views"
+    if record == "model.json":
+        path = state / "model.json"
+    else:
+        path = max((state / "commits").glob("*.json"), key=lambda p: int(p.stem))
+    written = json.loads(path.read_text())
+    del written["version"]
+    path.write_text(json.dumps(written))
+    message = errors(project.dbt("run", "-s", "other", ok=False))
+    assert (
+        f"window_view model 'other' at {path}: its checkpoint was written by a different version of the plugin"
+    ) in message, message
+    assert "run `dbt run --full-refresh -s other`" in message
+    assert_clean(message)
+    assert project.rows("other") == EXPECTED_AFTER_2
+    project.dbt("run", "-s", "other", "--full-refresh")
+    assert project.rows("other") == EXPECTED_AFTER_2
 
 
 def test_an_unwritable_checkpoint_is_named(project):
@@ -350,15 +375,15 @@ def test_the_models_sql_failing_on_a_batchs_rows_names_sparks_error(project):
 
 
 def test_a_stray_file_in_a_table_without_a_file_log_is_named(project):
-    """A table of an earlier release has no file log, so its folder's listing is its files: a file
-    put there by hand belongs to no bucket. An on_update batch, which rewrites buckets, names it
+    """A table whose file log was removed by hand has only its folder's listing for its files: a
+    file put there by hand belongs to no bucket. An on_update batch, which rewrites buckets, names it
     instead of guessing, publishes nothing, and carries on once it is moved out."""
     make_source(project)
     window_view(project, "stray", "on_update", TUMBLE_SUM)
     deliver(project, DAY1)
     run(project, "stray")
     table = schema_dir(project) / "stray"
-    shutil.rmtree(table / "_spark_metadata")  # as an earlier release left it
+    shutil.rmtree(table / "_spark_metadata")  # removed from outside
     mine = sorted(p for p in table.iterdir() if p.suffix == ".parquet")
     stray = table / "copy.parquet"
     shutil.copy(mine[0], stray)

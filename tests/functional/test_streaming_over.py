@@ -4,7 +4,6 @@ delivered so far minus the late ones (the batch views are checked against oracle
 
 import json
 import random
-import shutil
 from datetime import datetime, timedelta
 from itertools import takewhile
 from pathlib import Path
@@ -95,7 +94,7 @@ def last_commit(project, model: str) -> dict:
 def state_folder(project, model: str) -> Tuple[Path, str]:
     """The stream's checkpoint folder of the plugin, and the state folder its last commit names."""
     last = last_commit_file(project, model)
-    return last.parent.parent, json.loads(last.read_text())["state"]
+    return last.parent.parent, json.loads(last.read_text())["state_batch"]
 
 
 def batch_jobs(project, model: str) -> int:
@@ -321,67 +320,12 @@ def test_a_descending_tie_breaker_keeps_the_rows_its_frames_read(project):
             )
 
 
-def test_a_state_written_by_an_earlier_release_is_read_on(project):
-    """Earlier releases wrote the prefix summaries apart from the kept rows (`prefix/<batch>/g<n>`),
-    and rows without `_wv_part`. A run reads such a state on (the stream still equals the batch
-    view) and writes the next one in the current layout, one folder, the old ones removed."""
-    setup(project, {"unbounded": UNBOUNDED})
-    spark = project.spark
-    start = datetime(2024, 1, 1, 9, 0)
-
-    def deliver(rows):
-        values = ", ".join(
-            f"('{s}', timestamp'{start + timedelta(minutes=m):%Y-%m-%d %H:%M:%S}', {q}, {p})" for s, m, q, p in rows
-        )
-        spark.sql(f"insert into {project.schema}.ticks values {values}")
-
-    deliver(
-        [
-            ("A", 0, 1, 10.0),
-            ("B", 1, 2, 20.0),
-            ("A", 2, 3, 11.0),
-            ("A", 9, 4, 9.0),
-            ("B", 10, 5, 21.0),
-            ("A", 30, 6, 8.0),
-            ("B", 31, 7, 23.0),
-        ]
-    )
-    project.dbt("run", "-s", "unbounded_stream")
-    root, name = state_folder(project, "unbounded_stream")
-    current = spark.read.option("mergeSchema", "true").parquet(str(root / "state" / name)).cache()
-    groups = sorted(r[0] for r in current.where("_wv_part is not null").select("_wv_part").distinct().collect())
-    assert groups == ["g0", "g1"], groups  # no PARTITION BY, and PARTITION BY stock
-    assert current.where("_wv_part is null").count() < 7  # some rows evicted into the summaries
-    # the earlier layout: the rows alone, each group's summary in its own folder
-    old = root.parent / "earlier"
-    current.where("_wv_part is null").select("stock", "ts", "seq", "price", "_wv_t").write.parquet(str(old / "rows"))
-    for g in groups:
-        current.where(f"_wv_part = '{g}'").drop("_wv_part").write.parquet(str(old / g))
-    current.unpersist()
-    shutil.rmtree(root / "state" / name)
-    (old / "rows").rename(root / "state" / name)
-    (root / "prefix" / name).mkdir(parents=True)
-    for g in groups:
-        (old / g).rename(root / "prefix" / name / g)
-
-    deliver([("A", 32, 8, 12.0), ("B", 33, 9, 19.0), ("A", 40, 10, 15.0), ("B", 50, 11, 22.0)])
-    project.dbt("run", "-s", "unbounded_stream")
-    spark.sql(f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks")
-    project.dbt("run", "-s", "unbounded_batch")
-    assert project.rows("unbounded_stream", "stock, ts, seq") == project.rows("unbounded_batch", "stock, ts, seq")
-    assert len(project.rows("unbounded_stream")) == 8  # up to W = 48 min, each with its next row (peak_next) come
-    assert not (root / "prefix").exists() or not any((root / "prefix").iterdir())
-    assert not (root / "state" / name).exists()
-
-
 @pytest.mark.parametrize("large", [False, True], ids=["small batches", "large batches"])
 def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, monkeypatch, large):
     """An on_update batch recomputes from the point the batch before kept its state for, which
     that batch recorded in its commit (no job of its own to find it): a window over every row in
-    a small batch, a scalar subquery in a large one (here every batch counts as large). A commit
-    of an earlier release lacks the record, and kept one point for all partitions, not each
-    partition's beside its rows: the point is found from its state's rows, taken for every
-    partition, and the stream still equals the batch view."""
+    a small batch, a scalar subquery in a large one (here every batch counts as large); the
+    stream equals the batch view."""
     if large:
         monkeypatch.setattr(shuffles, "SMALL_BATCH_ROWS", 0)
     setup(project, {"over": OVER}, emits=("on_update",))
@@ -416,14 +360,6 @@ def test_on_update_recomputes_from_the_point_its_last_batch_recorded(project, mo
     # and each partition's own point beside its kept rows (every call has PARTITION BY stock, a
     # LEAD looks ahead, and the output holds `stock`)
     assert commit["recompute_by"] == ["stock"]
-    # an earlier release wrote no record, and one point for all partitions; a batch without rows
-    # after it carried the record on as null (each variant takes one of the two shapes)
-    if large:
-        del commit["recompute_from"]
-    else:
-        commit["recompute_from"] = None
-    del commit["recompute_by"]
-    last.write_text(json.dumps(commit))
     for rows in ([("B", 31, 7, 23.0), ("A", 33, 8, 12.0)], [("A", 40, 9, 15.0), ("B", 41, 10, 22.0)]):
         deliver(rows)
         project.dbt("run", "-s", "over_upd_stream", "over_upd_batch")
@@ -496,15 +432,12 @@ def test_on_update_keeps_each_partitions_rows_apart_when_one_goes_quiet(project)
         )  # next_price now known
 
 
-@pytest.mark.parametrize("record", ["past the cap", "an earlier release's"])
-def test_on_update_without_the_hours_of_held_back_partitions_finds_them_in_a_job(project, monkeypatch, record):
+def test_on_update_without_the_hours_of_held_back_partitions_finds_them_in_a_job(project, monkeypatch):
     """The state records where the held-back partitions are and the hours of their rows, up to
     HELD_MAX of them. Past the cap it records none: a batch cannot tell whether its new rows reach
-    one, so it finds each partition's cut and the hours it rewrites (one more Spark job), as it
-    does after a commit of an earlier release, which recorded the places but not the hours.
-    Either way its rows equal the batch view's."""
-    if record == "past the cap":
-        monkeypatch.setattr(state, "HELD_MAX", 1)
+    one, so it finds each partition's cut and the hours it rewrites (one more Spark job), and its
+    rows equal the batch view's."""
+    monkeypatch.setattr(state, "HELD_MAX", 1)
     setup(project, {"quiet": QUIET.format(cols="stock, ")}, emits=("on_update",))
     ticks = Ticks(project, datetime(2024, 1, 1, 9, 0))
     jobs = []
@@ -512,14 +445,9 @@ def test_on_update_without_the_hours_of_held_back_partitions_finds_them_in_a_job
     # next rows come in the third run
     for stocks in (["A", "B", "Z", None], ["A", "B"], ["A", "B", "Z"]):
         ticks.deliver(stocks, 60 * len(jobs), 10 if not jobs else 20)
-        if len(jobs) == 2:  # Z and NULL held back: recorded with their hours, unless past the cap
-            last = last_commit_file(project, "quiet_upd_stream")
-            commit = json.loads(last.read_text())
-            if record == "past the cap":
-                assert "held_back_at" not in commit and "held_back_hours" not in commit, commit
-            else:
-                assert len(commit["held_back_at"]) == len(commit.pop("held_back_hours")) == 2, commit
-                last.write_text(json.dumps(commit))
+        if len(jobs) == 2:  # Z and NULL held back: past the cap, not recorded
+            commit = last_commit(project, "quiet_upd_stream")
+            assert "held_back_at" not in commit and "held_back_hours" not in commit, commit
         project.dbt("run", "-s", "quiet_upd_stream", "quiet_upd_batch")
         jobs.append(batch_jobs(project, "quiet_upd_stream"))
         assert project.rows("quiet_upd_stream", "stock, ts, seq") == project.rows("quiet_upd_batch", "stock, ts, seq")
@@ -613,7 +541,7 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
     state's, plans no exchange or sort of its own and returns what it would over the rows as
     they came."""
     from dbt.adapters.window_views import analysis, overwindows
-    from dbt.adapters.window_views.streaming.batch_writer import _sorted_once
+    from dbt.adapters.window_views.streaming.over_shapes import sorted_once
 
     sql = (
         "select k, ts, seq, lag(v) over (partition by k order by ts, seq desc nulls first) as p, "
@@ -629,7 +557,7 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
         ],
         "k string, ts timestamp, seq int, v int",
     )
-    cached = _sorted_once(spark, rows, over, "_wv_test_sorted")
+    cached = sorted_once(spark, rows, over, "_wv_test_sorted")
     try:
         cached.createOrReplaceTempView("_wv_test_cache")
         over_cache = spark.sql(sql)

@@ -78,7 +78,7 @@ def held_lock(project, name: str, fs) -> subprocess.Popen:
 
     holder = subprocess.Popen(["sleep", "120"])
     lock = run_lock.RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
-    lock.me.update(pid=holder.pid, pid_start=run_lock._process_start(holder.pid))
+    lock.me = run_lock.Holder(lock.me.run_id, lock.me.host, holder.pid, run_lock._process_start(holder.pid))
     assert lock._create()
     return holder
 
@@ -222,8 +222,8 @@ def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
     files = snapshot(checkpoint(project, "killed"))
     stream = runner._stream
 
-    def dies_after_the_first_batch(spark, fs, plan, where, run_id, out_schema, catch_up):
-        stream(spark, fs, plan, where, run_id, out_schema, catch_up)
+    def dies_after_the_first_batch(run, out_schema, catch_up):
+        stream(run, out_schema, catch_up)
         raise Crash("killed (injected)")
 
     with monkeypatch.context() as patched:
@@ -233,7 +233,7 @@ def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
         project.dbt("run", "-s", "killed", "--full-refresh", ok=False)
     v2 = schema_dir(project) / "killed__v2"
     assert (v2 / "_spark_metadata").is_dir()
-    assert '"state": "building"' in (schema_dir(project) / "killed__v2__checkpoint" / "rebuild.json").read_text()
+    assert '"step": "building"' in (schema_dir(project) / "killed__v2__checkpoint" / "rebuild.json").read_text()
     assert project.rows("killed") == old and snapshot(checkpoint(project, "killed")) == files
     deliver(project, DELIVERIES[2])
     node = run(project, "killed")

@@ -1,8 +1,7 @@
 """A window TVF + GROUP BY (FLIP-145's window aggregation) streamed as pane partials
 (streaming/tvf_aggregate.py): the streamed table equals the same SQL run in batch over the input
 minus the late rows, column types included (decimal sums and averages), while the state holds
-panes, not rows; and a checkpoint whose state keeps input rows (written before such models were
-sliced) streams on with that state."""
+panes, not rows."""
 
 from typing import Any, List, Tuple
 
@@ -80,23 +79,3 @@ def test_random_rows_stream_as_the_batch_sql(project, kind, emit):
     assert late > 0
     # the state is panes of open windows (three items x a few panes), not the rows
     assert 0 < node.adapter_response["state_rows"] <= 3 * 12
-
-
-def test_a_checkpoint_that_keeps_rows_streams_on_with_them(project, monkeypatch):
-    from dbt.adapters.window_views import plan as plans
-    from dbt.adapters.window_views.streaming import tvf_aggregate
-
-    make_project(project, "hop", "on_update")
-    batches = deliveries(seed=7, step=0.05)  # forty rows a minute: far more rows than panes stay open
-    with monkeypatch.context() as patched:  # as an earlier release streamed it: input rows
-        patched.setattr(tvf_aggregate, "rewrite", lambda *args: None)
-        patched.setattr(plans, "_CACHE", {})
-        _, node = stream_all(project, "on_update", batches[:2])
-        assert node.adapter_response["state_rows"] > 2 * 3 * 12
-    monkeypatch.setattr(plans, "_CACHE", {})
-    _, node = stream_all(project, "on_update", batches[2:])
-    assert node.adapter_response["state_rows"] > 2 * 3 * 12  # still rows: the state it had
-    # a full refresh starts over with the state this release keeps
-    (node,) = project.dbt("run", "-s", "stream", "--full-refresh").result
-    assert 0 < node.adapter_response["state_rows"] <= 3 * 12
-    assert_equals_batch(project, "on_update", node.adapter_response["watermark"])

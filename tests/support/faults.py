@@ -37,11 +37,11 @@ def install() -> None:
         _crash_at("staged")
         mark_ready(self, batch_id, ready)
 
-    def faulty_publish(fs, table, batch, replaced_buckets=(), planned=None):
+    def faulty_publish(fs, table, batch, planned):
         late = str(table).endswith("__late")
         if not late:
             _crash_at("ready")
-        publish(fs, table, batch, replaced_buckets, planned)
+        publish(fs, table, batch, planned)
         if not late:
             _crash_at("published")
 

@@ -1,6 +1,7 @@
 """The commit log's repairs (no Spark): a damaged READY record is dropped, a damaged last commit
 is rebuilt from its READY record, anything else is named."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -8,8 +9,11 @@ import pytest
 from dbt.adapters.window_views import storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
+from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, RunTotals
 
-READY = {"watermark": 5, "state": "1", "rows_in": 3, "late": 0, "rows_out": 2, "replaced_buckets": []}
+READY = BatchRecord(
+    watermark=5, state_batch="1", rows_in=3, late=0, rows_out=2, state_rows=0, clocks=Arrival(None, None)
+)
 
 
 def log(tmp_path: Path, fs, run_id: str = "run-a") -> CommitLog:
@@ -23,12 +27,7 @@ def test_commit_then_clean_keeps_the_last_ready_record(tmp_path, fs):
         commits.commit(batch, commits.ready(batch))
         commits.clean(batch, None, "1")
     assert commits.ready(0) is None and commits.ready(1) is not None
-    assert commits.last()["batch"] == 1 and commits.run_totals() == {
-        "batches": 2,
-        "rows_in": 6,
-        "rows_out": 4,
-        "late": 0,
-    }
+    assert commits.last().batch == 1 and commits.run_totals() == RunTotals(batches=2, rows_in=6, rows_out=4, late=0)
 
 
 def test_a_damaged_ready_record_is_dropped(tmp_path, fs):
@@ -46,8 +45,9 @@ def test_a_damaged_last_commit_is_rebuilt_from_its_ready_record(tmp_path, fs):
     path = tmp_path / "cp" / "window_views" / "commits" / "0.json"
     path.write_text(path.read_text()[:10])
     later = log(tmp_path, fs, "run-b")
-    assert later.last() == {**READY, "batch": 0, "run_id": "run-a"}
-    assert storage.read_json(fs, str(path)) == {**READY, "batch": 0, "run_id": "run-a"}
+    rebuilt = replace(READY, batch=0, run_id="run-a")
+    assert later.last() == rebuilt
+    assert storage.read_json(fs, str(path)) == rebuilt.to_json()
 
 
 def test_a_damaged_commit_without_its_record_is_named(tmp_path, fs):
@@ -71,7 +71,7 @@ def test_damaged_run_totals_restart(tmp_path, fs):
     (tmp_path / "cp" / "window_views" / "runs").mkdir(parents=True)
     (tmp_path / "cp" / "window_views" / "runs" / "run-a.json").write_text("[")
     commits.commit(0, READY)
-    assert commits.run_totals()["batches"] == 1
+    assert commits.run_totals().batches == 1
 
 
 def test_the_previous_commit_is_found_by_name_when_a_listing_lags(tmp_path, fs, monkeypatch):
@@ -80,7 +80,7 @@ def test_the_previous_commit_is_found_by_name_when_a_listing_lags(tmp_path, fs, 
         commits.mark_ready(batch, READY)
         commits.commit(batch, READY)
     monkeypatch.setattr(CommitLog, "ids", lambda self: [0])  # batch 1's commit not listed yet
-    assert commits.last(before=2)["batch"] == 1
+    assert commits.last(before=2).batch == 1
 
 
 def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
@@ -96,16 +96,16 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
     for name in ("p0.parquet", "p1.parquet"):
         (staged / name).write_text(f"new {name}")
     planned = storage.plan_publish(fs, str(table), 1, ["b1"])
-    assert [move[:3] for move in planned["move"]] == [
-        ["_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet", 14],
-        ["_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet", 14],
+    assert [move[:3] for move in planned.move] == [
+        ("_wv_bucket=b1/p0.parquet", "b1-n1-p0.parquet", 14),
+        ("_wv_bucket=b1/p1.parquet", "b1-n1-p1.parquet", 14),
     ]
-    assert planned["delete"] == ["b1-n0-a.parquet", "b1-n0-b.parquet"]
-    assert planned["log"] == 9  # a table without a log starts with a whole list
+    assert planned.delete == ("b1-n0-a.parquet", "b1-n0-b.parquet")
+    assert planned.log == 9  # a table without a log starts with a whole list
     # the first move was a copy whose source was not deleted yet; one replaced file is gone
     (table / "b1-n1-p0.parquet").write_text("new p0.parquet")
     (table / "b1-n0-a.parquet").unlink()
-    storage.publish(fs, str(table), 1, ["b1"], planned)
+    storage.publish(fs, str(table), 1, planned)
     assert sorted(p.name for p in table.iterdir()) == [
         "_spark_metadata",
         "b1-n1-p0.parquet",
@@ -113,7 +113,7 @@ def test_a_replayed_publish_does_what_its_ready_record_says(tmp_path, fs):
         "b2-n0-c.parquet",
     ]
     assert (table / "b1-n1-p1.parquet").read_text() == "new p1.parquet"
-    storage.publish(fs, str(table), 1, ["b1"], planned)  # once more: nothing changes
+    storage.publish(fs, str(table), 1, planned)  # once more: nothing changes
     assert sorted(p.name for p in table.iterdir()) == [
         "_spark_metadata",
         "b1-n1-p0.parquet",
@@ -139,7 +139,7 @@ def test_the_file_log_switches_readers_at_once_and_replays_the_same(tmp_path, fs
             # crash after the copy, before the log: readers still see batch 1's file only
             (table / "b1-n2-q0.parquet").write_text("2 q0.parquet")
             assert storage.logged_files(fs, str(table)) == ["b1-n1-p0.parquet"]
-        storage.publish(fs, str(table), batch, ["b1"], planned)
+        storage.publish(fs, str(table), batch, planned)
     assert storage.logged_files(fs, str(table)) == ["b1-n2-q0.parquet"]
     # each batch replaced files, which only a compaction (a whole list) can say to Spark's readers
     assert log_entries(table) == ["19.compact", "9.compact"]
@@ -165,10 +165,10 @@ def test_appending_batches_log_deltas_and_compact_every_tenth(tmp_path, fs):
     for batch in range(23):
         stage(table, batch, "e", [f"p{batch}.parquet"])
         planned = storage.plan_publish(fs, str(table), batch)
-        assert planned["log"] == (9 if batch == 0 else 9 + batch)
-        storage.publish(fs, str(table), batch, (), planned)
+        assert planned.log == (9 if batch == 0 else 9 + batch)
+        storage.publish(fs, str(table), batch, planned)
         if batch == 12:
-            storage.publish(fs, str(table), batch, (), planned)  # a replay
+            storage.publish(fs, str(table), batch, planned)  # a replay
     assert log_entries(table) == [
         "19.compact",
         "20",
@@ -189,8 +189,8 @@ def test_appending_batches_log_deltas_and_compact_every_tenth(tmp_path, fs):
     # a batch that replaces files jumps to the next compaction id
     stage(table, 23, "e", ["q.parquet"])
     planned = storage.plan_publish(fs, str(table), 23, ["e"])
-    assert planned["log"] == 39 and len(planned["delete"]) == 23
-    storage.publish(fs, str(table), 23, ["e"], planned)
+    assert planned.log == 39 and len(planned.delete) == 23
+    storage.publish(fs, str(table), 23, planned)
     assert storage.logged_files(fs, str(table)) == ["e-n23-q.parquet"] == storage.live_file_names(fs, str(table))
     assert log_entries(table) == ["29.compact", "30", "31", "39.compact"]
 

@@ -1,6 +1,7 @@
 """Idle inputs without Spark: the `idle_timeout` config, the rule that advances W, and idle steps
 ("N.k") in the commit log and Spark's file-sink log of the table."""
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -10,6 +11,7 @@ from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, next_idle_step, order
 from dbt.adapters.window_views.streaming.plan import fingerprint
+from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, InputClocks, RunTotals
 from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble
 
 MINUTE = 60_000_000
@@ -69,18 +71,23 @@ def test_idle_timeout_leaves_the_fingerprint_alone():
     assert fingerprint(SQL, SQL, parse(delay="1 minute")) != fingerprint(SQL, SQL, parse())
 
 
+def committed(watermark, clocks):
+    """A commit of a batch with rows: W and the idle clocks."""
+    return BatchRecord(watermark, "1", 1, 0, 1, 0, clocks)
+
+
 def test_w_advances_with_the_clock_after_the_timeout():
-    last = {"watermark": 100 * MINUTE, "arrival": 0, "arrival_watermark": 100 * MINUTE}
+    last = committed(100 * MINUTE, Arrival(0, 100 * MINUTE))
     timeout = 10 * MINUTE
     assert idle.advanced(last, timeout, 10 * MINUTE) is None  # not idle for longer than the timeout yet
     assert idle.advanced(last, timeout, 13 * MINUTE) == 103 * MINUTE
     # after an idle step W = 103 minutes: only a later clock moves it further
-    stepped = {**last, "watermark": 103 * MINUTE}
+    stepped = replace(last, watermark=103 * MINUTE)
     assert idle.advanced(stepped, timeout, 13 * MINUTE) is None
     assert idle.advanced(stepped, timeout, 20 * MINUTE) == 110 * MINUTE
-    # a commit of an earlier release (no arrival), or no W yet: nothing to advance from
-    assert idle.advanced({"watermark": 5}, timeout, 99 * MINUTE) is None
-    assert idle.advanced({"watermark": None, "arrival": 0, "arrival_watermark": None}, timeout, 99 * MINUTE) is None
+    # no batch with rows yet, or no W yet: nothing to advance from
+    assert idle.advanced(committed(5, Arrival()), timeout, 99 * MINUTE) is None
+    assert idle.advanced(committed(None, Arrival(0, None)), timeout, 99 * MINUTE) is None
 
 
 def test_window_tvfs_step_from_window_end_to_window_end():
@@ -92,7 +99,7 @@ def test_window_tvfs_step_from_window_end_to_window_end():
     assert [hop.end_at_or_before(m * MINUTE) // MINUTE for m in (13, 14, 21)] == [10, 14, 18]
     assert [cumulate.end_at_or_before(m * MINUTE) // MINUTE for m in (3, 4, 8)] == [1, 4, 7]
     assert Session("t", gap=MINUTE).end_at_or_before(5) is None
-    last = {"watermark": 106 * MINUTE, "arrival": 0, "arrival_watermark": 106 * MINUTE}
+    last = committed(106 * MINUTE, Arrival(0, 106 * MINUTE))
     assert idle.advanced(last, 10 * MINUTE, 13 * MINUTE, tumble) is None  # W 109: no end passed
     assert idle.advanced(last, 10 * MINUTE, 15 * MINUTE, tumble) == 110 * MINUTE  # W 111: to 110
     assert idle.advanced(last, 10 * MINUTE, 13 * MINUTE, Session("t", gap=MINUTE)) == 109 * MINUTE
@@ -102,26 +109,25 @@ def log(tmp_path: Path, fs) -> CommitLog:
     return CommitLog("m", Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp"), "run-a", fs)
 
 
-READY = {"watermark": 5, "state": "1", "rows_in": 3, "late": 0, "rows_out": 2, "replaced_buckets": []}
+READY = BatchRecord(watermark=5, state_batch="1", rows_in=3, late=0, rows_out=2, state_rows=0, clocks=Arrival())
 
 
 def test_idle_steps_order_between_spark_batches(tmp_path, fs):
     commits = log(tmp_path, fs)
     assert next_idle_step(1) == "1.1" and next_idle_step("1.9") == "1.10"
     for batch, watermark in ((0, 5), (1, 6), ("1.1", 7), ("1.2", 8), (2, 9)):
-        ready = {**READY, "watermark": watermark, "rows_in": 0 if isinstance(batch, str) else 3}
-        if isinstance(batch, str):
-            ready["idle"] = True
+        stepped = isinstance(batch, str)
+        ready = replace(READY, watermark=watermark, rows_in=0 if stepped else 3, idle=stepped)
         commits.mark_ready(batch, ready)
         commits.commit(batch, commits.ready(batch))
         commits.clean(batch, None, "1")
-        assert commits.last()["watermark"] == watermark
+        assert commits.last().watermark == watermark
     assert commits.ids() == [0, 1, "1.1", "1.2", 2]
     assert sorted(["1.10", 2, "1.2", 1], key=order) == [1, "1.2", "1.10", 2]
     # a replay of Spark batch 2 reads what the last idle step before it committed
-    assert commits.last(before=2)["watermark"] == 8
-    assert commits.last(before="1.2")["watermark"] == 7
-    assert commits.run_totals() == {"batches": 5, "idle": 2, "rows_in": 9, "rows_out": 10, "late": 0}
+    assert commits.last(before=2).watermark == 8
+    assert commits.last(before="1.2").watermark == 7
+    assert commits.run_totals() == RunTotals(batches=5, idle=2, rows_in=9, rows_out=10, late=0)
     assert commits.ready("1.2") is None and commits.ready(2) is not None  # older READY records go
 
 
@@ -129,11 +135,11 @@ def test_a_damaged_idle_step_commit_is_rebuilt_from_its_ready_record(tmp_path, f
     commits = log(tmp_path, fs)
     commits.mark_ready(0, READY)
     commits.commit(0, commits.ready(0))
-    commits.mark_ready("0.1", {**READY, "idle": True, "watermark": 9})
+    commits.mark_ready("0.1", replace(READY, idle=True, watermark=9))
     commits.commit("0.1", commits.ready("0.1"))
     path = tmp_path / "cp" / "window_views" / "commits" / "0.1.json"
     path.write_text(path.read_text()[:7])
-    assert log(tmp_path, fs).last()["watermark"] == 9
+    assert log(tmp_path, fs).last().watermark == 9
 
 
 def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
@@ -148,9 +154,9 @@ def test_an_idle_step_publishes_like_a_batch(tmp_path, fs):
         replaced = ["b1"] if batch == 4 else []
         planned = storage.plan_publish(fs, str(table), batch, replaced)
         if batch == 4:
-            assert planned["delete"] == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
-        storage.publish(fs, str(table), batch, replaced, planned)
-        storage.publish(fs, str(table), batch, replaced, planned)  # a replay changes nothing
+            assert planned.delete == ("b1-n3-p0.parquet", "b1-n3.1-q0.parquet")
+        storage.publish(fs, str(table), batch, planned)
+        storage.publish(fs, str(table), batch, planned)  # a replay changes nothing
         if batch == "3.1":
             assert storage.logged_files(fs, str(table)) == ["b1-n3-p0.parquet", "b1-n3.1-q0.parquet"]
             assert sorted(p.name for p in (table / storage.FILE_LOG).iterdir() if p.name[0] != ".") == [
@@ -166,11 +172,8 @@ def test_each_input_has_its_own_idle_clock():
     tumble = Tumble("t", size=10 * MINUTE)
     inputs = ["s.asks", "s.bids"]
     # asks arrived at minute 20 with W 130, bids at minute 0 with W 104: bids hold W back
-    last = {
-        "watermark": 104 * MINUTE,
-        "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
-        "input_arrivals": {"s.asks": 20 * MINUTE, "s.bids": 0},
-    }
+    clocks = InputClocks({"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE}, {"s.asks": 20 * MINUTE, "s.bids": 0})
+    last = committed(104 * MINUTE, clocks)
     timeout = 10 * MINUTE
     assert idle.advanced(last, timeout, 10 * MINUTE, inputs=inputs) is None  # bids not idle for longer yet
     assert idle.advanced(last, timeout, 15 * MINUTE, inputs=inputs) == 109 * MINUTE  # bids: 104 + 5
@@ -179,26 +182,9 @@ def test_each_input_has_its_own_idle_clock():
     # much later both are idle, each moving from its own last rows: bids 104 + 50, asks 130 + 30
     assert idle.advanced(last, timeout, 60 * MINUTE, inputs=inputs) == 154 * MINUTE
     # an input without rows yet has no clock: it holds every window back
-    assert idle.least({"s.asks": 130 * MINUTE}, {"s.asks": 0}, timeout, 99 * MINUTE, None, inputs) is None
+    assert idle.least(InputClocks({"s.asks": 130 * MINUTE}, {"s.asks": 0}), timeout, 99 * MINUTE, None, inputs) is None
     # no idle_timeout: the inputs' W as their rows left them
-    assert idle.least(last["input_watermarks"], last["input_arrivals"], None, 99 * MINUTE, None, inputs) == 104 * MINUTE
-
-
-def test_a_commit_without_per_input_arrivals_starts_each_clock_at_its_last_arrival():
-    """A commit of an earlier release (`arrival`: the last batch with rows of any input) starts
-    each input's clock there, never earlier than its own; one without any arrival moves nothing."""
-    inputs = ["s.asks", "s.bids"]
-    old = {
-        "watermark": 104 * MINUTE,
-        "input_watermarks": {"s.asks": 130 * MINUTE, "s.bids": 104 * MINUTE},
-        "arrival": 20 * MINUTE,
-        "arrival_watermark": 104 * MINUTE,
-    }
-    assert idle.input_arrivals(old) == {"s.asks": 20 * MINUTE, "s.bids": 20 * MINUTE}
-    assert idle.advanced(old, 10 * MINUTE, 25 * MINUTE, inputs=inputs) is None
-    assert idle.advanced(old, 10 * MINUTE, 35 * MINUTE, inputs=inputs) == 109 * MINUTE
-    older = {key: old[key] for key in ("watermark", "input_watermarks")}
-    assert idle.input_arrivals(older) == {} and idle.advanced(older, 10 * MINUTE, 99 * MINUTE, inputs=inputs) is None
+    assert idle.least(clocks, None, 99 * MINUTE, None, inputs) == 104 * MINUTE
 
 
 def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
@@ -213,23 +199,18 @@ def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     plan = build(
         "m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ()
     )
-    previous = {
-        "watermark": 104 * MINUTE,
-        "input_watermarks": {"s.a": 110 * MINUTE, "s.b": 104 * MINUTE},
-        "input_arrivals": {"s.a": 10 * MINUTE, "s.b": 0},
-    }
+    previous = committed(
+        104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 10 * MINUTE, "s.b": 0})
+    )
     asks = {"_wv_n0": 2, "_wv_tmax0": 125 * MINUTE, "_wv_n1": 0, "_wv_tmax1": None}
     w, clocks = sides.watermark(plan, asks, previous, 17 * MINUTE)  # bids: 104 + 7 = 111, to the end 110
     assert w == 110 * MINUTE
-    assert clocks == {
-        "input_watermarks": {"s.a": 125 * MINUTE, "s.b": 104 * MINUTE},
-        "input_arrivals": {"s.a": 17 * MINUTE, "s.b": 0},
-    }
+    assert clocks == InputClocks({"s.a": 125 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 17 * MINUTE, "s.b": 0})
     # a bid, late or not, restarts its clock where its W had moved to
     bids = {"_wv_n0": 0, "_wv_tmax0": None, "_wv_n1": 1, "_wv_tmax1": None}
-    w, clocks = sides.watermark(plan, bids, {**previous, "watermark": w}, 17 * MINUTE)
-    assert w == 110 * MINUTE and clocks["input_watermarks"]["s.b"] == 110 * MINUTE
-    assert clocks["input_arrivals"]["s.b"] == 17 * MINUTE
+    w, clocks = sides.watermark(plan, bids, replace(previous, watermark=w), 17 * MINUTE)
+    assert w == 110 * MINUTE and clocks.watermarks["s.b"] == 110 * MINUTE
+    assert clocks.arrivals["s.b"] == 17 * MINUTE
     # without idle_timeout the bids hold W where their rows left it
     plain = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     assert sides.watermark(plain, asks, previous, 17 * MINUTE)[0] == 104 * MINUTE

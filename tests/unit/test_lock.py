@@ -68,8 +68,9 @@ def test_a_holder_whose_pid_a_later_process_got_is_taken_over(tmp_path, fs):
     (here: this one, with another start time), which does not hold it."""
     path = tmp_path / "run.lock"
     me = {"run_id": "dead", "host": socket.gethostname(), "pid": os.getpid(), "started": 0, "heartbeat": 0}
-    assert not run_lock.stale({**me, "pid_start": run_lock._process_start(os.getpid())})
-    assert not run_lock.stale(me)  # a lock of an earlier release: the pid alone decides
+    holder = run_lock.Holder.from_json(me)
+    assert not run_lock.stale(run_lock.Holder.from_json({**me, "pid_start": run_lock._process_start(os.getpid())}))
+    assert not run_lock.stale(holder)  # no start time recorded (no /proc): the pid alone decides
     path.write_text(json.dumps({**me, "pid_start": "1"}))
     with RunLock(fs, str(path), "next"):
         assert json.loads(path.read_text())["run_id"] == "next"

@@ -48,17 +48,17 @@ def test_cleanup_keeps_the_run_lock(tmp_path):
     home = Locations(str(tmp_path / "m"), str(tmp_path / "m__late"), str(tmp_path / "m__checkpoint"))
     rebuild.discard(LOCAL, home, home.checkpoint)
     assert files(tmp_path) == ["m__checkpoint/run.lock"]
-    # a checkpoint inside the table's folder (an earlier release's): the table goes, the lock stays
+    # a checkpoint configured inside the table's folder: the table goes, the lock stays
     (tmp_path / "m/_wv_checkpoint").mkdir(parents=True)
     for name in ("m/a.parquet", "m/_wv_checkpoint/run.lock", "m/_wv_checkpoint/spark/commits/0"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
-    legacy = str(tmp_path / "m/_wv_checkpoint")
-    rebuild.clear(LOCAL, home.table, legacy)
-    rebuild.clear(LOCAL, legacy, legacy)
+    inside = str(tmp_path / "m/_wv_checkpoint")
+    rebuild.clear(LOCAL, home.table, inside)
+    rebuild.clear(LOCAL, inside, inside)
     assert files(tmp_path) == ["m/_wv_checkpoint/run.lock", "m__checkpoint/run.lock"]
     # another version's folders go whole
     rebuild.discard(LOCAL, rebuild.slot(home, 2, False), home.checkpoint)
     other = Locations(str(tmp_path / "m"), str(tmp_path / "m__late"), str(tmp_path / "m__checkpoint"))
-    rebuild.discard(LOCAL, other, legacy)
+    rebuild.discard(LOCAL, other, inside)
     assert files(tmp_path) == ["m/_wv_checkpoint/run.lock"]

@@ -1,9 +1,9 @@
-"""A micro-batch's Spark error as the user sees it (batch_writer.spark_error), and a job stopped
+"""A micro-batch's Spark error as the user sees it (spark_errors.spark_error), and a job stopped
 by a processing-time run's end told apart from a failure (no Spark)."""
 
 from pyspark.errors import PySparkException
 
-from dbt.adapters.window_views.streaming.batch_writer import _cancelled, spark_error
+from dbt.adapters.window_views.streaming.spark_errors import _cancelled, spark_error
 
 
 class Captured(PySparkException):

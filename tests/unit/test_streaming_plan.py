@@ -134,18 +134,14 @@ def test_comments_and_formatting_do_not_change_the_fingerprint():
     assert plan("m", TUMBLE.replace("sum(b.price)", "sum(b.price) + 0"), config()).fingerprint != base.fingerprint
 
 
-def test_a_version_1_record_fits_while_only_formatting_differs():
-    from dbt.adapters.window_views.streaming.plan import _legacy_fingerprint
+def test_a_record_fits_the_model_it_was_written_for():
+    from dataclasses import replace
 
     now = plan("m", TUMBLE, config())
-    old_sql = "/* written by an earlier release */ " + now.sql
-    legacy = {"model": "m", "sql": old_sql, "fingerprint": _legacy_fingerprint(old_sql, old_sql, now.config)}
-    assert now.fits(legacy) and now.fits(now.record())
-    # written for another emit mode: does not fit
-    assert not now.fits(
-        {**legacy, "fingerprint": _legacy_fingerprint(old_sql, old_sql, config(emit="on_window_close"))}
-    )
-    assert not now.fits({**now.record(), "fingerprint": "0" * 64})
+    assert now.fits(now.record())
+    # written for another emit mode, or another SQL: does not fit
+    assert not now.fits(plan("m", TUMBLE, config(emit="on_window_close")).record())
+    assert not now.fits(replace(now.record(), fingerprint="0" * 64))
 
 
 def window_aggregate(window: dict, measures: dict, group_by=("item",)) -> str:
@@ -225,12 +221,10 @@ def test_a_tvf_aggregate_keeps_pane_partials_like_the_window_aggregate_it_is(kin
     assert dict(p.window.measures) == {"_wv_a0": "SUM(price)", "_wv_a1": "COUNT(*)", "_wv_a2": "AVG(price)"}
     # the outputs keep their places; an unnamed aggregate is named by its SQL, as Spark would name it
     assert "SELECT window_start, window_end, item, _wv_a0 AS price, _wv_a1 AS `COUNT(*)`, _wv_a2 + 1 AS a FROM" in p.sql
-    # the model as written keeps input rows: the output columns, and the state of older checkpoints
+    # the model as written keeps input rows: its output columns are the stream's
     rows = p.rows
     assert rows.slicing is None and "LATERAL VIEW" in rows.sql and rows.fingerprint != p.fingerprint
-    assert p.fits(rows.record()) and p.kept_as(rows.record()) is rows
-    assert p.kept_as(p.record()) is p and p.kept_as(None) is p
-    assert not p.fits({**p.record(), "fingerprint": "0" * 64})
+    assert p.fits(p.record()) and not p.fits(rows.record())
 
 
 def test_a_tvf_aggregate_grouped_by_position_is_sliced():
@@ -271,15 +265,6 @@ def test_a_tumble_aggregate_keeps_input_rows():
     # one window per row: measured slower kept as panes (bench/README.md)
     p = plan("m", tvf_aggregate("window_start, window_end, item, count(*) as n", kind="tumble"), config())
     assert p.slicing is None and p.rows is None
-
-
-def test_a_version_1_record_of_a_tvf_aggregate_streams_on_with_input_rows():
-    from dbt.adapters.window_views.streaming.plan import _legacy_fingerprint
-
-    now = plan("m", tvf_aggregate("window_start, window_end, item, count(*) as n"), config())
-    old_sql = "/* written by an earlier release */ " + now.rows.sql  # it kept input rows
-    legacy = {"model": "m", "sql": old_sql, "fingerprint": _legacy_fingerprint(old_sql, old_sql, now.config)}
-    assert now.fits(legacy) and now.kept_as(legacy) is now.rows
 
 
 def test_a_tvf_aggregate_with_having_keeps_input_rows():

@@ -25,16 +25,18 @@ from typing import Any, Dict, Iterable, List, Optional
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import StorageError
 from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.streaming.records import BatchId, Json, Move, PublishPlan
 
-STAGING = "_wv_staging"
-BUCKET = "_wv_bucket"  # the partition column of staged files: the bucket they publish to
+STAGING = internal("staging")
+BUCKET = internal("bucket")  # the partition column of staged files: the bucket they publish to
 # Spark's file-sink log: Spark's readers of a folder that has one (a table over it,
 # spark.read.parquet, a stream reading it) read the files its latest entry lists, not a listing
 FILE_LOG = "_spark_metadata"
 LOG_INTERVAL = 10  # Spark's default compact interval: ids 10n+9 are compactions (a whole list), others deltas
 
 
-def write_json(fs: FileSystem, location: str, data: Dict[str, Any]) -> None:
+def write_json(fs: FileSystem, location: str, data: Json) -> None:
     """Write all or nothing: a crash leaves the old file or the new one, never half of one."""
     fs.write_bytes(location, json.dumps(data, sort_keys=True).encode())
 
@@ -56,7 +58,7 @@ def _corrupt_file(path: str, text: str) -> "CorruptFile":
     return exc
 
 
-def read_json(fs: FileSystem, location: str) -> Optional[Dict[str, Any]]:
+def read_json(fs: FileSystem, location: str) -> Optional[Json]:
     """The file's JSON object; None when there is no file; CorruptFile when it does not parse."""
     try:
         raw = fs.read_bytes(location)
@@ -98,7 +100,7 @@ def data_files(fs: FileSystem, table: str, bucket: Optional[str] = None) -> List
     return [paths.join(table, name) for name in data_file_names(fs, table, bucket)]
 
 
-def staging_dir(table: str, batch: int) -> str:
+def staging_dir(table: str, batch: BatchId) -> str:
     return paths.join(table, STAGING, str(batch))
 
 
@@ -138,7 +140,7 @@ def live_file_names(fs: FileSystem, table: str) -> List[str]:
     return sorted(logged) if logged is not None else data_file_names(fs, table)
 
 
-def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Iterable[str] = ()) -> Dict[str, Any]:
+def plan_publish(fs: FileSystem, table: str, batch: BatchId, replaced_buckets: Iterable[str] = ()) -> PublishPlan:
     """What publishing batch `batch` into `table` will do, decided from the staged files and
     the table's files before anything is published (the READY record keeps it): `move`, a
     staged file (relative to the staging folder), its table file name, size and mtime; `delete`,
@@ -151,7 +153,7 @@ def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Itera
         bucket = folder.split("=", 1)[1]
         for entry in fs.list(paths.join(staging, folder)):
             if not entry.is_dir and _visible(entry.name):
-                moves.append([f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}", entry.size, entry.mtime])
+                moves.append(Move(f"{folder}/{entry.name}", f"{bucket}-n{batch}-{entry.name}", entry.size, entry.mtime))
     replaced = sorted(set(replaced_buckets))
     delete = [
         name
@@ -163,31 +165,20 @@ def plan_publish(fs: FileSystem, table: str, batch: int, replaced_buckets: Itera
     following = ids[-1] + 1 if ids else 0
     if delete or not ids or _is_compaction(following):
         following += (LOG_INTERVAL - 1 - following) % LOG_INTERVAL
-    return {"move": moves, "delete": delete, "log": following}
+    return PublishPlan(tuple(moves), tuple(delete), following)
 
 
-def publish(
-    fs: FileSystem,
-    table: str,
-    batch: int,
-    replaced_buckets: Iterable[str] = (),
-    planned: Optional[Dict[str, Any]] = None,
-) -> None:
-    """Carry out `planned` (plan_publish's, from the READY record; planned now for a READY record
-    of an earlier release): move the staged files into the table unless already there, record
-    them in the file log, delete the files the batch replaced, drop the staging folder.
-    Repeatable after a crash at any step."""
-    if planned is None:
-        planned = plan_publish(fs, table, batch, replaced_buckets)
+def publish(fs: FileSystem, table: str, batch: BatchId, planned: PublishPlan) -> None:
+    """Carry out `planned` (plan_publish's, from the READY record): move the staged files into
+    the table unless already there, record them in the file log, delete the files the batch
+    replaced, drop the staging folder. Repeatable after a crash at any step."""
     staging = staging_dir(table, batch)
-    for source, target, *_ in planned["move"]:
-        final = paths.join(table, target)
+    for move in planned.move:
+        final = paths.join(table, move.target)
         if not fs.exists(final):  # a move that was a copy may have left its source: skipped
-            fs.move(paths.join(staging, source), final)
-    # Spark's readers switch to the new files here, at once (a READY record of an earlier
-    # release has no log id: it wrote a whole list per batch, at 10 * batch + 9)
-    log_files(fs, table, planned["log"] if "log" in planned else LOG_INTERVAL * batch + LOG_INTERVAL - 1, planned)
-    for name in planned["delete"]:
+            fs.move(paths.join(staging, move.source), final)
+    log_files(fs, table, planned)  # Spark's readers switch to the new files here, at once
+    for name in planned.delete:
         fs.delete(paths.join(table, name))
     fs.delete(staging)
     root = paths.join(table, STAGING)
@@ -208,13 +199,13 @@ def _log_ids(fs: FileSystem, table: str) -> List[int]:
     return sorted(int(n) for n in names if n.isdigit())
 
 
-def _read_entry(fs: FileSystem, table: str, log_id: int) -> Dict[str, Dict[str, Any]]:
+def _read_entry(fs: FileSystem, table: str, log_id: int) -> Dict[str, Json]:
     lines = fs.read_bytes(paths.join(table, FILE_LOG, _entry_name(log_id))).decode().splitlines()[1:]
     files = (json.loads(line) for line in lines if line.strip())
     return {paths.name(f["path"]): f for f in files}
 
 
-def _logged(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[Dict[str, Dict[str, Any]]]:
+def _logged(fs: FileSystem, table: str, before: Optional[int] = None) -> Optional[Dict[str, Json]]:
     """The files Spark's readers see (name -> its log line) from the entries before log id
     `before`: the latest compaction and the deltas after it, as Spark reads them; None when
     there is no entry."""
@@ -223,7 +214,7 @@ def _logged(fs: FileSystem, table: str, before: Optional[int] = None) -> Optiona
         return None
     compactions = [i for i in ids if _is_compaction(i)]
     first = compactions[-1] if compactions else ids[0]
-    files: Dict[str, Dict[str, Any]] = {}
+    files: Dict[str, Json] = {}
     for log_id in (i for i in ids if i >= first):
         files.update(_read_entry(fs, table, log_id))
     return files
@@ -236,7 +227,7 @@ def logged_files(fs: FileSystem, table: str, before: Optional[int] = None) -> Op
     return None if logged is None else sorted(logged)
 
 
-def _line(table: str, name: str, size: int, mtime: float) -> Dict[str, Any]:
+def _line(table: str, name: str, size: int, mtime: float) -> Json:
     return {
         "path": paths.listed_uri(paths.join(table, name)),
         "size": size,
@@ -248,28 +239,24 @@ def _line(table: str, name: str, size: int, mtime: float) -> Dict[str, Any]:
     }
 
 
-def log_files(fs: FileSystem, table: str, log_id: int, planned: Dict[str, Any]) -> None:
+def log_files(fs: FileSystem, table: str, planned: PublishPlan) -> None:
     """Record the batch's files in Spark's file-sink log, one whole-file write, so a reader
     through Spark switches from the previous batch's files to these at once and never sees a
     batch half published. A delta lists the files the batch published; a compaction the whole
     list: the previous entries' (for a table without a log, the listing's) minus the files the
     batch replaces, plus those it published. A replay writes the same entry. Entries older than
     the previous compaction go (the replay of a compaction reads from it)."""
-    sized = planned["move"]
-    if any(len(move) < 4 for move in sized):  # a READY record of an earlier release has no sizes
-        found = {e.name: e for e in fs.list(table)}
-        sized = [[source, target, found[target].size, found[target].mtime] for source, target, *_ in sized]
-    added = {target: _line(table, target, size, mtime) for _, target, size, mtime in sized}
+    added = {m.target: _line(table, m.target, m.size, m.mtime) for m in planned.move}
     live = added
-    if _is_compaction(log_id):
-        previous = _logged(fs, table, before=log_id)
+    if _is_compaction(planned.log):
+        previous = _logged(fs, table, before=planned.log)
         if previous is None:
             found = (e for e in fs.list(table) if not e.is_dir and _visible(e.name))
             previous = {e.name: _line(table, e.name, e.size, e.mtime) for e in found}
-        replaced = set(planned["delete"])
+        replaced = set(planned.delete)
         live = {name: line for name, line in previous.items() if name not in replaced} | added
     lines = ["v1"] + [json.dumps(live[name]) for name in sorted(live)]
-    fs.write_bytes(paths.join(table, FILE_LOG, _entry_name(log_id)), ("\n".join(lines) + "\n").encode())
+    fs.write_bytes(paths.join(table, FILE_LOG, _entry_name(planned.log)), ("\n".join(lines) + "\n").encode())
     ids = _log_ids(fs, table)
     compactions = [i for i in ids if _is_compaction(i)]
     if len(compactions) >= 2:

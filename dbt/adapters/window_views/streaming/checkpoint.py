@@ -18,7 +18,7 @@ from typing import List, Optional
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.streaming.locations import Locations
 
 
 def _readable(fs: FileSystem, path: str) -> bool:
@@ -57,37 +57,33 @@ def check(model: str, where: Locations, fs: FileSystem) -> List[str]:
 
 
 def _check(fs: FileSystem, model: str, where: Locations) -> List[str]:
-    spark = where.spark_checkpoint
     repaired: List[str] = []
-    offsets, commits = _entries(fs, paths.join(spark, "offsets")), _entries(fs, paths.join(spark, "commits"))
+    offsets, commits = _entries(fs, where.spark_offsets), _entries(fs, where.spark_commits)
     last_commit: Optional[int] = commits[-1] if commits else None
-    if last_commit is not None and not _readable(fs, paths.join(spark, "commits", str(last_commit))):
-        _remove(fs, paths.join(spark, "commits", str(last_commit)))
-        repaired.append(
-            f"removed the damaged {paths.join(spark, 'commits', str(last_commit))} (batch {last_commit} is replayed)"
-        )
+    if last_commit is not None and not _readable(fs, paths.join(where.spark_commits, str(last_commit))):
+        entry = paths.join(where.spark_commits, str(last_commit))
+        _remove(fs, entry)
+        repaired.append(f"removed the damaged {entry} (batch {last_commit} is replayed)")
         commits.pop()
     last_offset: Optional[int] = offsets[-1] if offsets else None
-    if last_offset is not None and not _readable(fs, paths.join(spark, "offsets", str(last_offset))):
+    if last_offset is not None and not _readable(fs, paths.join(where.spark_offsets, str(last_offset))):
         # safe only while nothing of the batch may have been published: no commit (Spark's or the
         # plugin's) and no READY record (publishing starts after it); a re-planned batch may read
         # more rows than the first attempt
-        state = where.state
+        entry = paths.join(where.spark_offsets, str(last_offset))
         if (commits and commits[-1] >= last_offset) or any(
-            fs.exists(paths.join(state, folder, f"{last_offset}.json")) for folder in ("commits", "ready")
+            fs.exists(record) for record in (where.commit_file(last_offset), where.ready_file(last_offset))
         ):
-            raise _damaged(model, paths.join(spark, "offsets", str(last_offset)), last_offset)
-        _remove(fs, paths.join(spark, "offsets", str(last_offset)))
+            raise _damaged(model, entry, last_offset)
+        _remove(fs, entry)
         fs.delete(storage.staging_dir(where.table, last_offset))
         fs.delete(storage.staging_dir(where.late, last_offset))
-        repaired.append(
-            f"removed the damaged {paths.join(spark, 'offsets', str(last_offset))} (batch {last_offset} is planned again)"
-        )
+        repaired.append(f"removed the damaged {entry} (batch {last_offset} is planned again)")
         offsets.pop()
-    for folder, ids in (("offsets", offsets), ("commits", commits)):
+    for folder, ids in ((where.spark_offsets, offsets), (where.spark_commits, commits)):
         for batch in ids[-2:-1]:  # the entry Spark reads besides the last
-            if not _readable(fs, paths.join(spark, folder, str(batch))):
-                raise _damaged(model, paths.join(spark, folder, str(batch)), batch)
+            if not _readable(fs, paths.join(folder, str(batch))):
+                raise _damaged(model, paths.join(folder, str(batch)), batch)
     return repaired
 
 

@@ -22,17 +22,29 @@ and follow the same protocol, so a replay neither repeats nor loses one.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Any, Dict, List, Optional, Tuple, Union
+from dataclasses import replace
+from typing import List, Optional, Tuple, Type, TypeVar
 
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
+from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.records import (
+    BatchId,
+    BatchRecord,
+    CheckpointVersionMismatch,
+    ModelRecord,
+    OtherVersion,
+    RebuildIntent,
+    RunTotals,
+)
+
+__all__ = ["BatchId", "CommitLog", "Locations", "next_idle_step", "order", "read_record", "unreadable"]
 
 KEEP_COMMITS = 100  # commits kept for inspection; only the last one is read
 KEEP_RUNS = 20
-BatchId = Union[int, str]  # a Spark micro-batch N, or an idle step "N.k"
 _RECORD = re.compile(r"^(\d+)(?:\.(\d+))?\.json$")
+Record = TypeVar("Record", BatchRecord, RunTotals, ModelRecord, RebuildIntent)
 
 
 def order(batch: BatchId) -> Tuple[int, int]:
@@ -46,32 +58,7 @@ def next_idle_step(after: BatchId) -> str:
     return f"{spark}.{step + 1}"
 
 
-@dataclass(frozen=True)
-class Locations:
-    """Where a streaming window view keeps its files: locations (paths.py), local or not."""
-
-    table: str
-    late: str
-    checkpoint: str
-
-    def __post_init__(self) -> None:
-        for key in ("table", "late", "checkpoint"):
-            object.__setattr__(self, key, paths.normalize(getattr(self, key)))
-
-    @property
-    def state(self) -> str:
-        return paths.join(self.checkpoint, "window_views")
-
-    @property
-    def spark_checkpoint(self) -> str:
-        return paths.join(self.checkpoint, "spark")
-
-    @property
-    def model_file(self) -> str:
-        return paths.join(self.state, "model.json")
-
-
-def unreadable(model: str, exc: storage.CorruptFile, batch: Optional[int] = None) -> StreamFailure:
+def unreadable(model: str, exc: storage.CorruptFile, batch: Optional[BatchId] = None) -> StreamFailure:
     return StreamFailure(
         model,
         f"a file of its streaming checkpoint is damaged: {exc}",
@@ -82,28 +69,35 @@ def unreadable(model: str, exc: storage.CorruptFile, batch: Optional[int] = None
     )
 
 
+def read_record(fs: FileSystem, path: str, kind: Type[Record], model: str) -> Optional[Record]:
+    """The record at `path` (None: no file); CorruptFile when it does not parse, and
+    CheckpointVersionMismatch when another version of the plugin wrote it."""
+    data = storage.read_json(fs, path)
+    if data is None:
+        return None
+    try:
+        return kind.from_json(data)
+    except OtherVersion as exc:
+        raise CheckpointVersionMismatch(model, path, exc.found) from None
+
+
 class CommitLog:
     def __init__(self, model: str, where: Locations, run_id: str, fs: FileSystem) -> None:
         self.model = model
         self.where = where
         self.run_id = run_id
         self.fs = fs
-        self._commits = paths.join(where.state, "commits")
-        self._ready = paths.join(where.state, "ready")
-
-    def _record(self, folder: str, batch_id: BatchId) -> str:
-        return paths.join(folder, f"{batch_id}.json")
 
     def _ids(self, folder: str) -> List[BatchId]:
         """The records' ids in log order: Spark batches as ints, idle steps as "N.k"."""
         found = (_RECORD.match(e.name) for e in self.fs.list(folder))
-        ids = [int(m[1]) if m[2] is None else f"{m[1]}.{m[2]}" for m in found if m]
+        ids: List[BatchId] = [int(m[1]) if m[2] is None else f"{m[1]}.{m[2]}" for m in found if m]
         return sorted(ids, key=order)
 
     def ids(self) -> List[BatchId]:
-        return self._ids(self._commits)
+        return self._ids(self.where.commits)
 
-    def last(self, before: Optional[BatchId] = None) -> Optional[Dict[str, Any]]:
+    def last(self, before: Optional[BatchId] = None) -> Optional[BatchRecord]:
         """The latest commit (before batch `before`, in log order: batch N's idle steps come
         after N and before N + 1)."""
         every = self.ids()
@@ -116,71 +110,59 @@ class CommitLog:
             return None
         batch = ids[-1]
         try:
-            return storage.read_json(self.fs, self._record(self._commits, batch))
+            return read_record(self.fs, self.where.commit_file(batch), BatchRecord, self.model)
         except storage.CorruptFile as exc:
             ready = self._read_ready(batch)
             if batch != every[-1] or ready is None:
                 raise unreadable(self.model, exc, batch) from None
-            commit = {**ready, "batch": batch, "run_id": ready.get("run_id", self.run_id)}
-            storage.write_json(self.fs, self._record(self._commits, batch), commit)
+            commit = replace(ready, batch=batch)
+            storage.write_json(self.fs, self.where.commit_file(batch), commit.to_json())
             return commit
 
     def committed(self, batch_id: BatchId) -> bool:
-        return self.fs.exists(self._record(self._commits, batch_id))
+        return self.fs.exists(self.where.commit_file(batch_id))
 
-    def _read_ready(self, batch_id: BatchId) -> Optional[Dict[str, Any]]:
+    def _read_ready(self, batch_id: BatchId) -> Optional[BatchRecord]:
         try:
-            return storage.read_json(self.fs, self._record(self._ready, batch_id))
+            return read_record(self.fs, self.where.ready_file(batch_id), BatchRecord, self.model)
         except storage.CorruptFile:
             return None
 
-    def ready(self, batch_id: BatchId) -> Optional[Dict[str, Any]]:
+    def ready(self, batch_id: BatchId) -> Optional[BatchRecord]:
         """What a staged batch will publish, once recorded (a damaged record: none, so the
         batch stages again; nothing was published from it)."""
         ready = self._read_ready(batch_id)
         if ready is None:
-            self.fs.delete(self._record(self._ready, batch_id))
+            self.fs.delete(self.where.ready_file(batch_id))
         return ready
 
-    def mark_ready(self, batch_id: BatchId, ready: Dict[str, Any]) -> None:
-        storage.write_json(self.fs, self._record(self._ready, batch_id), {**ready, "run_id": self.run_id})
+    def mark_ready(self, batch_id: BatchId, ready: BatchRecord) -> None:
+        storage.write_json(self.fs, self.where.ready_file(batch_id), replace(ready, run_id=self.run_id).to_json())
 
-    def commit(self, batch_id: BatchId, ready: Dict[str, Any]) -> None:
+    def commit(self, batch_id: BatchId, ready: BatchRecord) -> None:
         """The batch is done: record it last, then add it to its run's totals."""
-        storage.write_json(
-            self.fs, self._record(self._commits, batch_id), {**ready, "batch": batch_id, "run_id": self.run_id}
-        )
-        path = self._run_file()
-        totals = self.run_totals() or {"batches": 0, "rows_in": 0, "rows_out": 0, "late": 0}
-        for key in ("rows_in", "rows_out", "late"):
-            totals[key] += ready[key]
-        totals["batches"] += 1
-        if ready.get("idle"):
-            totals["idle"] = totals.get("idle", 0) + 1
-        storage.write_json(self.fs, path, totals)
+        commit = replace(ready, batch=batch_id, run_id=self.run_id)
+        storage.write_json(self.fs, self.where.commit_file(batch_id), commit.to_json())
+        totals = self.run_totals().added(commit)
+        storage.write_json(self.fs, self.where.run_file(self.run_id), totals.to_json())
 
-    def run_totals(self) -> Dict[str, int]:
+    def run_totals(self) -> RunTotals:
         try:
-            return storage.read_json(self.fs, self._run_file()) or {}
+            return read_record(self.fs, self.where.run_file(self.run_id), RunTotals, self.model) or RunTotals()
         except storage.CorruptFile:
-            return {}
+            return RunTotals()
 
     def clean(self, batch_id: BatchId, previous_state: Optional[str], state: Optional[str]) -> None:
         """Forget what a committed batch made obsolete: older READY records (its own stays until
         the next commit, to rebuild a damaged commit from), the state it replaced, and old
         commits (the last KEEP_COMMITS stay, idle steps included) and run totals."""
-        for old in self._ids(self._ready):
+        for old in self._ids(self.where.ready):
             if order(old) < order(batch_id):
-                self.fs.delete(self._record(self._ready, old))
+                self.fs.delete(self.where.ready_file(old))
         if previous_state and previous_state != state:
-            self.fs.delete(paths.join(self.where.state, "state", previous_state))
-            self.fs.delete(paths.join(self.where.state, "prefix", previous_state))
-        for old in self._ids(self._commits)[:-KEEP_COMMITS]:
-            self.fs.delete(self._record(self._commits, old))
-        folder = paths.join(self.where.state, "runs")
-        runs = sorted((e for e in self.fs.list(folder) if e.name.endswith(".json")), key=lambda e: e.mtime)
-        for old in runs[:-KEEP_RUNS]:
-            self.fs.delete(paths.join(folder, old.name))
-
-    def _run_file(self) -> str:
-        return paths.join(self.where.state, "runs", f"{self.run_id}.json")
+            self.fs.delete(self.where.state_rows(previous_state))
+        for old in self._ids(self.where.commits)[:-KEEP_COMMITS]:
+            self.fs.delete(self.where.commit_file(old))
+        runs = sorted((e for e in self.fs.list(self.where.runs) if e.name.endswith(".json")), key=lambda e: e.mtime)
+        for run in runs[:-KEEP_RUNS]:
+            self.fs.delete(paths.join(self.where.runs, run.name))

@@ -29,45 +29,33 @@ clock: it holds every window back.
 from __future__ import annotations
 
 import time
-from typing import Any, Dict, Optional, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, Optional, Protocol, Sequence
 
-from dbt.adapters.window_views import paths, storage
+from dbt.adapters.window_views import storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import CommitLog, next_idle_step
-from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.records import BatchRecord, InputClocks
+from dbt.adapters.window_views.streaming.run_context import StreamRun
 from dbt.adapters.window_views.tvf import WindowTvf
 
-# what a commit keeps of the last micro-batch that had rows (an idle step carries it over; over
-# several inputs it keeps `input_watermarks` and `input_arrivals` instead)
-ARRIVAL = ("arrival", "arrival_watermark")
+
+class IdleStepRunner(Protocol):
+    """What runs an idle step: the run's batch writer (batch_writer.py), seen from here."""
+
+    @property
+    def where(self) -> Locations: ...
+
+    @property
+    def lock(self) -> AbstractContextManager[Any]: ...
+
+    def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[BatchRecord]: ...
 
 
 def now() -> int:
     """The wall clock, epoch micros (tests move it)."""
     return time.time_ns() // 1000
-
-
-def arrival(watermark: Optional[int]) -> Dict[str, Optional[int]]:
-    """A batch with rows restarts the idle clock at the W it reached."""
-    return {"arrival": now(), "arrival_watermark": watermark}
-
-
-def carried(plan: StreamPlan, last: Dict[str, Any]) -> Dict[str, Any]:
-    """The idle clocks of the last commit, for a batch that brings no rows (an idle step)."""
-    if plan.shape == "single":
-        return {key: last.get(key) for key in ARRIVAL}
-    return {"input_watermarks": last.get("input_watermarks"), "input_arrivals": input_arrivals(last)}
-
-
-def input_arrivals(last: Dict[str, Any]) -> Dict[str, int]:
-    """Each input's last arrival in a commit over several inputs. A commit of an earlier release
-    has none per input: an input's clock then starts at the commit's last arrival of any input
-    (its own was no later, so nothing closes earlier than the rule says); one from before
-    idle_timeout existed has no arrival at all, and an input's W stays until its next rows."""
-    if last.get("input_arrivals") is not None:
-        return dict(last["input_arrivals"])
-    since = last.get("arrival")
-    return {source: since for source in last.get("input_watermarks") or {}} if since is not None else {}
 
 
 def own(base: int, since: Optional[int], timeout: Optional[int], at: int, window: Optional[WindowTvf] = None) -> int:
@@ -84,65 +72,60 @@ def own(base: int, since: Optional[int], timeout: Optional[int], at: int, window
 
 
 def least(
-    bases: Dict[str, int],
-    arrivals: Dict[str, int],
-    timeout: Optional[int],
-    at: int,
-    window: Optional[WindowTvf],
-    inputs: Sequence[str],
+    clocks: InputClocks, timeout: Optional[int], at: int, window: Optional[WindowTvf], inputs: Sequence[str]
 ) -> Optional[int]:
     """The model's W over several inputs at `at`: the least of theirs, each by its own clock;
     None while an input has had no rows (it holds every window back)."""
-    if any(source not in bases for source in inputs):
+    if any(source not in clocks.watermarks for source in inputs):
         return None
-    return min(own(bases[source], arrivals.get(source), timeout, at, window) for source in inputs)
+    return min(own(clocks.watermarks[source], clocks.arrivals.get(source), timeout, at, window) for source in inputs)
 
 
 def advanced(
-    last: Dict[str, Any], timeout: int, at: int, window: Optional[WindowTvf] = None, inputs: Sequence[str] = ()
+    last: BatchRecord, timeout: int, at: int, window: Optional[WindowTvf] = None, inputs: Sequence[str] = ()
 ) -> Optional[int]:
     """The W that idling until `at` gives, when beyond the committed one; else None (rows came
     within the timeout, no batch with rows has recorded its arrival yet, or no W yet). `inputs`:
     the inputs of a model over several, each with its own clock."""
-    if inputs:
-        watermark = least(last.get("input_watermarks") or {}, input_arrivals(last), timeout, at, window, inputs)
+    clocks = last.clocks
+    if isinstance(clocks, InputClocks):
+        watermark = least(clocks, timeout, at, window, inputs)
     else:
-        base = last.get("arrival_watermark")
-        watermark = None if base is None else own(base, last.get("arrival"), timeout, at, window)
-    committed = last.get("watermark")
+        base = clocks.watermark
+        watermark = None if base is None else own(base, clocks.at, timeout, at, window)
+    committed = last.watermark
     return watermark if watermark is not None and (committed is None or watermark > committed) else None
 
 
-def finish(spark: Any, fs: FileSystem, plan: StreamPlan, writer: Any, log: CommitLog) -> None:
+def finish(run: StreamRun, writer: IdleStepRunner, log: CommitLog) -> None:
     """Before the query starts: finish the idle step a crashed run recorded READY, or clear
     what one staged before its READY record (staged files, state), so Spark's next batch follows
     the last commit."""
     last = log.last()
-    if last is None:
+    if last is None or last.batch is None:
         return
-    step = next_idle_step(last["batch"])
+    step = next_idle_step(last.batch)
     pending = log.ready(step)
-    if pending is not None:
-        writer.idle_step(spark, fs, step, pending["watermark"])
+    if pending is not None and pending.watermark is not None:
+        writer.idle_step(run.spark, run.fs, step, pending.watermark)
         return
-    for leftover in (
-        storage.staging_dir(writer.where.table, step),
-        paths.join(writer.where.state, "state", step),
-        paths.join(writer.where.state, "prefix", step),
-    ):
-        fs.delete(leftover)
+    for leftover in (storage.staging_dir(writer.where.table, step), writer.where.state_rows(step)):
+        run.fs.delete(leftover)
 
 
-def catch_up(spark: Any, fs: FileSystem, plan: StreamPlan, writer: Any, log: CommitLog) -> Optional[Dict[str, Any]]:
+def catch_up(run: StreamRun, writer: IdleStepRunner, log: CommitLog) -> Optional[BatchRecord]:
     """Run an idle step if the input (over several: the one holding W back) has been idle for
-    longer than the timeout and W would move; returns what it committed. `writer` is the run's BatchWriter."""
-    timeout = plan.config.watermark.idle_timeout
+    longer than the timeout and W would move; returns what it committed."""
+    plan = run.plan
+    timeout = plan.watermark.idle_timeout if plan.config.watermark is not None else None
     if timeout is None:
         return None
     with writer.lock:  # decided on the last commit, which no Spark batch changes meanwhile
         last = log.last()
-        inputs = [source.source for source in plan.inputs] if plan.shape != "single" else []
-        watermark = advanced(last, timeout.micros, now(), plan.window, inputs) if last is not None else None
+        if last is None or last.batch is None:
+            return None
+        inputs = [source.source for source in plan.inputs]
+        watermark = advanced(last, timeout.micros, now(), plan.window, inputs)
         if watermark is None:
             return None
-        return writer.idle_step(spark, fs, next_idle_step(last["batch"]), watermark)
+        return writer.idle_step(run.spark, run.fs, next_idle_step(last.batch), watermark)

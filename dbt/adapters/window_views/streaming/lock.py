@@ -14,12 +14,14 @@ so two runs cannot both take over the same stale lock.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
 import threading
 import time
-from typing import Any, Dict, Optional
+from dataclasses import dataclass
+from typing import Any, Mapping, Optional
 
 from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.filesystems import FileSystem
@@ -28,17 +30,50 @@ HEARTBEAT_SECONDS = 30.0
 STALE_AFTER = 300.0  # seconds without heartbeat before another host may take a lock over
 
 
+@dataclass(frozen=True)
+class Holder:
+    """What a lock file says of the run holding it (a torn file: the defaults, `torn`)."""
+
+    run_id: str = ""
+    host: str = "?"
+    pid: int = -1
+    pid_start: Optional[str] = None  # when its process started (None: unknown, the pid alone decides)
+    started: float = 0
+    heartbeat: float = 0
+
+    @property
+    def torn(self) -> bool:
+        return not self.run_id
+
+    def to_json(self) -> bytes:
+        return json.dumps(dataclasses.asdict(self)).encode()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Holder":
+        known = {f.name for f in dataclasses.fields(cls)}
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+
+def _parsed(raw: bytes) -> Holder:
+    """A lock file's holder; a torn one (a crash mid-write): `Holder()`."""
+    try:
+        data = json.loads(raw.decode())
+    except ValueError:
+        return Holder()
+    return Holder.from_json(data) if isinstance(data, dict) else Holder()
+
+
 class LockHeld(Exception):
     """Another live run holds the lock; `holder` says who."""
 
-    def __init__(self, holder: Dict[str, Any]) -> None:
+    def __init__(self, holder: Holder) -> None:
         super().__init__(describe(holder))
         self.holder = holder
 
 
-def describe(holder: Dict[str, Any]) -> str:
-    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(holder.get("started", 0)))
-    return f"run {holder.get('run_id', '?')} (host {holder.get('host', '?')}, pid {holder.get('pid', '?')}, since {started})"
+def describe(holder: Holder) -> str:
+    started = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(holder.started))
+    return f"run {holder.run_id or '?'} (host {holder.host}, pid {holder.pid if holder.pid >= 0 else '?'}, since {started})"
 
 
 def _alive(pid: int) -> bool:
@@ -61,52 +96,46 @@ def _process_start(pid: int) -> Optional[str]:
         return None
 
 
-def stale(holder: Optional[Dict[str, Any]], now: Optional[float] = None) -> bool:
+def stale(holder: Optional[Holder], now: Optional[float] = None) -> bool:
     """Whether the run that wrote `holder` is surely gone (an unreadable lock is stale too:
     locks are written whole, so only a crash mid-write leaves one)."""
-    if not holder:
+    if holder is None or holder.torn:
         return True
-    if holder.get("host") == socket.gethostname():
-        pid = int(holder.get("pid", -1))
-        if not _alive(pid):
+    if holder.host == socket.gethostname():
+        if not _alive(holder.pid):
             return True
         # a busy host reuses pids: a live process that started after the holder is another one
-        recorded = holder.get("pid_start")
-        return recorded is not None and _process_start(pid) not in (None, recorded)
-    return (now or time.time()) - float(holder.get("heartbeat", 0)) > STALE_AFTER
+        return holder.pid_start is not None and _process_start(holder.pid) not in (None, holder.pid_start)
+    return (now or time.time()) - float(holder.heartbeat) > STALE_AFTER
 
 
 class RunLock:
     def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
         self.fs = fs
         self.path = paths.normalize(path)
-        self.me = {
-            "run_id": run_id,
-            "host": socket.gethostname(),
-            "pid": os.getpid(),
-            "pid_start": _process_start(os.getpid()),
-        }
+        self.me = Holder(run_id, socket.gethostname(), os.getpid(), _process_start(os.getpid()))
         self._stop = threading.Event()
         self._beat: Optional[threading.Thread] = None
 
-    def _read(self) -> Optional[Dict[str, Any]]:
+    def _read(self) -> Optional[Holder]:
         try:
-            return json.loads(self.fs.read_bytes(self.path).decode())
+            return _parsed(self.fs.read_bytes(self.path))
         except FileNotFoundError:
             return None
-        except ValueError:
-            return {}
+
+    def _started(self) -> bytes:
+        now = time.time()
+        return dataclasses.replace(self.me, started=now, heartbeat=now).to_json()
 
     def _create(self) -> bool:
         """Publish a complete lock file, only if there is none, and check it is ours."""
-        now = time.time()
-        data = json.dumps({**self.me, "started": now, "heartbeat": now}).encode()
-        if not self.fs.create_new(self.path, data):
+        if not self.fs.create_new(self.path, self._started()):
             return False
-        return (self._read() or {}).get("run_id") == self.me["run_id"]
+        holder = self._read()
+        return holder is not None and holder.run_id == self.me.run_id
 
-    def _marker(self, holder: Dict[str, Any]) -> str:
-        token = f"{holder.get('run_id', 'torn')}-{holder.get('started', 0)}"
+    def _marker(self, holder: Holder) -> str:
+        token = f"{holder.run_id or 'torn'}-{holder.started}"
         return paths.join(paths.parent(self.path), f".{paths.name(self.path)}.takeover.{token}")
 
     def acquire(self) -> None:
@@ -120,37 +149,36 @@ class RunLock:
             holder = self._read()
             if holder is None:
                 continue  # released meanwhile
-            if holder.get("run_id") == self.me["run_id"] or not stale(holder):
+            if holder.run_id == self.me.run_id or not stale(holder):
                 raise LockHeld(holder)
             # the takeover marker of this holder is created once: only its creator removes the lock
             # (a marker whose creator died too is itself stale, and removed)
-            marker, now = self._marker(holder), time.time()
-            if self.fs.create_new(marker, json.dumps({**self.me, "started": now, "heartbeat": now}).encode()):
+            marker = self._marker(holder)
+            if self.fs.create_new(marker, self._started()):
                 if self._read() == holder:
                     self.fs.delete(self.path)
             else:
                 try:
-                    taker = json.loads(self.fs.read_bytes(marker).decode())
-                except (FileNotFoundError, ValueError):
+                    taker: Optional[Holder] = _parsed(self.fs.read_bytes(marker))
+                except FileNotFoundError:
                     taker = None
                 if stale(taker):
                     self.fs.delete(marker)
-        holder = self._read()
-        raise LockHeld(holder or {})
+        raise LockHeld(self._read() or Holder())
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_SECONDS):
             holder = self._read()
-            if not holder or holder.get("run_id") != self.me["run_id"]:
+            if holder is None or holder.run_id != self.me.run_id:
                 return
-            self.fs.write_bytes(self.path, json.dumps({**holder, "heartbeat": time.time()}).encode())
+            self.fs.write_bytes(self.path, dataclasses.replace(holder, heartbeat=time.time()).to_json())
 
     def release(self) -> None:
         self._stop.set()
         if self._beat is not None:
             self._beat.join()
         holder = self._read()
-        if holder and holder.get("run_id") == self.me["run_id"]:
+        if holder is not None and holder.run_id == self.me.run_id:
             self.fs.delete(self.path)
         folder, prefix = paths.parent(self.path), f".{paths.name(self.path)}.takeover."
         for old in self.fs.list(folder):

@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import prefix, sqlexpr
+from dbt.adapters.window_views.names import is_reserved
 from dbt.adapters.window_views.streaming import sides
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
@@ -36,6 +37,7 @@ class ModelQuery:
         self.schema = schema  # the model's output columns
         self.columns = list(columns)  # the upstream table's
         self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
+        self.inputs = sides.inputs_of(plan)
 
     @property
     def partitioned_by(self) -> Tuple[str, ...]:
@@ -43,23 +45,22 @@ class ModelQuery:
         recomputes its rows from its own point (OverPlan.partitioned_by), when the output holds
         them too: an output row's partition tells whether a batch replaces it. Empty: one point
         in event time for every partition."""
-        by = self.plan.over.partitioned_by if self.plan.recomputes_rows and self.plan.shape == "single" else ()
+        over = self.plan.over
+        by = over.partitioned_by if over is not None and self.plan.recomputes_rows else ()
         names = {f.name.lower() for f in self.schema.fields}
         return by if all(c.lower() in names for c in by) else ()
 
     def as_input(self, rows: Any, *extra: str) -> None:
         """Put `rows` where the model SQL reads its upstream table (the temp view; several
         inputs: each input's rows in its view, sides.py)."""
-        if self.plan.shape != "single":
-            sides.to_views(self.plan, rows)
-            return
-        rows.select(*quoted(self.columns), *extra).createOrReplaceTempView(self.plan.view)
+        self.inputs.put(rows, [*quoted(self.columns), *extra])
 
     def _sql_over(self, spark: Any, rows: Any, states: Sequence[Any]) -> str:
         """Put `rows` (and the prefix states) in place; returns the SQL to run over them."""
         if not states:
             self.as_input(rows)
             return self.plan.sql
+        assert self.plan.over is not None  # prefix states are over windows
         view = f"{self.plan.view}_rows"
         rows.select(*quoted(self.columns)).createOrReplaceTempView(view)
         for g, state in enumerate(states):
@@ -79,7 +80,7 @@ class ModelQuery:
         panes: as its aggregates over the rows give them)."""
         if not self.prefix_groups and self.plan.rows is None:
             return result
-        columns = [c for c in result.columns if not c.lower().startswith("_wv_")]
+        columns = [c for c in result.columns if not is_reserved(c)]
         fields = self.schema.fields
         assert len(columns) == len(fields), (columns, fields)
         renamed = result.select(*quoted(columns)).toDF(*[f.name for f in fields])
@@ -89,6 +90,6 @@ class ModelQuery:
         """The model over `rows`, its SQL first passed through `rewrite` (e.g. emit.closing_rows)."""
         return self.conform(spark.sql(rewrite(self._sql_over(spark, rows, states))))
 
-    def compute(self, spark: Any, rows: Any, where: exp.Expression, states: Sequence[Any] = ()) -> Any:
+    def compute(self, spark: Any, rows: Any, where: exp.Expr, states: Sequence[Any] = ()) -> Any:
         """The model over `rows`, keeping the output rows `where` holds."""
         return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(sqlexpr.to_sql(where))

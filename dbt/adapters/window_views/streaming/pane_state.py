@@ -7,17 +7,19 @@ from typing import Any, Optional
 
 from pyspark.sql import functions as F
 
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.slicing import Slicing
 from dbt.adapters.window_views.streaming.state import State
 
 # the state's event time: a pane's start, so that the window arithmetic on rows (which windows
 # hold t, when the last one closes) picks and evicts panes as it would their rows
-PANE_TIME = "_wv_p AS _wv_t"
+T = internal("t")
+PANE_TIME = f"{internal('p')} AS {T}"
 
 
 def partials(spark: Any, slicing: Slicing, rows: Any) -> Any:
     """The pane partials of input `rows` (panes.py's own per-pane step)."""
-    rows.drop("_wv_t").createOrReplaceTempView(slicing.rows_view)
+    rows.drop(T).createOrReplaceTempView(slicing.rows_view)
     return spark.sql(slicing.partial_sql).selectExpr("*", PANE_TIME)
 
 
@@ -36,5 +38,5 @@ def retained(spark: Any, slicing: Slicing, fresh: Any, state: State, previous: O
     panes.createOrReplaceTempView(slicing.merge_view)
     merge = spark.sql(slicing.merge_sql)
     # a sum of sums widens its type (decimal precision): the state keeps the partials' own types
-    columns = [F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in new.schema.fields if f.name != "_wv_t"]
+    columns = [F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in new.schema.fields if f.name != T]
     return merge.select(*columns).selectExpr("*", PANE_TIME).persist()

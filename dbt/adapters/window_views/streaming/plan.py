@@ -7,22 +7,44 @@ import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from enum import Enum
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
-from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
+from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR
-FINGERPRINT_VERSION = 2
+FINGERPRINT_VERSION = 2  # part of the digest: a change of what it covers changes every fingerprint
 APPEND_ONLY_HINT = (
     "streaming window views read sources, append-only incremental models and streaming on_window_close window views"
 )
+
+
+def watermark_of(config: WindowViewConfig) -> Watermark:
+    """A streaming model's watermark config (config.py requires one for streaming)."""
+    assert config.watermark is not None
+    return config.watermark
+
+
+def is_session(window: tvf.WindowTvf) -> bool:
+    """A SESSION window: where it ends follows its rows, not a row's time alone."""
+    return window.last_end("t") is None
+
+
+class InputShape(str, Enum):
+    """How a model reads its upstream tables: one, a window join of several, or their UNION ALL."""
+
+    SINGLE = "single"
+    JOIN = "join"
+    UNION = "union"
 
 
 @dataclass(frozen=True)
@@ -42,14 +64,13 @@ class StreamPlan:
     sql: str  # the model SQL reading the inputs' views instead of the upstream tables
     output_sql: str  # `sql` with calls kept as prefix state reading it from `view` (prefix.py)
     inputs: Tuple[StreamInput, ...]  # one, or several: a window join or a UNION ALL (`shape`)
-    shape: str  # "single" | "join" | "union"
+    shape: InputShape
     window: Optional[tvf.WindowTvf]  # a window TVF model (a join: every side's, all equal), or
     over: Optional[overwindows.OverPlan]  # an over-window model
     slicing: Optional[slicing.Slicing]  # a window_aggregate kept as pane partials: `view` holds them
     fingerprint: str
     # a window TVF + GROUP BY kept as pane partials (tvf_aggregate.py): the model as written,
-    # keeping input rows, whose output columns the stream's are; and the state of checkpoints
-    # written before such models were sliced
+    # over input rows, whose output columns the stream's are
     rows: Optional["StreamPlan"] = None
 
     @property
@@ -62,12 +83,16 @@ class StreamPlan:
         return self.inputs[0].view
 
     @property
+    def watermark(self) -> Watermark:
+        return watermark_of(self.config)
+
+    @property
     def bucket_sizes(self) -> Dict[str, int]:
         """on_update groups output files in buckets of window_end (over windows: event time) and a
         micro-batch rewrites the buckets its changed rows fall in, so it costs about the hours
         its rows reach: a bucket is named by a letter for its size and its index. 'h': whole
         hours that hold the longest window (whole days for windows of a day or more); 'b': whole
-        days, for the days an initial load writes before W's (and what earlier releases wrote);
+        days, for the days an initial load writes before W's;
         a day moves to hours when a later batch rewrites it (output.py)."""
         span = self.window.span if self.window else 0
         days = max(DAY, -(-span // DAY) * DAY)
@@ -86,53 +111,28 @@ class StreamPlan:
     def recomputes_rows(self) -> bool:
         """Over windows `on_update`: a batch recomputes every row from a point in event time,
         which the batch before recorded with its state (state.py)."""
-        return self.over is not None and self.config.emit == "on_update"
+        return self.over is not None and self.config.emit == Emit.ON_UPDATE
 
     def describe(self) -> str:
         """The window as its call reads (kind, sizes), or the over-window calls; over several
         inputs, how they are combined."""
-        described = self.window.label() if self.window else "; ".join(self.over.calls)
-        if self.shape == "single":
+        if self.window is not None:
+            described = self.window.label()
+        else:
+            assert self.over is not None  # a plan has a window or over windows
+            described = "; ".join(self.over.calls)
+        if self.shape is InputShape.SINGLE:
             return described
-        return f"{described} ({'window join' if self.shape == 'join' else 'union'} of {', '.join(i.source for i in self.inputs)})"
+        how = "window join" if self.shape is InputShape.JOIN else "union"
+        return f"{described} ({how} of {', '.join(i.source for i in self.inputs)})"
 
-    def kept_as(self, saved: Optional[Mapping[str, Any]]) -> "StreamPlan":
-        """The plan that fits a checkpoint's state: this one, or, for a TVF aggregate whose
-        checkpoint keeps input rows (an earlier release's), the plan that keeps rows."""
-        if saved is not None and self.rows is not None and not self._fits(saved) and self.rows.fits(saved):
-            return self.rows
-        return self
+    def fits(self, saved: ModelRecord) -> bool:
+        """Whether a checkpoint's recorded model (model.json) is this one."""
+        return saved.fingerprint == self.fingerprint
 
-    def fits(self, saved: Mapping[str, Any]) -> bool:
-        """Whether a checkpoint's recorded model (model.json) is this one (a TVF aggregate's:
-        or the same model keeping input rows, `kept_as`)."""
-        return self._fits(saved) or (self.rows is not None and self.rows.fits(saved))
-
-    def _fits(self, saved: Mapping[str, Any]) -> bool:
-        """A version 1 record fits when its window config is this one's and its SQL differs
-        only in formatting."""
-        if saved.get("fingerprint_version") == FINGERPRINT_VERSION:
-            return saved.get("fingerprint") == self.fingerprint
-        old_sql = saved.get("sql")
-        if not isinstance(old_sql, str):
-            return False
-        old_output = (
-            prefix.rewrite(old_sql, self.over.prefix) if self.over is not None and self.over.prefix else old_sql
-        )
-        try:
-            same_sql = normalized(old_sql) == normalized(self.sql)
-        except AnalysisError:
-            return False
-        return same_sql and saved.get("fingerprint") == _legacy_fingerprint(old_sql, old_output, self.config)
-
-    def record(self) -> Dict[str, Any]:
+    def record(self) -> ModelRecord:
         """What model.json keeps of the model, for `fits`."""
-        return {
-            "model": self.model,
-            "fingerprint": self.fingerprint,
-            "fingerprint_version": FINGERPRINT_VERSION,
-            "sql": self.sql,
-        }
+        return ModelRecord(self.model, self.fingerprint, self.sql)
 
 
 def check_upstream(model: str, upstream: Sequence[Upstream]) -> None:
@@ -156,11 +156,11 @@ def _window(
     model: str, config: WindowViewConfig, windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall]
 ) -> tvf.WindowTvf:
     window = windows[0]
-    if config.watermark.column.lower() != window.time_col.strip("`").lower():
+    if watermark_of(config).column.lower() != window.time_col.strip("`").lower():
         raise _fail(
             model,
-            f"the watermark column `{config.watermark.column}` is not the window's time column `{window.time_col}`",
-            f"set watermark={{'column': '{window.time_col}', 'delay': '{config.watermark.delay}'}}",
+            f"the watermark column `{watermark_of(config).column}` is not the window's time column `{window.time_col}`",
+            f"set watermark={{'column': '{window.time_col}', 'delay': '{watermark_of(config).delay}'}}",
         )
     for call in calls:
         if not any(analysis.is_column(p, c) for p in call.partition_by for c in ("window_start", "window_end")):
@@ -174,8 +174,8 @@ def _window(
 
 def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwindows.OverPlan:
     try:
-        overwindows.ascending(tree, config.watermark.column)
-        return overwindows.plan(tree, config.watermark.column)
+        overwindows.ascending(tree, watermark_of(config).column)
+        return overwindows.plan(tree, watermark_of(config).column)
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
 
@@ -189,7 +189,7 @@ def _read_from_views(
 ) -> Tuple[StreamInput, ...]:
     """Point each upstream table at a temp view the micro-batch fills with its rows (a self
     window join: every reference of its one input at the same view)."""
-    base = f"_wv_input_{hashlib.sha1(model.encode()).hexdigest()[:12]}"
+    base = internal(f"input_{hashlib.sha1(model.encode()).hexdigest()[:12]}")
     inputs = []
     for i, (schema, name) in enumerate(tables):
         references = _references(tree, schema, name)
@@ -200,7 +200,7 @@ def _read_from_views(
                 "read it once, window each read by the same TVF and join them on window_start and window_end "
                 "(a self window join), or use execution='batch'",
             )
-        view = base if len(tables) == 1 else f"{base}_{i}"  # one input: the name of earlier releases
+        view = base if len(tables) == 1 else f"{base}_{i}"
         for table in references:
             table.replace(exp.alias_(exp.to_table(view), table.alias or name, table=True))
         inputs.append(StreamInput(f"{schema}.{name}" if schema else name, view))
@@ -219,10 +219,10 @@ def _shape(
     tree: exp.Expression,
     tables: Sequence[Tuple[Optional[str], str]],
     windows: Sequence[tvf.WindowTvf],
-) -> str:
-    """A model over several upstream tables, or one read several times: "join" (a window join:
+) -> InputShape:
+    """A model over several upstream tables, or one read several times: JOIN (a window join:
     each read windowed by the same TVF, joined on window_start and window_end, emitted when the
-    window closes) or "union" (the inputs' rows UNION ALLed into one window TVF); anything else is
+    window closes) or UNION (the inputs' rows UNION ALLed into one window TVF); anything else is
     refused."""
     names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
     if not windows:
@@ -232,18 +232,18 @@ def _shape(
             "union the inputs in an upstream model, or use execution='batch'",
         )
     for window in windows:
-        if window.kind == "session" or window.via == "window_aggregate":
-            what = "session windows" if window.kind == "session" else "window_views.window_aggregate"
+        if is_session(window) or window.via == "window_aggregate":
+            what = "session windows" if is_session(window) else "window_views.window_aggregate"
             raise _fail(
                 model,
                 f"a streaming window view over several inputs ({names}) cannot use {what}",
                 "use tumble, hop or cumulate with GROUP BY, or use execution='batch'",
             )
-        if window.time_col.strip("`").lower() != config.watermark.column.lower():
+        if window.time_col.strip("`").lower() != watermark_of(config).column.lower():
             raise _fail(
                 model,
                 f"`{window.label()}` windows by `{window.time_col}`, but the watermark column is "
-                f"`{config.watermark.column}`; over several inputs every window's time column is the watermark column",
+                f"`{watermark_of(config).column}`; over several inputs every window's time column is the watermark column",
                 "window every input by the same column (rename it in an upstream model) and name it in watermark",
             )
     joins = list(tree.find_all(exp.Join))
@@ -259,7 +259,22 @@ def _shape(
             t.find_ancestor(exp.Union) is None for t in tree.find_all(exp.Table) if (t.db or None, t.name) in tables
         ):
             raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
-        return "union"
+        return InputShape.UNION
+    _check_window_join(model, config, tree, tables, windows)
+    return InputShape.JOIN
+
+
+def _check_window_join(
+    model: str,
+    config: WindowViewConfig,
+    tree: exp.Expression,
+    tables: Sequence[Tuple[Optional[str], str]],
+    windows: Sequence[tvf.WindowTvf],
+) -> None:
+    """A window join: each read windowed by its own TVF, the same window on every side, joined
+    on window_start and window_end, emitted when the window closes."""
+    names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
+    joins = list(tree.find_all(exp.Join))
     reads = sum(len(_references(tree, schema, name)) for schema, name in tables)
     if len(windows) != reads:
         raise _fail(
@@ -284,14 +299,13 @@ def _shape(
                 "join and a stream could not say when its result is final",
                 "add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
             )
-    if config.emit != "on_window_close":
+    if config.emit != Emit.ON_WINDOW_CLOSE:
         raise _fail(
             model,
             "a streaming window join emits a window once it is closed on every side; emit='on_update' would revise "
             "joined rows as either side's rows arrive",
             "set emit='on_window_close'",
         )
-    return "join"
 
 
 def _on_window(join: exp.Join) -> bool:
@@ -331,19 +345,11 @@ def fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
     """What decides that the state no longer fits the model: its normalized SQL and window
     config (not trigger or storage settings, nor formatting and comments)."""
     queries = [normalized(sql)] + ([normalized(output_sql)] if output_sql != sql else [])
-    return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, config.watermark.describe()])
-
-
-def _legacy_fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
-    """Version 1 (before comments stopped counting): the SQL as written."""
-    return _digest(
-        [sql, config.emit, config.late_data, config.watermark.describe()] + ([output_sql] if output_sql != sql else [])
-    )
+    return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, watermark_of(config).describe()])
 
 
 def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Sequence[Upstream]) -> StreamPlan:
     """The stream plan, or the ModelSqlError naming why this model cannot be streamed."""
-    assert config.watermark is not None  # the config requires one for streaming
     check_upstream(model, upstream)
     try:
         tree = analysis.parse(compiled_sql)
@@ -364,8 +370,8 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     self_join = len(tables) == 1 and len(windows) > 1
     if self_join:  # FLIP-145's window join of a stream with itself: checked as any window join,
         _shape(model, config, tree, tables, windows)  # then run over its one input's rows
-    shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else "single"
-    if (len(windows) > 1 and shape != "join" and not self_join) or (not windows and not own_calls):
+    shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else InputShape.SINGLE
+    if (len(windows) > 1 and shape is not InputShape.JOIN and not self_join) or (not windows and not own_calls):
         raise _fail(
             model,
             f"execution='streaming' needs exactly one window TVF or over windows, found {len(windows)} window TVFs",
@@ -380,7 +386,7 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     as_rows = StreamPlan(
         model, config, sql, output_sql, inputs, shape, window, over, None, fingerprint(sql, output_sql, config)
     )
-    if window is None or shape != "single" or len(windows) != 1:
+    if window is None or shape is not InputShape.SINGLE or len(windows) != 1:
         return as_rows
     if window.via == "window_aggregate":
         slices = _slicing(model, tree, window, inputs[0].view)

@@ -23,8 +23,8 @@ rebuild, its recovery and a plain run of the same model never run at once.
 
 from __future__ import annotations
 
+import dataclasses
 import json
-from dataclasses import asdict
 from typing import Any, Dict, List, Optional, Tuple
 
 from pyspark.sql.types import StructType
@@ -32,10 +32,11 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.streaming.commits import Locations, unreadable
+from dbt.adapters.window_views.streaming.commits import read_record, unreadable
+from dbt.adapters.window_views.streaming.locations import LOCK, Locations
+from dbt.adapters.window_views.streaming.records import RebuildIntent, RebuildStep
+from dbt.adapters.window_views.streaming.run_context import StreamRun
 
-INTENT = "rebuild.json"
-LOCK = "run.lock"
 VERSION_PROPERTY = "window_views.version"
 SLOT_TAG = "__v2"
 # table properties recording where the live version's files are, read back by the next run
@@ -68,39 +69,35 @@ def live_version(properties: Dict[str, str]) -> int:
     return 2 if properties.get(VERSION_PROPERTY) == "2" else 1
 
 
-def _intent_file(where: Locations) -> str:
-    return paths.join(where.checkpoint, INTENT)
-
-
-def read_intent(model: str, fs: FileSystem, where: Locations) -> Optional[Dict[str, Any]]:
+def read_intent(model: str, fs: FileSystem, where: Locations) -> Optional[RebuildIntent]:
     try:
-        return storage.read_json(fs, _intent_file(where))
+        return read_record(fs, where.intent, RebuildIntent, model)
     except storage.CorruptFile as exc:
         raise unreadable(model, exc) from None
 
 
-def intent(old: Locations, new: Locations, version: int, schema: Any, late_schema: Optional[Any]) -> Dict[str, Any]:
+def intent(old: Locations, new: Locations, version: int, schema: Any, late_schema: Optional[Any]) -> RebuildIntent:
     """What the swap needs, whatever model the run that finishes it has: the locations and the
     columns of the new tables."""
-    return {
-        "state": "building",
-        "version": version,
-        "from": asdict(old),
-        "to": asdict(new),
-        "schema": schema.json(),
-        "late_schema": late_schema.json() if late_schema is not None else None,
-    }
+    return RebuildIntent(
+        RebuildStep.BUILDING,
+        version,
+        old.to_json(),
+        new.to_json(),
+        schema.json(),
+        late_schema.json() if late_schema is not None else None,
+    )
 
 
-def mark(fs: FileSystem, record: Dict[str, Any], state: str) -> Dict[str, Any]:
-    record = {**record, "state": state}
-    storage.write_json(fs, _intent_file(Locations(**record["to"])), record)
+def mark(fs: FileSystem, record: RebuildIntent, step: RebuildStep) -> RebuildIntent:
+    record = dataclasses.replace(record, step=step)
+    storage.write_json(fs, Locations(**record.new).intent, record.to_json())
     return record
 
 
 def clear(fs: FileSystem, location: str, lock_folder: str) -> None:
     """Remove a version's files at `location`, except the folder of the run lock (slot 1's
-    checkpoint, or the checkpoint an earlier release kept inside the table's folder)."""
+    checkpoint, which may be configured inside the location)."""
     if lock_folder == location or lock_folder.startswith(location + "/"):
         rest = lock_folder[len(location) :].strip("/")
         keep = rest.split("/")[0] if rest else LOCK
@@ -115,9 +112,10 @@ def discard(fs: FileSystem, where: Locations, lock_folder: str) -> None:
     for location in (where.table, where.late):
         clear(fs, location, lock_folder)
     for child in fs.list(where.checkpoint):
-        if child.name != INTENT and paths.join(where.checkpoint, child.name) != paths.join(lock_folder, LOCK):
-            fs.delete(paths.join(where.checkpoint, child.name))
-    fs.delete(_intent_file(where))
+        entry = paths.join(where.checkpoint, child.name)
+        if entry != where.intent and entry != paths.join(lock_folder, LOCK):
+            fs.delete(entry)
+    fs.delete(where.intent)
     if where.checkpoint != lock_folder:
         fs.delete(where.checkpoint)
 
@@ -152,29 +150,29 @@ def point(spark: Any, table: str, location: str, schema: Any) -> None:
     spark.catalog.refreshTable(table)
 
 
-def swap(spark: Any, fs: FileSystem, target: str, late_target: str, record: Dict[str, Any]) -> Dict[str, Any]:
+def swap(run: StreamRun, record: RebuildIntent) -> RebuildIntent:
     """Point the tables at the new version and record it live (each step can be done again)."""
-    record = mark(fs, record, "swapping")
-    new = Locations(**record["to"])
-    point(spark, target, new.table, StructType.fromJson(json.loads(record["schema"])))
-    if record["late_schema"] is not None:
-        point(spark, late_target, new.late, StructType.fromJson(json.loads(record["late_schema"])))
+    record = mark(run.fs, record, RebuildStep.SWAPPING)
+    new = Locations(**record.new)
+    point(run.spark, run.target, new.table, StructType.fromJson(json.loads(record.schema)))
+    if record.late_schema is not None:
+        point(run.spark, run.late_target, new.late, StructType.fromJson(json.loads(record.late_schema)))
     else:  # late_data='drop' now: the old version's late table goes with it
-        spark.sql(f"drop table if exists {late_target}")
-    record_live(spark, target, record)
-    return mark(fs, record, "swapped")
+        run.spark.sql(f"drop table if exists {run.late_target}")
+    record_live(run.spark, run.target, record)
+    return mark(run.fs, record, RebuildStep.SWAPPED)
 
 
-def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
+def record_live(spark: Any, target: str, record: RebuildIntent) -> None:
     """The table properties naming the live version and its locations (runner._check_moved)."""
-    new = Locations(**record["to"])
+    new = Locations(**record.new)
     properties = {
         "window_views.execution": "streaming",  # lost when the table was created again (point)
-        VERSION_PROPERTY: str(record["version"]),
+        VERSION_PROPERTY: str(record.version),
         LOCATION_PROPERTY["table"]: new.table,
         CHECKPOINT_PROPERTY: new.checkpoint,
     }
-    if record["late_schema"] is not None:
+    if record.late_schema is not None:
         properties[LOCATION_PROPERTY["late table"]] = new.late
     else:
         spark.sql(f"alter table {target} unset tblproperties if exists ({_quoted(LOCATION_PROPERTY['late table'])})")
@@ -182,26 +180,18 @@ def record_live(spark: Any, target: str, record: Dict[str, Any]) -> None:
     spark.sql(f"alter table {target} set tblproperties ({pairs})")
 
 
-def recover(
-    model: str,
-    spark: Any,
-    fs: FileSystem,
-    target: str,
-    late_target: str,
-    live: Locations,
-    next_slot: Locations,
-    lock_folder: str,
-) -> bool:
-    """Finish or discard what an earlier rebuild left, under the run lock. Returns whether a
-    swap was finished here (the tables then read the other slot)."""
-    pending = read_intent(model, fs, next_slot)
+def recover(run: StreamRun, next_slot: Locations, lock_folder: str) -> bool:
+    """Finish or discard what an earlier rebuild left, under the run lock (`run.where`: the
+    live version). Returns whether a swap was finished here (the tables then read the other
+    slot)."""
+    pending = read_intent(run.model, run.fs, next_slot)
     if pending is not None:
-        if pending["state"] == "building":
-            discard(fs, next_slot, lock_folder)
+        if pending.step is RebuildStep.BUILDING:
+            discard(run.fs, next_slot, lock_folder)
             return False
-        swap(spark, fs, target, late_target, pending)
+        swap(run, pending)
         return True
-    retire(model, fs, live, lock_folder)
+    retire(run.model, run.fs, run.where, lock_folder)
     return False
 
 
@@ -210,9 +200,9 @@ def retire(model: str, fs: FileSystem, live: Locations, lock_folder: str) -> Non
     in the live version's checkpoint was cut short after its last step: the properties that
     name the live version are set last)."""
     done = read_intent(model, fs, live)
-    if done is None or done["state"] == "building":
+    if done is None or done.step is RebuildStep.BUILDING:
         return
-    old = Locations(**done["from"])
+    old = Locations(**done.old)
     for location in (old.table, old.late, old.checkpoint):
         clear(fs, location, lock_folder)
-    fs.delete(_intent_file(live))
+    fs.delete(live.intent)

@@ -10,21 +10,23 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views import filesystems, paths, storage
+from dbt.adapters.window_views.config import Emit, LateData, OnChange
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
-from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
+from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.session import spark_gone
 from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
-from dbt.adapters.window_views.streaming.batch_writer import BatchWriter, spark_stopped
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, unreadable
+from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
+from dbt.adapters.window_views.streaming.commits import CommitLog, read_record, unreadable
+from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.state import State
+from dbt.adapters.window_views.streaming.records import ModelRecord, RebuildStep
+from dbt.adapters.window_views.streaming.run_context import StreamRun
+from dbt.adapters.window_views.streaming.spark_errors import spark_stopped
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
-LEGACY_CHECKPOINT = "_wv_checkpoint"
-LOCK = rebuild.LOCK
 LOCATION_PROPERTY = rebuild.LOCATION_PROPERTY
 
 
@@ -54,56 +56,44 @@ def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Loc
     """Where the files go: the table at location_root/<alias>, else in the schema's directory
     (any store Spark speaks: a local path, hdfs://, s3a://, ...); the late table and the
     checkpoint (unless checkpoint_location) beside it, so readers of the table's folder see only
-    its data. A checkpoint inside the table's folder, where earlier releases kept it, stays in use."""
+    its data."""
     root = plan.config.location_root
     base = paths.normalize(root if root else spark.catalog.getDatabase(schema).locationUri)
     table = paths.join(base, identifier)
     configured = plan.config.checkpoint_location
-    legacy = paths.join(table, LEGACY_CHECKPOINT)
-    try:
-        in_table = not configured and filesystems.for_client(spark).is_dir(paths.join(legacy, "window_views"))
-    except OSError as exc:
-        raise StreamFailure(
-            plan.model,
-            f"cannot reach its table's location ({exc.strerror or exc})",
-            _storage_fix(exc, "make the location readable by Spark, or set location_root"),
-            path=table,
-        ) from None
-    if configured:
-        where = paths.normalize(configured)
-    else:
-        where = legacy if in_table else paths.sibling(table, CHECKPOINT_SUFFIX)
+    where = paths.normalize(configured) if configured else paths.sibling(table, CHECKPOINT_SUFFIX)
     return Locations(table=table, late=paths.sibling(table, "__late"), checkpoint=where)
 
 
-def _drop(spark: Any, fs: FileSystem, table: str, location: str) -> None:
-    spark.sql(f"drop table if exists {table}")
-    fs.delete(location)
+def _drop(run: StreamRun, table: str, location: str) -> None:
+    run.spark.sql(f"drop table if exists {table}")
+    run.fs.delete(location)
 
 
-def _ensure_table(spark: Any, fs: FileSystem, model: str, table: str, location: str, schema: Any) -> None:
+def _ensure_table(run: StreamRun, table: str, location: str, schema: Any) -> None:
     """Create the table over its location, or check the existing one still fits the SQL."""
+    spark = run.spark
     if spark.catalog.tableExists(table):
         have = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table).schema.fields]
         want = [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
         if have != want:
             raise ModelSqlError(
-                model,
+                run.model,
                 f"the columns of {table} ({', '.join(' '.join(c) for c in have)}) no longer match the model's "
                 f"({', '.join(' '.join(c) for c in want)})",
-                f"run `dbt run --full-refresh -s {model}` to rebuild it from all input",
+                f"run `dbt run --full-refresh -s {run.model}` to rebuild it from all input",
             )
         return
-    fs.mkdirs(location)
+    run.fs.mkdirs(location)
     spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
 
 
 def _check_output(plan: StreamPlan, out_schema: Any) -> None:
     """What only Spark can tell: the columns the model selects (the plan checked the columns
     the macros and the watermark name against the upstream table's)."""
-    model, watermark = plan.model, plan.config.watermark
+    model, watermark = plan.model, plan.watermark
     names = {f.name.lower(): f for f in out_schema.fields}
-    if plan.over and plan.config.emit == "on_update":
+    if plan.over and plan.config.emit == Emit.ON_UPDATE:
         column = watermark.column.lower()
         if column not in names or names[column].dataType.simpleString() != "timestamp":
             raise ModelSqlError(
@@ -125,11 +115,13 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
 def _check_inputs(plan: StreamPlan, sources: List[Any]) -> None:
     """The inputs' columns: none with the reserved prefix; over several inputs, each has the
     watermark column (their rows are one stream's)."""
-    model, watermark = plan.model, plan.config.watermark
+    model, watermark = plan.model, plan.watermark
     for source in sources:
         for column in source.columns:
-            if column.lower().startswith("_wv_"):
-                raise ModelSqlError(model, f"input column `{column}` uses the reserved prefix _wv_", "rename it")
+            if is_reserved(column):
+                raise ModelSqlError(
+                    model, f"input column `{column}` uses the reserved prefix {RESERVED_PREFIX}", "rename it"
+                )
         if len(sources) > 1 and watermark.column.lower() not in {c.lower() for c in source.columns}:
             raise ModelSqlError(
                 model,
@@ -142,19 +134,14 @@ def _check_inputs(plan: StreamPlan, sources: List[Any]) -> None:
 def _output_schema(spark: Any, plan: StreamPlan) -> Any:
     """The model's output columns, from Spark describing its SQL over an empty input (the temp
     view the micro-batches fill lives in the query's own session; this one is dropped)."""
-    if plan.shape != "single":
-        sides.to_views(plan, sides.combined(plan, lambda table: spark.table(table).limit(0)))
-        try:
-            return spark.sql(plan.sql).schema
-        finally:
-            sides.drop_views(spark, plan)
-    rows = spark.table(plan.source).limit(0)
+    inputs = sides.inputs_of(plan)
+    rows = inputs.rows(lambda table: spark.table(table).limit(0))
     written = plan.rows or plan  # a TVF aggregate kept as panes has the columns of the model as written
-    (pane_state.partials(spark, written.slicing, rows) if written.slicing else rows).createOrReplaceTempView(plan.view)
+    inputs.put(pane_state.partials(spark, written.slicing, rows) if written.slicing else rows, ["*"])
     try:
         return spark.sql(written.sql).schema
     finally:
-        spark.catalog.dropTempView(plan.view)
+        inputs.drop(spark)
 
 
 def _properties(spark: Any, table: str) -> Dict[str, str]:
@@ -166,25 +153,24 @@ def _recorded_location(spark: Any, table: str) -> Optional[str]:
     return paths.normalize(rows[0][1]) if rows else None
 
 
-def _check_moved(
-    spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, properties: Dict[str, str]
-) -> None:
+def _check_moved(run: StreamRun, properties: Dict[str, str]) -> None:
     """A location that changed since the last run of the streaming table (location_root,
     checkpoint_location, alias, schema) would write new windows where the table does not read
     them: refuse before anything is written, even the lock."""
-    model = plan.model
+    model, where = run.model, run.where
     moved = []
-    for what, table, new in (("table", target, where.table), ("late table", late_target, where.late)):
-        recorded = properties.get(LOCATION_PROPERTY[what])  # what the last run wrote (earlier releases: none)
+    for what, table, new in (("table", run.target, where.table), ("late table", run.late_target, where.late)):
+        recorded = properties.get(LOCATION_PROPERTY[what])  # what the last run wrote
+        old: Optional[str]
         if recorded is not None:
             old = paths.normalize(recorded)
-        elif spark.catalog.tableExists(table):
-            old = _recorded_location(spark, table)
+        elif run.spark.catalog.tableExists(table):
+            old = _recorded_location(run.spark, table)
         else:
             continue
         if old is not None and old != new:
             moved.append((what, str(old), str(new)))
-    old_checkpoint = properties.get("window_views.checkpoint")
+    old_checkpoint = properties.get(rebuild.CHECKPOINT_PROPERTY)
     if old_checkpoint and paths.normalize(old_checkpoint) != where.checkpoint:
         moved.append(("checkpoint", old_checkpoint, str(where.checkpoint)))
     if moved:
@@ -198,11 +184,11 @@ def _check_moved(
         )
 
 
-def _saved_model(plan: StreamPlan, fs: FileSystem, where: Locations) -> Optional[Dict[str, Any]]:
+def _saved_model(run: StreamRun) -> Optional[ModelRecord]:
     try:
-        return storage.read_json(fs, where.model_file)
+        return read_record(run.fs, run.where.model_file, ModelRecord, run.model)
     except storage.CorruptFile as exc:
-        raise unreadable(plan.model, exc) from None
+        raise unreadable(run.model, exc) from None
 
 
 def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
@@ -211,25 +197,20 @@ def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
     _check_inputs(plan, sources)
     out_schema = _output_schema(spark, plan)
     _check_output(plan, out_schema)
-    if plan.config.late_data != "table":
+    if plan.config.late_data != LateData.TABLE:
         return out_schema, None
-    if plan.shape != "single":  # the input a late row came from, and the row as JSON (sides.py)
-        return out_schema, spark.createDataFrame([], sides.LATE_SCHEMA).schema
-    return out_schema, sources[0].selectExpr(
-        "*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark"
-    ).schema
+    # several inputs: the input a late row came from, and the row as JSON (sides.py)
+    return out_schema, sides.inputs_of(plan).late_schema(spark, sources)
 
 
-def _prepare(
-    spark: Any, fs: FileSystem, plan: StreamPlan, target: str, late_target: str, where: Locations, full_refresh: bool
-) -> Any:
+def _prepare(run: StreamRun) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
-    model = plan.model
-    if full_refresh:
-        _drop(spark, fs, target, where.table)
-        _drop(spark, fs, late_target, where.late)
-        storage.remove_children(fs, where.checkpoint, keep=(LOCK,))
-    saved = _saved_model(plan, fs, where)
+    model, plan, fs, where = run.model, run.plan, run.fs, run.where
+    if run.full_refresh:
+        _drop(run, run.target, where.table)
+        _drop(run, run.late_target, where.late)
+        storage.remove_children(fs, where.checkpoint, keep=(paths.name(where.lock),))
+    saved = _saved_model(run)
     if saved is not None and not plan.fits(saved):
         raise StreamFailure(
             model,
@@ -240,10 +221,10 @@ def _prepare(
         )
     for repair in checkpoint.check(model, where, fs):
         logger.warning(f"window_view model '{model}': {repair}")
-    out_schema, late_schema = _schemas(spark, plan)
-    _ensure_table(spark, fs, model, target, where.table, out_schema)
+    out_schema, late_schema = _schemas(run.spark, plan)
+    _ensure_table(run, run.target, where.table, out_schema)
     if late_schema is not None:
-        _ensure_table(spark, fs, model, late_target, where.late, late_schema)
+        _ensure_table(run, run.late_target, where.late, late_schema)
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
@@ -252,7 +233,7 @@ def _prepare(
             for stale in storage.data_files(fs, location):
                 fs.delete(stale)
     if saved != plan.record():
-        storage.write_json(fs, where.model_file, plan.record())
+        storage.write_json(fs, where.model_file, plan.record().to_json())
     return out_schema
 
 
@@ -260,16 +241,17 @@ def _await(query: Any, plan: StreamPlan, each_interval: Optional[Callable[[], An
     """Wait for what the trigger asks: everything new, or a processing-time loop up to its bound
     (calling `each_interval` at each trigger interval)."""
     trigger = plan.config.trigger
-    if trigger.processing_time is None:
+    if trigger.processing_time is None or trigger.max_duration is None:
         query.awaitTermination()
         return
+    interval, bound = trigger.processing_time.micros / 1_000_000, trigger.max_duration.micros / 1_000_000
     if each_interval is None:
-        query.awaitTermination(trigger.max_duration.micros / 1_000_000)
+        query.awaitTermination(bound)
     else:
-        deadline = time.monotonic() + trigger.max_duration.micros / 1_000_000
+        deadline = time.monotonic() + bound
         while (left := deadline - time.monotonic()) > 0:
             # Spark waits whole milliseconds and refuses 0: a deadline less than 1 ms away waits 1 ms
-            if query.awaitTermination(max(0.001, min(trigger.processing_time.micros / 1_000_000, left))):
+            if query.awaitTermination(max(0.001, min(interval, left))):
                 break
             try:
                 each_interval()
@@ -286,20 +268,19 @@ def run(
     spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
 ) -> StreamResult:
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
-    run at a time per checkpoint."""
-    live: Optional[Tuple[int, Locations]] = None  # the version the streaming table reads, and where
+    run at a time per checkpoint. (The adapter's entry: the one place the run is assembled.)"""
+    fs = filesystems.for_client(spark)
+    home = StreamRun(spark, fs, plan, where, target, late_target, run_id, full_refresh=full_refresh)
+    live: Optional[StreamRun] = None  # the version the streaming table reads, and where
     if spark.catalog.tableExists(target):
         properties = _properties(spark, target)
         if properties.get("window_views.execution") == "streaming":
-            live = _live(plan, where, properties)
+            live = _live(home, properties)
             if not full_refresh:
-                _check_moved(
-                    spark, plan, target, late_target, rebuild.slot(where, live[0], _configured(plan)), properties
-                )
-        else:
-            full_refresh = True  # a batch window view or another table in the way: replace it, as dbt does
-    fs = filesystems.for_client(spark)
-    lock = RunLock(fs, paths.join(where.checkpoint, LOCK), run_id)
+                _check_moved(home.at(rebuild.slot(where, live.version, _configured(plan)), live.version), properties)
+        else:  # a batch window view or another table in the way: replace it, as dbt does
+            home = home.at(where, 1, full_refresh=True)
+    lock = RunLock(fs, where.lock, run_id)
     try:
         lock.acquire()
     except LockHeld as held:
@@ -320,9 +301,7 @@ def run(
             path=where.checkpoint,
         ) from None
     try:
-        if live is None:
-            return _run(spark, fs, plan, target, late_target, where, run_id, full_refresh, 1)
-        return _run_live(spark, fs, plan, target, late_target, where, live, run_id, full_refresh)
+        return _run(home) if live is None else _run_live(home, live)
     except OSError as exc:
         raise StreamFailure(
             plan.model,
@@ -351,111 +330,81 @@ def _configured(plan: StreamPlan) -> bool:
     return plan.config.checkpoint_location is not None
 
 
-def _live(plan: StreamPlan, home: Locations, properties: Dict[str, str]) -> Tuple[int, Locations]:
-    """The version the streaming table reads, and its locations as the last run recorded them
-    (a moved location_root leaves them elsewhere), else where its slot is."""
+def _live(home: StreamRun, properties: Dict[str, str]) -> StreamRun:
+    """The run at the version the streaming table reads, and its locations as the last run
+    recorded them (a moved location_root leaves them elsewhere), else where its slot is."""
     version = rebuild.live_version(properties)
     table, where = properties.get(LOCATION_PROPERTY["table"]), properties.get(rebuild.CHECKPOINT_PROPERTY)
     if not table or not where:
-        return version, rebuild.slot(home, version, _configured(plan))
+        return home.at(rebuild.slot(home.where, version, _configured(home.plan)), version)
     late = properties.get(LOCATION_PROPERTY["late table"]) or paths.sibling(table, "__late")
-    return version, Locations(table=table, late=late, checkpoint=where)
+    return home.at(Locations(table=table, late=late, checkpoint=where), version)
 
 
-def _run_live(
-    spark: Any,
-    fs: FileSystem,
-    plan: StreamPlan,
-    target: str,
-    late_target: str,
-    home: Locations,
-    live: Tuple[int, Locations],
-    run_id: str,
-    full_refresh: bool,
-) -> StreamResult:
+def _run_live(home: StreamRun, live: StreamRun) -> StreamResult:
     """A streaming table is there: finish what an earlier rebuild left, then stream on, or
-    rebuild beside it (--full-refresh, or on_change='rebuild' after a change)."""
-    model, configured, lock_folder = plan.model, _configured(plan), home.checkpoint
-    version, where = live
-    next_version, next_slot = rebuild.other(home, where, configured)
-    if rebuild.recover(model, spark, fs, target, late_target, where, next_slot, lock_folder):
-        version, where = next_version, next_slot
-        next_version, next_slot = rebuild.other(home, where, configured)
-    if not full_refresh and plan.config.on_change == "rebuild":
-        saved = _saved_model(plan, fs, where)
-        full_refresh = saved is not None and not plan.fits(saved)
+    rebuild beside it (--full-refresh, or on_change='rebuild' after a change). `home`: slot 1's
+    locations, whose checkpoint holds the run lock."""
+    configured, lock_folder = _configured(home.plan), home.where.checkpoint
+    next_version, next_slot = rebuild.other(home.where, live.where, configured)
+    if rebuild.recover(live, next_slot, lock_folder):
+        live = live.at(next_slot, next_version)
+        next_version, next_slot = rebuild.other(home.where, live.where, configured)
+    full_refresh = home.full_refresh
+    if not full_refresh and home.plan.config.on_change == OnChange.REBUILD:
+        saved = _saved_model(live)
+        full_refresh = saved is not None and not home.plan.fits(saved)
     if not full_refresh:
-        return _run(spark, fs, plan, target, late_target, where, run_id, False, version)
-    return _rebuild(spark, fs, plan, target, late_target, where, (next_version, next_slot), lock_folder, run_id)
+        return _run(live)
+    return _rebuild(live, live.at(next_slot, next_version), lock_folder)
 
 
-def _rebuild(
-    spark: Any,
-    fs: FileSystem,
-    plan: StreamPlan,
-    target: str,
-    late_target: str,
-    old: Locations,
-    new: Tuple[int, Locations],
-    lock_folder: str,
-    run_id: str,
-) -> StreamResult:
+def _rebuild(old: StreamRun, new: StreamRun, lock_folder: str) -> StreamResult:
     """Stream all input into the other slot while readers and the live checkpoint are left
     alone, then swap (rebuild.py); a processing-time trigger carries on once it has caught up."""
-    version, where = new
-    rebuild.retire(plan.model, fs, old, lock_folder)  # an older version still waiting: its slot is this one
+    fs, where = new.fs, new.where
+    rebuild.retire(new.model, fs, old.where, lock_folder)  # an older version still waiting: its slot is this one
     rebuild.discard(fs, where, lock_folder)  # an earlier attempt's leftovers: start clean
-    out_schema, late_schema = _schemas(spark, plan)
+    out_schema, late_schema = _schemas(new.spark, new.plan)
     fs.mkdirs(where.checkpoint)
-    record = rebuild.mark(fs, rebuild.intent(old, where, version, out_schema, late_schema), "building")
+    record = rebuild.mark(
+        fs, rebuild.intent(old.where, where, new.version, out_schema, late_schema), RebuildStep.BUILDING
+    )
     try:
         for location in (where.table, where.late) if late_schema is not None else (where.table,):
             fs.mkdirs(location)
-        storage.write_json(fs, where.model_file, plan.record())
-        _stream(spark, fs, plan, where, run_id, out_schema, catch_up=True)
+        storage.write_json(fs, where.model_file, new.plan.record().to_json())
+        _stream(new, out_schema, catch_up=True)
     except Exception:
         rebuild.discard(fs, where, lock_folder)  # nothing of the live version was touched
         raise
-    rebuild.swap(spark, fs, target, late_target, record)
-    if plan.config.trigger.processing_time is not None:
-        return _run(spark, fs, plan, target, late_target, where, run_id, False, version)
-    return _result(spark, fs, plan, late_target, where, run_id, version)
+    rebuild.swap(new, record)
+    if new.plan.config.trigger.processing_time is not None:
+        return _run(new)
+    return _result(new)
 
 
-def _run(
-    spark: Any,
-    fs: FileSystem,
-    plan: StreamPlan,
-    target: str,
-    late_target: str,
-    where: Locations,
-    run_id: str,
-    full_refresh: bool,
-    version: int,
-) -> StreamResult:
-    if not full_refresh:  # a checkpoint of an earlier release keeps the state it wrote
-        plan = plan.kept_as(_saved_model(plan, fs, where))
-    out_schema = _prepare(spark, fs, plan, target, late_target, where, full_refresh)
-    _stream(spark, fs, plan, where, run_id, out_schema, catch_up=False)
-    spark.catalog.refreshTable(target)
-    if plan.config.late_data == "table":
-        spark.catalog.refreshTable(late_target)
-    return _result(spark, fs, plan, late_target, where, run_id, version)
+def _run(run: StreamRun) -> StreamResult:
+    out_schema = _prepare(run)
+    _stream(run, out_schema, catch_up=False)
+    run.spark.catalog.refreshTable(run.target)
+    if run.plan.config.late_data == LateData.TABLE:
+        run.spark.catalog.refreshTable(run.late_target)
+    return _result(run)
 
 
-def _stream(
-    spark: Any, fs: FileSystem, plan: StreamPlan, where: Locations, run_id: str, out_schema: Any, catch_up: bool
-) -> None:
+def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     """Run the query over what the trigger asks (`catch_up`: everything there is, once)."""
-    log = CommitLog(plan.model, where, run_id, fs)
-    writer = BatchWriter(plan, where, run_id, out_schema)
+    spark, plan, where = run.spark, run.plan, run.where
+    log = CommitLog(plan.model, where, run.run_id, run.fs)
+    writer = BatchWriter(plan, where, run.run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = sides.input_rows(plan, spark.readStream.table)
-    idle.finish(spark, fs, plan, writer, log)  # an idle step a crashed run left, before Spark's next batch
+    read = sides.inputs_of(plan).rows(spark.readStream.table)
+    idle.finish(run, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read.writeStream.foreachBatch(writer)
         .option("checkpointLocation", paths.spark_uri(where.spark_checkpoint))
-        .queryName(f"window_view_{plan.model}_{run_id[:8]}")
+        .queryName(f"window_view_{plan.model}_{run.run_id[:8]}")
     )
     trigger = plan.config.trigger
     if trigger.processing_time is None or catch_up:
@@ -464,8 +413,8 @@ def _stream(
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
     # idle steps between Spark's batches need the writer in this process (not a Connect server's)
     between = None
-    if plan.config.watermark.idle_timeout is not None and not filesystems.is_connect(spark):
-        between = lambda: idle.catch_up(spark, fs, plan, writer, log)  # noqa: E731
+    if plan.watermark.idle_timeout is not None and not filesystems.is_connect(spark):
+        between = lambda: idle.catch_up(run, writer, log)  # noqa: E731
     try:
         if catch_up:
             query.awaitTermination()
@@ -474,39 +423,39 @@ def _stream(
     except Exception as exc:  # awaitTermination raises the query's failure
         if writer.failure is not None:
             raise writer.failure from None
-        raise _query_failed(spark, plan, where, exc) from None
+        raise _query_failed(run, exc) from None
     if writer.failure is not None:
         raise writer.failure
     failure = query.exception()
     if failure is not None and "InterruptedException" not in str(failure):
-        raise _query_failed(spark, plan, where, failure)
-    idle.catch_up(spark, fs, plan, writer, log)
+        raise _query_failed(run, failure)
+    idle.catch_up(run, writer, log)
 
 
-def _result(
-    spark: Any, fs: FileSystem, plan: StreamPlan, late_target: str, where: Locations, run_id: str, version: int
-) -> StreamResult:
-    log = CommitLog(plan.model, where, run_id, fs)
+def _result(run: StreamRun) -> StreamResult:
+    plan, where = run.plan, run.where
+    log = CommitLog(plan.model, where, run.run_id, run.fs)
     totals = log.run_totals()
-    last = log.last() or {}
+    last = log.last()
     result = StreamResult(
-        batches=totals.get("batches", 0),
-        rows_in=totals.get("rows_in", 0),
-        rows_out=totals.get("rows_out", 0),
-        late=totals.get("late", 0),
-        watermark=last.get("watermark"),
-        idle=totals.get("idle", 0),
-        state_rows=State.kept_rows(spark, fs, where, last),
+        batches=totals.batches,
+        rows_in=totals.rows_in,
+        rows_out=totals.rows_out,
+        late=totals.late,
+        watermark=last.watermark if last is not None else None,
+        idle=totals.idle,
+        state_rows=last.state_rows if last is not None else 0,
     )
+    keeps_late = plan.config.late_data == LateData.TABLE
     result.properties = {
         "window_views.watermark_reached": describe_epoch_micros(result.watermark),
         "window_views.state_rows": str(result.state_rows),
         rebuild.CHECKPOINT_PROPERTY: where.checkpoint,
         LOCATION_PROPERTY["table"]: where.table,
-        rebuild.VERSION_PROPERTY: str(version),
-        "window_views.late_table": late_target if plan.config.late_data == "table" else "none (late_data=drop)",
+        rebuild.VERSION_PROPERTY: str(run.version),
+        "window_views.late_table": run.late_target if keeps_late else "none (late_data=drop)",
     }
-    if plan.config.late_data == "table":
+    if keeps_late:
         result.properties[LOCATION_PROPERTY["late table"]] = where.late
     return result
 
@@ -521,17 +470,17 @@ def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
     return result
 
 
-def _query_failed(spark: Any, plan: StreamPlan, where: Locations, failure: Any) -> StreamFailure:
+def _query_failed(run: StreamRun, failure: Any) -> StreamFailure:
     """What a failed query says: Spark's reason, or that Spark itself stopped under it, which
     the query only reports as jobs cancelled or an internal error."""
-    gone = spark_gone(spark)
+    gone = spark_gone(run.spark)
     if gone is not None:
-        return spark_stopped(plan.model, gone, where.checkpoint)
+        return spark_stopped(run.model, gone, run.where.checkpoint)
     return StreamFailure(
-        plan.model,
+        run.model,
         f"the streaming query failed: {_first_line(failure)}",
         "fix the cause and run again: committed micro-batches are kept, the failed one is redone",
-        path=where.checkpoint,
+        path=run.where.checkpoint,
     )
 
 

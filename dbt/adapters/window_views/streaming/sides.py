@@ -14,24 +14,112 @@ emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import idle
-from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
+from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, Clocks, InputClocks
 
-SIDE = "_wv_side"
+SIDE = internal("side")
 
 
 def row_column(i: int) -> str:
-    return f"_wv_in{i}"
+    return internal(f"in{i}")
 
 
-def input_rows(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
-    """What a micro-batch reads: the one input's rows, or every input's in the one shape."""
-    return read(plan.source) if plan.shape == "single" else combined(plan, read)
+class OneInput:
+    """A model over one upstream table: its rows as they are, its W from their event times."""
+
+    def __init__(self, plan: StreamPlan) -> None:
+        self.plan = plan
+
+    def rows(self, read: Callable[[str], Any]) -> Any:
+        """What a micro-batch reads; `read(table)` reads an input (a table, or its stream)."""
+        return read(self.plan.source)
+
+    def put(self, rows: Any, columns: Sequence[str]) -> None:
+        """Put `rows` (its `columns`, SQL) where the model SQL reads its upstream table."""
+        rows.select(*columns).createOrReplaceTempView(self.plan.view)
+
+    def drop(self, spark: Any) -> None:
+        """Drop the views `put` made."""
+        spark.catalog.dropTempView(self.plan.view)
+
+    def stats(self, late: Any, t: Any) -> List[Any]:
+        """Counts of a batch's new rows besides the model's (none for one input)."""
+        return []
+
+    def judged_columns(self) -> List[str]:
+        """The columns the count of the new rows reads besides their event time and lateness."""
+        return []
+
+    def late_columns(self, columns: Sequence[str]) -> List[str]:
+        """A late row as the late table keeps it: the input's own columns."""
+        return [f"`{c}`" for c in columns]
+
+    def late_schema(self, spark: Any, sources: Sequence[Any]) -> Any:
+        return (
+            sources[0]
+            .selectExpr("*", "cast(null as bigint) as _batch_id", "cast(null as timestamp) as _watermark")
+            .schema
+        )
+
+    def no_clocks(self) -> Clocks:
+        """The idle clock before any batch brought rows."""
+        return Arrival()
+
+    def watermark(
+        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+    ) -> Tuple[Optional[int], Clocks]:
+        """W after a batch with rows: the latest event time on time - delay, never back; the
+        idle clock restarts at it (idle.py)."""
+        w_new = previous.watermark if previous is not None else None
+        if stats["tmax"] is not None:
+            reached = stats["tmax"] - self.plan.watermark.delay.micros
+            w_new = reached if w_new is None else max(w_new, reached)
+        return w_new, Arrival(at, w_new)
+
+
+class SeveralInputs(OneInput):
+    """A window join or a UNION ALL of several upstream tables: their rows in one shape."""
+
+    def rows(self, read: Callable[[str], Any]) -> Any:
+        return combined(self.plan, read)
+
+    def put(self, rows: Any, columns: Sequence[str]) -> None:
+        to_views(self.plan, rows)
+
+    def drop(self, spark: Any) -> None:
+        drop_views(spark, self.plan)
+
+    def stats(self, late: Any, t: Any) -> List[Any]:
+        return input_stats(self.plan, late, t)
+
+    def judged_columns(self) -> List[str]:
+        return [SIDE]
+
+    def late_columns(self, columns: Sequence[str]) -> List[str]:
+        return late_columns(self.plan)
+
+    def late_schema(self, spark: Any, sources: Sequence[Any]) -> Any:
+        return spark.createDataFrame([], LATE_SCHEMA).schema
+
+    def no_clocks(self) -> Clocks:
+        return InputClocks()
+
+    def watermark(
+        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+    ) -> Tuple[Optional[int], Clocks]:
+        return watermark(self.plan, stats, previous, at)
+
+
+def inputs_of(plan: StreamPlan) -> OneInput:
+    """How the plan's input shape reaches a micro-batch, chosen once per plan."""
+    return OneInput(plan) if plan.shape is InputShape.SINGLE else SeveralInputs(plan)
 
 
 def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
@@ -39,7 +127,7 @@ def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
     its stream)."""
     frames = [read(source.source) for source in plan.inputs]
     types = [StructType(frame.schema.fields) for frame in frames]
-    column = plan.config.watermark.column
+    column = plan.watermark.column
     shaped = []
     for i, frame in enumerate(frames):
         rows = [
@@ -73,6 +161,7 @@ def late_columns(plan: StreamPlan) -> List[str]:
     return [f"{SIDE} as _side", f"{row} as _row"]
 
 
+_TMAX, _N = internal("tmax{}"), internal("n{}")  # per input: its latest event time on time, its rows
 LATE_SCHEMA = "_side string, _row string, _batch_id bigint, _watermark timestamp"
 
 
@@ -82,32 +171,34 @@ def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
     stats = []
     for i, source in enumerate(plan.inputs):
         of_input = F.col(SIDE) == source.source
-        stats += [F.max(F.when(~late & of_input, t)).alias(f"_wv_tmax{i}"), F.count_if(of_input).alias(f"_wv_n{i}")]
+        stats += [F.max(F.when(~late & of_input, t)).alias(_TMAX.format(i)), F.count_if(of_input).alias(_N.format(i))]
     return stats
 
 
 def watermark(
-    plan: StreamPlan, stats: Dict[str, Any], previous: Dict[str, Any], at: int
-) -> Tuple[Optional[int], Dict[str, Any]]:
+    plan: StreamPlan, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+) -> Tuple[Optional[int], InputClocks]:
     """The model's watermark after a batch with rows (at `at`, processing time), and what its
     commit keeps of each input: its W at its last rows (its latest event time - delay, or where
     its idle clock had moved it, if later) and when they arrived. The model's W is the least of
     the inputs' at `at`, so an input idle for longer than `idle_timeout` moves it on even in a
     batch that only the others brought rows to."""
-    delay = plan.config.watermark.delay.micros
-    timeout = plan.config.watermark.idle_timeout.micros if plan.config.watermark.idle_timeout is not None else None
-    bases: Dict[str, int] = dict(previous.get("input_watermarks") or {})
-    arrivals = idle.input_arrivals(previous)
+    config = plan.watermark
+    delay = config.delay.micros
+    timeout = config.idle_timeout.micros if config.idle_timeout is not None else None
+    before = previous.clocks if previous is not None and isinstance(previous.clocks, InputClocks) else InputClocks()
+    bases, arrivals = dict(before.watermarks), dict(before.arrivals)
     for i, source in enumerate(s.source for s in plan.inputs):
-        if not stats.get(f"_wv_n{i}"):
+        if not stats.get(_N.format(i)):
             continue  # no rows from this input: its W and clock stay
-        latest = stats.get(f"_wv_tmax{i}")
+        latest = stats.get(_TMAX.format(i))
         reached = [latest - delay] if latest is not None else []
         if source in bases:
             reached.append(idle.own(bases[source], arrivals.get(source), timeout, at, plan.window))
         if reached:  # rows of an input without W yet that are all late (no event time) start no clock
             bases[source], arrivals[source] = max(reached), at
-    inputs = [s.source for s in plan.inputs]
-    lowest = idle.least(bases, arrivals, timeout, at, plan.window, inputs)
-    w_new = max((w for w in (previous.get("watermark"), lowest) if w is not None), default=None)
-    return w_new, {"input_watermarks": bases, "input_arrivals": arrivals}
+    clocks = InputClocks(bases, arrivals)
+    lowest = idle.least(clocks, timeout, at, plan.window, [s.source for s in plan.inputs])
+    committed = previous.watermark if previous is not None else None
+    w_new = max((w for w in (committed, lowest) if w is not None), default=None)
+    return w_new, clocks

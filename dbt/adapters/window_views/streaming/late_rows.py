@@ -1,0 +1,102 @@
+"""A micro-batch's new rows judged against W, the watermark reached by the batch before: a row
+whose first window is closed (over windows: whose ORDER BY value is at or before W) is late,
+and goes to the late table or is dropped, always counted. The write of the late rows counts the
+new rows and their event-time range as it reads them: no job of its own."""
+
+from __future__ import annotations
+
+from typing import Any, List, Mapping, Optional, Sequence
+
+from pyspark.sql import Observation
+from pyspark.sql import functions as F
+from sqlglot import exp
+
+from dbt.adapters.window_views import sqlexpr, storage
+from dbt.adapters.window_views.config import LateData
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.records import BatchId
+from dbt.adapters.window_views.streaming.sides import OneInput
+
+T = internal("t")  # a new row's event time, epoch micros
+LATE = internal("late")  # whether a new row is late
+
+
+def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
+    """Over T (event time, micros): whether a new row is kept aside at watermark `w_prev` (the
+    late table, or dropped; counted either way). One rule for every model: a row without event
+    time has no window and no place in an order, so it is kept aside with the rows that arrive
+    for windows (over windows: ORDER BY values) the watermark has closed. So every input row
+    reaches a window (or an over-window row) or the late count: rows in = placed + late."""
+    t = exp.column(T)
+    missing = t.is_(exp.null())
+    if w_prev is None:
+        return missing
+    closed = sqlexpr.parse(plan.window.late(T, w_prev)) if plan.window is not None else t <= w_prev
+    return exp.or_(missing, closed)
+
+
+class NewRows:
+    """The new rows of a micro-batch: judged, counted, the late ones staged."""
+
+    def __init__(self, plan: StreamPlan, inputs: OneInput, where: Locations) -> None:
+        self.plan = plan
+        self.inputs = inputs
+        self.where = where
+
+    def judged(self, df: Any, w_prev: Optional[int]) -> Any:
+        """The rows with their event time (T) and whether they are late (LATE)."""
+        t = sqlexpr.epoch_micros(sqlexpr.column(self.plan.watermark.column))
+        return df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, T))).selectExpr(
+            "*", sqlexpr.to_sql(exp.alias_(late_condition(self.plan, w_prev), LATE))
+        )
+
+    def count_and_stage_late(
+        self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int], extra: List[Any]
+    ) -> Mapping[str, Any]:
+        """Count the new rows and the event-time range of those on time, and stage the late ones
+        as they came, with the batch and the watermark that judged them (late_data='drop':
+        nothing is written). Usually one job: the late rows' write counts what it reads. A
+        first batch (no watermark yet) has late rows only where the event time is NULL, seldom:
+        it counts from the event times alone (parquet reads that one column) and writes late
+        rows only if there are any. `extra`: more counts over the new rows (State's
+        held_rows_metric), made only after a batch with state, so never on a first batch."""
+        late, t = F.col(LATE), F.col(T)
+        counts = [
+            F.count(F.lit(1)).alias("n"),
+            F.count_if(late).alias("late"),
+            F.min(F.when(~late, t)).alias("tmin"),
+            F.max(F.when(~late, t)).alias("tmax"),
+            *self.inputs.stats(late, t),
+        ]
+        keep = self.plan.config.late_data == LateData.TABLE
+        judged = [T, LATE, *self.inputs.judged_columns()]
+        if w_prev is None:
+            stats = rows.select(*judged).agg(*counts).first().asDict()
+            if stats["late"] and keep:
+                self._stage_late(rows, columns, batch_id, w_prev)
+            return stats
+        observation = Observation()
+        observed = rows.observe(observation, *counts, *extra)
+        if keep:
+            self._stage_late(observed, columns, batch_id, w_prev)
+        else:
+            observed.select(*judged).write.format("noop").mode("overwrite").save()
+        return observation.get
+
+    def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> None:
+        judged_by = (
+            exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint"))
+            if w_prev is not None
+            else exp.cast(exp.null(), "timestamp")
+        )
+        metadata = [
+            exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
+            exp.alias_(judged_by, "_watermark"),
+            exp.alias_(exp.Literal.string("late"), storage.BUCKET),
+        ]
+        kept = self.inputs.late_columns(columns)  # several inputs: which one, and the row as JSON (sides.py)
+        rows.where(LATE).selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
+            "overwrite"
+        ).parquet(str(storage.staging_dir(self.where.late, batch_id)))

@@ -1,0 +1,70 @@
+"""Checkpoint records are versioned: each reads back as written, and one written by another
+version of the plugin (or without a version) fails naming the file and `--full-refresh`."""
+
+import json
+
+import pytest
+
+from dbt.adapters.window_views import storage
+from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
+from dbt.adapters.window_views.streaming.records import (
+    RECORD_VERSION,
+    Arrival,
+    BatchRecord,
+    CheckpointVersionMismatch,
+    InputClocks,
+    ModelRecord,
+    Move,
+    Publish,
+    PublishPlan,
+    RebuildIntent,
+    RebuildStep,
+    RecomputeRecord,
+    RunTotals,
+)
+
+PLAN = PublishPlan((Move("_wv_bucket=h1/p.parquet", "h1-n3-p.parquet", 10, 1.5),), ("h1-n2-q.parquet",), 19)
+RECORDS = [
+    BatchRecord(5, "3", 4, 1, 2, 7, Arrival(100, 5), ("h1",), publish=Publish(PLAN, PLAN), batch=3, run_id="r"),
+    BatchRecord(
+        None, None, 0, 0, 0, 0, InputClocks({"a": 1}, {"a": 9}), recompute=RecomputeRecord(4), idle=True, batch="3.1"
+    ),
+    BatchRecord(
+        9,
+        "4",
+        1,
+        0,
+        1,
+        3,
+        Arrival(),
+        recompute=RecomputeRecord(2, ("stock",), 6, (12, 40), {"12": (1, 2), "40": (3,)}),
+    ),
+    BatchRecord(9, "4", 1, 0, 1, 3, Arrival(), recompute=RecomputeRecord(2, ("stock",), 6)),
+    RunTotals(3, 10, 4, 1, 1),
+    ModelRecord("m", "abc", "select 1"),
+    RebuildIntent(RebuildStep.SWAPPING, 2, {"table": "/t"}, {"table": "/t2"}, "{}", None),
+]
+
+
+@pytest.mark.parametrize("record", RECORDS, ids=lambda r: type(r).__name__)
+def test_a_record_reads_back_as_written(record):
+    data = json.loads(json.dumps(record.to_json()))
+    assert data["version"] == RECORD_VERSION and type(record).from_json(data) == record
+
+
+@pytest.mark.parametrize("version", [None, RECORD_VERSION + 1])
+def test_a_commit_of_another_version_fails_naming_the_file_and_the_fix(tmp_path, fs, version):
+    log = CommitLog("m", Locations(tmp_path / "t", tmp_path / "t__late", tmp_path / "cp"), "run-a", fs)
+    data = RECORDS[0].to_json()
+    if version is None:
+        del data["version"]
+    else:
+        data["version"] = version
+    path = tmp_path / "cp" / "window_views" / "commits" / "3.json"
+    path.parent.mkdir(parents=True)
+    storage.write_json(fs, str(path), data)
+    with pytest.raises(CheckpointVersionMismatch) as info:
+        log.last()
+    message = info.value.msg
+    assert message.startswith(f"window_view model 'm' at {path}: its checkpoint was written by a different version")
+    assert "run `dbt run --full-refresh -s m`" in message

@@ -1,0 +1,45 @@
+"""Each model shape gets its own strategy, chosen once per plan (batch_writer.shape_of), and its
+own input shape (sides.inputs_of): no Spark."""
+
+import pytest
+
+from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.streaming import batch_writer, sides
+from dbt.adapters.window_views.streaming.plan import InputShape, build
+
+TUMBLE = """
+select b.window_start, b.window_end, sum(b.price) as price
+from (
+  /* window_views:tvf:v1 {"kind": "tumble", "time_col": "bidtime", "size_us": 600000000, "offset_us": 0, "text": {"size": "10 minutes"}} */
+  select *, 1 as window_start, 2 as window_end from s.bid where bidtime is not null
+) b
+group by 1, 2
+"""
+SESSION = TUMBLE.replace(
+    '"kind": "tumble", "time_col": "bidtime", "size_us": 600000000',
+    '"kind": "session", "time_col": "bidtime", "gap_us": 600000000, "partition_by": []',
+)
+OVER = "select item, bidtime, sum(price) over (partition by item order by bidtime) as total from s.bid"
+
+
+def config(emit):
+    return WindowViewConfig.from_model(
+        "m", {"execution": "streaming", "emit": emit, "watermark": {"column": "bidtime", "delay": "1 minute"}}
+    )
+
+
+@pytest.mark.parametrize(
+    "sql, emit, strategy",
+    [
+        (TUMBLE, "on_window_close", "TvfOnWindowClose"),
+        (TUMBLE, "on_update", "TvfOnUpdate"),
+        (SESSION, "on_window_close", "SessionOnWindowClose"),
+        (SESSION, "on_update", "SessionOnUpdate"),
+        (OVER, "on_window_close", "OverOnWindowClose"),
+        (OVER, "on_update", "OverOnUpdate"),
+    ],
+)
+def test_each_model_kind_and_emit_has_its_strategy(sql, emit, strategy):
+    plan = build("m", sql, config(emit), ())
+    assert type(batch_writer.shape_of(plan)).__name__ == strategy
+    assert plan.shape is InputShape.SINGLE and type(sides.inputs_of(plan)) is sides.OneInput
