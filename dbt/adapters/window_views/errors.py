@@ -13,7 +13,7 @@ model name; the plan wraps them into the errors above.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from dbt_common.exceptions import CompilationError, DbtRuntimeError
 
@@ -45,7 +45,7 @@ class StreamFailure(DbtRuntimeError):
     """A streaming run stopped by its state, its files or Spark; nothing committed is lost."""
 
     def __init__(
-        self, model: str, problem: str, recovery: str, batch: Optional[int] = None, path: Optional[str] = None
+        self, model: str, problem: str, recovery: str, batch: Union[int, str, None] = None, path: Optional[str] = None
     ) -> None:
         self.model, self.batch, self.path = model, batch, path
         where = "".join([f" (micro-batch {batch})" if batch is not None else "", f" at {path}" if path else ""])

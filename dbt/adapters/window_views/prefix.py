@@ -135,8 +135,8 @@ def classify(
     return None
 
 
-def _unqualified(node: exp.Expression) -> str:
-    return "1" if isinstance(node, exp.Star) else analysis.unqualified(node)  # COUNT(*) counts rows
+def _unqualified(node: exp.Expr) -> str:
+    return "1" if isinstance(node, exp.Star) else analysis.unqualified(sqlexpr.node(node))  # COUNT(*) counts rows
 
 
 def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
@@ -175,7 +175,7 @@ def aggregate(
     group: int,
     partition_by: Tuple[str, ...],
     calls: Sequence[PrefixCall],
-    where: Optional[exp.Expression] = None,
+    where: Optional[exp.Expr] = None,
 ) -> exp.Select:
     """One group's state over the rows in `view` (the evicted ones). With `where`, over the rows
     it holds (a FILTER on each aggregate): every partition in `view` gets a row, which merges as
@@ -188,8 +188,8 @@ def aggregate(
 def aggregate_all(
     view: str,
     groups: Sequence[Tuple[Tuple[str, ...], Sequence[PrefixCall]]],
-    where: exp.Expression,
-    carried: Sequence[exp.Expression] = (),
+    where: exp.Expr,
+    carried: Sequence[exp.Expr] = (),
 ) -> exp.Select:
     """Every group's state over the rows of `view` where `where` holds, in one aggregate (one
     pass over rows the window functions that flag them produce), with the `carried` aggregates.
@@ -227,7 +227,7 @@ def filtered(call: exp.Expr, where: exp.Expr) -> exp.Filter:
     return exp.Filter(this=call, expression=exp.Where(this=where.copy()))
 
 
-def _aggregates_filtered(value: exp.Expression, where: exp.Expr) -> exp.Expression:
+def _aggregates_filtered(value: exp.Expr, where: exp.Expr) -> exp.Expression:
     """`value` with each aggregate call in it restricted to the rows `where` holds."""
     return value.transform(lambda node: filtered(node.copy(), where) if isinstance(node, exp.AggFunc) else node)
 
@@ -243,7 +243,7 @@ def merge_sql(
     group: int,
     partition_by: Tuple[str, ...],
     calls: Sequence[PrefixCall],
-    carried: Sequence[exp.Expression] = (),
+    carried: Sequence[exp.Expr] = (),
 ) -> str:
     """Two states of one group merged: the old one (`a`) and that of the rows evicted since
     (`b`), with the `carried` columns of either side."""

@@ -16,7 +16,7 @@ ROWS = "_wv_rows"  # the alias of a wrapped query; nothing refers to it
 # an output column: (alias, expression)
 Named = Tuple[str, exp.Expression]
 # an expression, or a Python value that stands for its literal
-Value = Union[exp.Expression, int, bool]
+Value = Union[exp.Expr, int, bool]
 
 
 def node(value: exp.Expr) -> exp.Expression:
@@ -36,7 +36,7 @@ _FLOOR_INDEX = parse("div(:key - pmod(:key, :size), :size)")
 _EPOCH_MICROS = parse(_epoch_micros_sql(":value"))
 
 
-def to_sql(node: exp.Expression) -> str:
+def to_sql(node: exp.Expr) -> str:
     """An expression as Spark SQL."""
     return node.sql(DIALECT)
 
@@ -51,23 +51,23 @@ def aliased(columns: Sequence[Named]) -> List[exp.Expression]:
     return [node(exp.alias_(e, name, quoted=True)) for name, e in columns]
 
 
-def fill(template: exp.Expression, **values: exp.Expression) -> exp.Expression:
+def fill(template: exp.Expr, **values: exp.Expr) -> exp.Expression:
     """`template` with each placeholder `:name` replaced by a copy of `values[name]`."""
     return node(template.transform(lambda n: values[n.name].copy() if isinstance(n, exp.Placeholder) else n))
 
 
-def epoch_micros(value: exp.Expression) -> exp.Expression:
+def epoch_micros(value: exp.Expr) -> exp.Expression:
     """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
     return fill(_EPOCH_MICROS, value=value)
 
 
-def window_floor(t: exp.Expression, offset: int, unit: int) -> exp.Expression:
+def window_floor(t: exp.Expr, offset: int, unit: int) -> exp.Expression:
     """The latest window start at or before t (epoch micros): multiples of `unit` after `offset`,
     floored also before 1970 (pmod is never negative). The macros' `_window_floor`."""
     return fill(_WINDOW_FLOOR, t=t, offset=exp.Literal.number(offset), unit=exp.Literal.number(unit))
 
 
-def window_bounds(start: exp.Expression, end: exp.Expression) -> List[exp.Expression]:
+def window_bounds(start: exp.Expr, end: exp.Expr) -> List[exp.Expression]:
     """The window_start, window_end and window_time columns of [start, end) (epoch micros).
     The macros' `_window_bounds`."""
     time = exp.Sub(this=end.copy(), expression=exp.Literal.number(1))
@@ -75,7 +75,7 @@ def window_bounds(start: exp.Expression, end: exp.Expression) -> List[exp.Expres
     return [node(exp.alias_(exp.func("timestamp_micros", value), name)) for name, value in bounds.items()]
 
 
-def floor_index(key: exp.Expression, size: int) -> exp.Expression:
+def floor_index(key: exp.Expr, size: int) -> exp.Expression:
     """The index of the interval of `size` that holds `key`, floored: negative before 1970."""
     return fill(_FLOOR_INDEX, key=key, size=exp.Literal.number(size))
 
@@ -92,7 +92,7 @@ def coalesce(*values: Value) -> exp.Expression:
     return exp.Coalesce(this=first, expressions=rest)
 
 
-def ordered(value: exp.Expression, descending: bool = False, nulls_first: Optional[bool] = None) -> exp.Ordered:
+def ordered(value: exp.Expr, descending: bool = False, nulls_first: Optional[bool] = None) -> exp.Ordered:
     """An ORDER BY item; NULLs by default where Spark puts them (first ascending, last descending)."""
     first = not descending if nulls_first is None else nulls_first
     return exp.Ordered(this=value.copy(), desc=descending or None, nulls_first=first)
@@ -104,8 +104,8 @@ def order_by(keys: Sequence[Tuple[str, bool, bool]]) -> List[exp.Ordered]:
 
 
 def window(
-    func: exp.Expression,
-    partition_by: Sequence[exp.Expression] = (),
+    func: exp.Expr,
+    partition_by: Sequence[exp.Expr] = (),
     order_by: Sequence[exp.Ordered] = (),
     frame: Optional[exp.WindowSpec] = None,
 ) -> exp.Window:
@@ -134,12 +134,12 @@ def replaced(tree: exp.Expression, node: exp.Expr, replacement: exp.Expression) 
 
 
 def wrap(
-    query: exp.Expression,
+    query: exp.Expr,
     columns: Sequence[Named] = (),
     *,
     star: bool = True,
     hidden: Sequence[str] = (),
-    where: Optional[exp.Expression] = None,
+    where: Optional[exp.Expr] = None,
 ) -> exp.Select:
     """`SELECT [* [EXCEPT (hidden)],] columns FROM (query) WHERE where`: the query's rows with
     columns computed over them. A WITH on the query moves out, so the wrapper can stand where

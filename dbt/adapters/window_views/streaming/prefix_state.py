@@ -5,7 +5,7 @@ rows of the state beside the rows kept (state.py), in one write."""
 from __future__ import annotations
 
 from functools import reduce
-from typing import Any, List, Tuple
+from typing import Any, List, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -40,7 +40,7 @@ def _state_rows(merged: Any, rows: List[Any], part: str) -> Any:
         # a NULL of `typed`'s type, with no type to spell out (Spark folds the IF)
         return exp.If(this=exp.false(), true=typed, false=exp.null())
 
-    def struct(values: List[Tuple[str, exp.Expression]]) -> exp.Expression:
+    def struct(values: Sequence[Tuple[str, exp.Expr]]) -> exp.Expression:
         return exp.Struct(expressions=[exp.alias_(v, n, quoted=True) for n, v in values])
 
     present = exp.or_(

@@ -17,6 +17,7 @@ from dbt.adapters.window_views.streaming.records import RecomputeRecord
 from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts
 from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.tvf import WindowTvf
+from dbt.adapters.window_views.windows import Session
 
 WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
 WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
@@ -98,6 +99,7 @@ class SessionRows(WindowShape):
         """A row is needed while the session it belongs to (as far as the state knows) may still
         grow, i.e. its last row + gap is after W."""
         window = self.window
+        assert isinstance(window, Session)  # SessionRows is chosen for session windows only
         keys = [sqlexpr.column(k) for k in window.partition_by]
         by_time = [sqlexpr.ordered(T)]
         starts = exp.If(
