@@ -4,6 +4,7 @@ PARTITION BY / ORDER BY / frame, the relations read and the output columns."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Dict, List, Optional, Tuple, cast
 
 import sqlglot
@@ -20,23 +21,50 @@ WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
 PRECEDING_ONLY_FUNCTIONS = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag)
 
 
+class FrameKind(str, Enum):
+    ROWS = "rows"
+    RANGE = "range"
+
+
+class BoundKind(str, Enum):
+    UNBOUNDED = "unbounded"
+    CURRENT = "current"
+    OFFSET = "offset"
+
+
+class Side(str, Enum):
+    PRECEDING = "preceding"
+    FOLLOWING = "following"
+
+    @property
+    def mirrored(self) -> "Side":
+        """The side over the reversed order."""
+        return Side.FOLLOWING if self is Side.PRECEDING else Side.PRECEDING
+
+
 @dataclass(frozen=True)
 class FrameBound:
     """One end of a frame: UNBOUNDED, CURRENT ROW, or an offset PRECEDING/FOLLOWING."""
 
-    kind: str  # 'unbounded' | 'current' | 'offset'
-    side: Optional[str] = None  # 'preceding' | 'following'
+    kind: BoundKind
+    side: Optional[Side] = None
     rows: Optional[int] = None  # ROWS offset
     micros: Optional[int] = None  # RANGE interval offset
 
     @property
     def is_following(self) -> bool:
-        return self.side == "following" and self.kind != "current"
+        return self.side is Side.FOLLOWING and self.kind is not BoundKind.CURRENT
+
+    def is_unbounded(self, side: Optional[Side] = None) -> bool:
+        return self.kind is BoundKind.UNBOUNDED and (side is None or self.side is side)
+
+    def is_offset(self, side: Side) -> bool:
+        return self.kind is BoundKind.OFFSET and self.side is side
 
 
 @dataclass(frozen=True)
 class Frame:
-    kind: str  # 'rows' | 'range'
+    kind: FrameKind
     start: FrameBound
     end: FrameBound
 
@@ -77,19 +105,19 @@ def parse(sql: str) -> exp.Expression:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 
 
-def _bound(kind: str, value: object, side: Optional[str], call: str) -> FrameBound:
+def _bound(kind: FrameKind, value: object, side: Optional[Side], call: str) -> FrameBound:
     if value is None or value == "CURRENT ROW":
-        return FrameBound("current")
+        return FrameBound(BoundKind.CURRENT)
     if value == "UNBOUNDED":
-        return FrameBound("unbounded", side)
-    if kind == "rows":
+        return FrameBound(BoundKind.UNBOUNDED, side)
+    if kind is FrameKind.ROWS:
         if isinstance(value, exp.Literal) and not value.is_string:
-            return FrameBound("offset", side, rows=int(value.this))
+            return FrameBound(BoundKind.OFFSET, side, rows=int(value.this))
         raise AnalysisError(f"ROWS frame offset {value} in `{call}` must be an integer literal")
     if isinstance(value, exp.Interval):
         text = f"{value.this.name} {value.unit.name if value.unit else ''}".strip()
         try:
-            return FrameBound("offset", side, micros=Interval.parse(text.lower(), allow_zero=True).micros)
+            return FrameBound(BoundKind.OFFSET, side, micros=Interval.parse(text.lower(), allow_zero=True).micros)
         except IntervalError as exc:
             raise AnalysisError(f"RANGE frame offset in `{call}`: {exc}") from exc
     raise AnalysisError(f"RANGE frame offset {value} in `{call}` must be an INTERVAL on the ORDER BY timestamp")
@@ -98,12 +126,16 @@ def _bound(kind: str, value: object, side: Optional[str], call: str) -> FrameBou
 def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str) -> Frame:
     if spec is None:
         # SQL default: with ORDER BY the frame runs to the current row's last peer, else the partition
-        end = FrameBound("current") if has_order else FrameBound("unbounded", "following")
-        return Frame("range", FrameBound("unbounded", "preceding"), end)
-    kind = str(spec.args.get("kind") or "range").lower()
-    sides = {k: (str(spec.args[k]).lower() if spec.args.get(k) else None) for k in ("start_side", "end_side")}
+        end = FrameBound(BoundKind.CURRENT) if has_order else FrameBound(BoundKind.UNBOUNDED, Side.FOLLOWING)
+        return Frame(FrameKind.RANGE, FrameBound(BoundKind.UNBOUNDED, Side.PRECEDING), end)
+    kind = FrameKind(str(spec.args.get("kind") or "range").lower())
+    sides = {k: (Side(str(spec.args[k]).lower()) if spec.args.get(k) else None) for k in ("start_side", "end_side")}
     start = _bound(kind, spec.args.get("start"), sides["start_side"], call)
-    end = _bound(kind, spec.args.get("end"), sides["end_side"], call) if spec.args.get("end") else FrameBound("current")
+    end = (
+        _bound(kind, spec.args.get("end"), sides["end_side"], call)
+        if spec.args.get("end")
+        else FrameBound(BoundKind.CURRENT)
+    )
     return Frame(kind, start, end)
 
 

@@ -18,7 +18,9 @@ from dbt.adapters.window_views.analysis import (
     PRECEDING_ONLY_FUNCTIONS,
     WHOLE_PARTITION_FUNCTIONS,
     AnalysisError,
+    FrameKind,
     OverCall,
+    Side,
     is_column,
     over_calls,
     parse,
@@ -62,12 +64,12 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
     end = call.frame.end
     rows_ahead = call.lead_offset
     if rows_ahead is None and not isinstance(call.func, PRECEDING_ONLY_FUNCTIONS):
-        if end.kind == "unbounded" and end.side == "following":
+        if end.is_unbounded(Side.FOLLOWING):
             raise AnalysisError(
                 f"`{call.sql}` has a frame ending in UNBOUNDED FOLLOWING, which never closes; "
                 "fix: end the frame at CURRENT ROW or a bounded FOLLOWING offset"
             )
-        if end.is_following and call.frame.kind == "rows":
+        if end.is_following and call.frame.kind is FrameKind.ROWS:
             rows_ahead = end.rows
         elif end.is_following:
             conditions.append(t + end.micros <= w)

@@ -180,8 +180,8 @@ class WindowViewsAdapter(SparkAdapter):
             result = runner.empty(spark, stream, str(relation))
             response = StreamingAdapterResponse(_message=result.message(), code="EMPTY")
             return {"response": response, "plan": None, "late_relation": None}
-        where = runner.locations(spark, stream, relation.schema, relation.identifier)
-        result = runner.run(spark, stream, str(relation), str(late_relation), where, run_id, bool(full_refresh))
+        target = runner.Target(relation.schema, relation.identifier, str(relation), str(late_relation))
+        result = runner.run(spark, stream, target, run_id, bool(full_refresh))
         properties = {**plan.properties(), **result.properties}
         response = StreamingAdapterResponse(
             _message=result.message(),

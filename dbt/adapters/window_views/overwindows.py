@@ -19,7 +19,16 @@ from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, c
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, prefix, sqlexpr
-from dbt.adapters.window_views.analysis import AnalysisError, Frame, FrameBound, OrderKey, OverCall
+from dbt.adapters.window_views.analysis import (
+    AnalysisError,
+    BoundKind,
+    Frame,
+    FrameBound,
+    FrameKind,
+    OrderKey,
+    OverCall,
+    Side,
+)
 from dbt.adapters.window_views.sqlexpr import Named, column, epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
@@ -95,10 +104,11 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
         ), None
     start, end = call.frame.start, call.frame.end
     ahead: Dict[str, Any] = {}
-    if end.kind == "offset" and end.side == "following" and not isinstance(func, RANKING):
-        ahead = {"ahead_rows": end.rows or 0} if call.frame.kind == "rows" else {"ahead_micros": end.micros or 0}
+    rows = call.frame.kind is FrameKind.ROWS
+    if end.is_offset(Side.FOLLOWING) and not isinstance(func, RANKING):
+        ahead = {"ahead_rows": end.rows or 0} if rows else {"ahead_micros": end.micros or 0}
     state = None
-    if isinstance(func, RANKING) or start.kind == "unbounded":
+    if isinstance(func, RANKING) or start.is_unbounded():
         state = prefix.classify(index, call, partition, tuple(o for o, _, _ in order))
         if state is not None and state.kind in prefix.TIE_SENSITIVE and closure not in (None, partition):
             state = None  # one prefix closure only: another PARTITION BY keeps its rows
@@ -107,11 +117,11 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
     back: Dict[str, Any] = {}
     if isinstance(func, RANKING):
         pass  # ranks count the rows before: all in the state or the retained rows
-    elif start.kind == "offset" and start.side == "preceding":
-        back = {"rows": start.rows or 0} if call.frame.kind == "rows" else {"micros": start.micros or 0}
-    elif start.kind == "unbounded" and end.kind == "offset" and end.side == "preceding":
+    elif start.is_offset(Side.PRECEDING):
+        back = {"rows": start.rows or 0} if rows else {"micros": start.micros or 0}
+    elif start.is_unbounded() and end.is_offset(Side.PRECEDING):
         # the rows between the frame's end and the cut stay, so every evicted row is in the frame
-        back = {"rows": end.rows or 0} if call.frame.kind == "rows" else {"micros": end.micros or 0}
+        back = {"rows": end.rows or 0} if rows else {"micros": end.micros or 0}
     return Reach(partition, order, **back, **ahead), state
 
 
@@ -399,7 +409,6 @@ def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
     )
 
 
-_MIRROR_SIDE = {"preceding": "following", "following": "preceding"}
 # functions whose value over the reversed order is another function's over the ascending one
 _MIRROR_FUNCTION: Dict[Type[exp.Expr], Type[exp.Expression]] = {
     exp.FirstValue: exp.LastValue,
@@ -429,18 +438,18 @@ def _mirrored(frame: Frame) -> exp.WindowSpec:
     unit = _unit([b.micros for b in (frame.start, frame.end) if b.micros is not None])
 
     def bound(b: FrameBound) -> Tuple[object, Optional[str]]:
-        if b.kind == "current":
+        if b.kind is BoundKind.CURRENT:
             return "CURRENT ROW", None
-        if b.kind == "unbounded":
+        if b.is_unbounded():
             return "UNBOUNDED", "PRECEDING"
         # an offset bound has its side, and rows (ROWS) or micros (RANGE)
         assert b.side is not None and (b.rows is not None or b.micros is not None), b
-        side = _MIRROR_SIDE[b.side].upper()
+        side = b.side.mirrored.value.upper()
         if b.rows is not None:
             return exp.Literal.number(b.rows), side
         return _interval(cast(int, b.micros), unit), side
 
-    return sqlexpr.frame(frame.kind, bound(frame.end), bound(frame.start))
+    return sqlexpr.frame(frame.kind.value, bound(frame.end), bound(frame.start))
 
 
 def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
@@ -462,7 +471,7 @@ def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
             continue
         spec = node.args.get("spec")
         if mirror not in (exp.Lag, exp.Lead):
-            if call.frame.start.kind == "unbounded":
+            if call.frame.start.is_unbounded():
                 continue  # mirrored, the frame would end in UNBOUNDED FOLLOWING: never closes
             spec = _mirrored(call.frame)
         before = node.sql("spark")

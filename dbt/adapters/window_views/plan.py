@@ -17,6 +17,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, overwindows, tvf
+from dbt.adapters.window_views.analysis import FrameKind
 from dbt.adapters.window_views.config import Emit, Execution, WindowViewConfig, reject_window_view_keys
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.streaming import plan as stream_plan
@@ -203,7 +204,7 @@ def _range_order_uses(tree: exp.Expression) -> Tuple[ColumnUse, ...]:
     uses = []
     for call in calls:
         bounds = (call.frame.start, call.frame.end)
-        if call.generated or call.frame.kind != "range" or all(b.micros is None for b in bounds):
+        if call.generated or call.frame.kind is not FrameKind.RANGE or all(b.micros is None for b in bounds):
             continue
         order = call.node.args.get("order")
         keys = order.expressions if order is not None else []

@@ -121,7 +121,7 @@ def classify(
         return PrefixCall(index, "rows", None, partition_by, order_by)
     if isinstance(func, exp.DenseRank):
         return PrefixCall(index, "dense_rank", None, partition_by, order_by)
-    if call.frame.start.kind != "unbounded":
+    if not call.frame.start.is_unbounded():
         return None
     argument = func.this
     if argument is None or isinstance(argument, exp.Distinct) or len(func.expressions) > 0:

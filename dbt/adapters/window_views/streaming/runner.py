@@ -264,11 +264,21 @@ def _await(query: Any, plan: StreamPlan, each_interval: Optional[Callable[[], An
     query.stop()
 
 
-def run(
-    spark: Any, plan: StreamPlan, target: str, late_target: str, where: Locations, run_id: str, full_refresh: bool
-) -> StreamResult:
+@dataclass(frozen=True)
+class Target:
+    """The relation a streaming window view builds: its schema and name, and its late table."""
+
+    schema: str
+    identifier: str
+    table: str  # as SQL names it
+    late_table: str
+
+
+def run(spark: Any, plan: StreamPlan, relation: Target, run_id: str, full_refresh: bool) -> StreamResult:
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
     run at a time per checkpoint. (The adapter's entry: the one place the run is assembled.)"""
+    where = locations(spark, plan, relation.schema, relation.identifier)
+    target, late_target = relation.table, relation.late_table
     fs = filesystems.for_client(spark)
     home = StreamRun(spark, fs, plan, where, target, late_target, run_id, full_refresh=full_refresh)
     live: Optional[StreamRun] = None  # the version the streaming table reads, and where
