@@ -213,18 +213,28 @@ MULTI_HINT = (
 )
 
 
-def _shape(
-    model: str,
-    config: WindowViewConfig,
-    tree: exp.Expression,
-    tables: Sequence[Tuple[Optional[str], str]],
-    windows: Sequence[tvf.WindowTvf],
-) -> InputShape:
+@dataclass(frozen=True)
+class _Reads:
+    """What a model over several inputs reads: its tables, through which window TVFs, in its SQL."""
+
+    model: str
+    config: WindowViewConfig
+    tree: exp.Expression
+    tables: Sequence[Tuple[Optional[str], str]]
+    windows: Sequence[tvf.WindowTvf]
+
+    @property
+    def names(self) -> str:
+        return ", ".join(f"{s}.{n}" if s else n for s, n in self.tables)
+
+
+def _shape(reads: _Reads) -> InputShape:
     """A model over several upstream tables, or one read several times: JOIN (a window join:
     each read windowed by the same TVF, joined on window_start and window_end, emitted when the
     window closes) or UNION (the inputs' rows UNION ALLed into one window TVF); anything else is
     refused."""
-    names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
+    model, config, tree, tables, windows = reads.model, reads.config, reads.tree, reads.tables, reads.windows
+    names = reads.names
     if not windows:
         raise _fail(
             model,
@@ -260,26 +270,21 @@ def _shape(
         ):
             raise _fail(model, f"it reads {names} but neither joins them by window nor unions them", MULTI_HINT)
         return InputShape.UNION
-    _check_window_join(model, config, tree, tables, windows)
+    _check_window_join(reads)
     return InputShape.JOIN
 
 
-def _check_window_join(
-    model: str,
-    config: WindowViewConfig,
-    tree: exp.Expression,
-    tables: Sequence[Tuple[Optional[str], str]],
-    windows: Sequence[tvf.WindowTvf],
-) -> None:
+def _check_window_join(reads: _Reads) -> None:
     """A window join: each read windowed by its own TVF, the same window on every side, joined
     on window_start and window_end, emitted when the window closes."""
-    names = ", ".join(f"{s}.{n}" if s else n for s, n in tables)
+    model, config, tree, tables, windows = reads.model, reads.config, reads.tree, reads.tables, reads.windows
+    names = reads.names
     joins = list(tree.find_all(exp.Join))
-    reads = sum(len(_references(tree, schema, name)) for schema, name in tables)
-    if len(windows) != reads:
+    count = sum(len(_references(tree, schema, name)) for schema, name in tables)
+    if len(windows) != count:
         raise _fail(
             model,
-            f"it reads {names} {reads} times through {len(windows)} window TVF(s); a streaming window join windows "
+            f"it reads {names} {count} times through {len(windows)} window TVF(s); a streaming window join windows "
             "each read by its own TVF",
             MULTI_HINT,
         )
@@ -369,8 +374,8 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
         )
     self_join = len(tables) == 1 and len(windows) > 1
     if self_join:  # FLIP-145's window join of a stream with itself: checked as any window join,
-        _shape(model, config, tree, tables, windows)  # then run over its one input's rows
-    shape = _shape(model, config, tree, tables, windows) if len(tables) > 1 else InputShape.SINGLE
+        _shape(_Reads(model, config, tree, tables, windows))  # then run over its one input's rows
+    shape = _shape(_Reads(model, config, tree, tables, windows)) if len(tables) > 1 else InputShape.SINGLE
     if (len(windows) > 1 and shape is not InputShape.JOIN and not self_join) or (not windows and not own_calls):
         raise _fail(
             model,
