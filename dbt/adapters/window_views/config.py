@@ -154,124 +154,32 @@ class WindowViewConfig:
 
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
-        def fail(key: str, problem: str, fix: str) -> ModelConfigError:
-            return ModelConfigError(model, key, problem, fix)
-
-        def choice(key: str, kind: Type[C], default: C) -> C:
-            value = config.get(key)
-            if value is None:
-                return default
-            allowed = [member.value for member in kind]
-            if value not in allowed:
-                raise fail(key, f"= {value!r} is not valid", f"expected one of: {', '.join(allowed)}")
-            return kind(value)
-
-        for key in config:
-            if key not in KNOWN_KEYS:
-                close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.75)
-                hint = f"did you mean '{close[0]}'? " if close else ""
-                raise fail(
-                    key,
-                    "is not a config key dbt or window_view knows",
-                    f"{hint}window_view keys are: {', '.join(WINDOW_VIEW_KEYS)} (custom keys belong under `meta`)",
-                )
-
-        execution = choice("execution", Execution, Execution.BATCH)
-        emit = choice("emit", Emit, Emit.ON_UPDATE)
-        late_data = choice("late_data", LateData, LateData.TABLE)
-        file_format = choice("file_format", FileFormat, FileFormat.PARQUET)
-        on_change = choice("on_change", OnChange, OnChange.FAIL)
-
-        watermark = None
-        raw = config.get("watermark")
-        if raw is not None:
-            if not isinstance(raw, Mapping) or set(raw) - {"column", "delay", "idle_timeout"} or "column" not in raw:
-                raise fail(
-                    "watermark",
-                    f"= {raw!r} is not valid",
-                    "expected {'column': '<timestamp column>', 'delay': '<interval>'} (streaming: optionally "
-                    "'idle_timeout': '<interval>'), e.g. {'column': 'bidtime', 'delay': '5 minutes'}",
-                )
-            column = raw["column"]
-            problem = name_problem(column)
-            if problem is not None:
-                raise fail("watermark", f"column {column!r} {problem}", "name one timestamp column")
-            try:
-                delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
-            except IntervalError as exc:
-                raise fail("watermark", f"delay: {exc}", "give the delay as e.g. '5 minutes'") from exc
-            idle_timeout = None
-            if raw.get("idle_timeout") is not None:
-                if execution is not Execution.STREAMING:
-                    raise fail(
-                        "watermark",
-                        "idle_timeout only applies to execution='streaming' (a batch run has no processing time "
-                        "between runs: its watermark is the input's max event time - delay)",
-                        "remove 'idle_timeout', or set execution='streaming'",
-                    )
-                try:
-                    idle_timeout = Interval.parse(raw["idle_timeout"])
-                except IntervalError as exc:
-                    raise fail(
-                        "watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'"
-                    ) from exc
-            watermark = Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
+        read = _Reader(model, config)
+        read.known_keys()
+        execution = read.choice("execution", Execution, Execution.BATCH)
+        emit = read.choice("emit", Emit, Emit.ON_UPDATE)
+        late_data = read.choice("late_data", LateData, LateData.TABLE)
+        file_format = read.choice("file_format", FileFormat, FileFormat.PARQUET)
+        on_change = read.choice("on_change", OnChange, OnChange.FAIL)
+        watermark = read.watermark(execution)
         if watermark is None and (emit is Emit.ON_WINDOW_CLOSE or execution is Execution.STREAMING):
             needs = "emit='on_window_close'" if emit is Emit.ON_WINDOW_CLOSE else "execution='streaming'"
-            raise fail(
+            raise read.fail(
                 "watermark",
                 f"is missing: {needs} needs one",
                 "add watermark={'column': '<event time column>', 'delay': '<interval>'}",
             )
-
-        trigger = Trigger()
-        raw = config.get("trigger")
-        if raw is not None and raw != "available_now":
-            if not isinstance(raw, Mapping) or set(raw) != {"processing_time", "max_duration"}:
-                raise fail(
-                    "trigger",
-                    f"= {raw!r} is not valid",
-                    "expected one of: 'available_now', or {'processing_time': '<interval>', "
-                    "'max_duration': '<interval>'} (the bound makes dbt run return)",
-                )
-            try:
-                trigger = Trigger(Interval.parse(raw["processing_time"]), Interval.parse(raw["max_duration"]))
-            except IntervalError as exc:
-                raise fail("trigger", str(exc), "give both intervals as e.g. '30 seconds'") from exc
-
-        for key in ("location_root", "checkpoint_location"):
-            value = config.get(key)
-            why = paths.problem(value) if value is not None else None
-            if why:
-                raise fail(
-                    key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
-                )
-        checkpoint = config.get("checkpoint_location")
-
+        trigger = read.trigger()
+        read.locations()
         if execution is Execution.STREAMING:
-            if file_format is not FileFormat.PARQUET:
-                raise fail(
-                    "file_format",
-                    f"= '{file_format}' cannot be used: execution='streaming' writes parquet files through its own "
-                    f"commit protocol, not file_format '{file_format}'",
-                    "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
-                )
-            for key in STREAMING_LAYOUT_KEYS:
-                if config.get(key):
-                    raise fail(
-                        key,
-                        "is not supported with execution='streaming', whose files are grouped by day of window_end "
-                        "so that a run rewrites only the days that changed",
-                        f"fix: remove '{key}'",
-                    )
-
+            read.streamable(file_format)
         return cls(
             execution,
             emit,
             watermark,
             late_data,
             trigger,
-            checkpoint,
+            config.get("checkpoint_location"),
             file_format,
             config.get("location_root"),
             on_change,
@@ -289,3 +197,113 @@ class WindowViewConfig:
             if self.watermark.idle_timeout is not None:
                 props["window_views.watermark_idle_timeout"] = str(self.watermark.idle_timeout)
         return props
+
+
+class _Reader:
+    """One model's config read key by key; each problem a ModelConfigError naming the key and the fix."""
+
+    def __init__(self, model: str, config: Mapping[str, Any]) -> None:
+        self.model = model
+        self.config = config
+
+    def fail(self, key: str, problem: str, fix: str) -> ModelConfigError:
+        return ModelConfigError(self.model, key, problem, fix)
+
+    def known_keys(self) -> None:
+        for key in self.config:
+            if key not in KNOWN_KEYS:
+                close = difflib.get_close_matches(key, sorted(KNOWN_KEYS), n=1, cutoff=0.75)
+                hint = f"did you mean '{close[0]}'? " if close else ""
+                raise self.fail(
+                    key,
+                    "is not a config key dbt or window_view knows",
+                    f"{hint}window_view keys are: {', '.join(WINDOW_VIEW_KEYS)} (custom keys belong under `meta`)",
+                )
+
+    def choice(self, key: str, kind: Type[C], default: C) -> C:
+        value = self.config.get(key)
+        if value is None:
+            return default
+        allowed = [member.value for member in kind]
+        if value not in allowed:
+            raise self.fail(key, f"= {value!r} is not valid", f"expected one of: {', '.join(allowed)}")
+        return kind(value)
+
+    def watermark(self, execution: Execution) -> Optional[Watermark]:
+        raw = self.config.get("watermark")
+        if raw is None:
+            return None
+        if not isinstance(raw, Mapping) or set(raw) - {"column", "delay", "idle_timeout"} or "column" not in raw:
+            raise self.fail(
+                "watermark",
+                f"= {raw!r} is not valid",
+                "expected {'column': '<timestamp column>', 'delay': '<interval>'} (streaming: optionally "
+                "'idle_timeout': '<interval>'), e.g. {'column': 'bidtime', 'delay': '5 minutes'}",
+            )
+        column = raw["column"]
+        problem = name_problem(column)
+        if problem is not None:
+            raise self.fail("watermark", f"column {column!r} {problem}", "name one timestamp column")
+        try:
+            delay = Interval.parse(raw.get("delay", "0 seconds"), allow_zero=True)
+        except IntervalError as exc:
+            raise self.fail("watermark", f"delay: {exc}", "give the delay as e.g. '5 minutes'") from exc
+        idle_timeout = None
+        if raw.get("idle_timeout") is not None:
+            if execution is not Execution.STREAMING:
+                raise self.fail(
+                    "watermark",
+                    "idle_timeout only applies to execution='streaming' (a batch run has no processing time "
+                    "between runs: its watermark is the input's max event time - delay)",
+                    "remove 'idle_timeout', or set execution='streaming'",
+                )
+            try:
+                idle_timeout = Interval.parse(raw["idle_timeout"])
+            except IntervalError as exc:
+                raise self.fail(
+                    "watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'"
+                ) from exc
+        return Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
+
+    def trigger(self) -> Trigger:
+        raw = self.config.get("trigger")
+        if raw is None or raw == "available_now":
+            return Trigger()
+        if not isinstance(raw, Mapping) or set(raw) != {"processing_time", "max_duration"}:
+            raise self.fail(
+                "trigger",
+                f"= {raw!r} is not valid",
+                "expected one of: 'available_now', or {'processing_time': '<interval>', "
+                "'max_duration': '<interval>'} (the bound makes dbt run return)",
+            )
+        try:
+            return Trigger(Interval.parse(raw["processing_time"]), Interval.parse(raw["max_duration"]))
+        except IntervalError as exc:
+            raise self.fail("trigger", str(exc), "give both intervals as e.g. '30 seconds'") from exc
+
+    def locations(self) -> None:
+        for key in ("location_root", "checkpoint_location"):
+            value = self.config.get(key)
+            why = paths.problem(value) if value is not None else None
+            if why:
+                raise self.fail(
+                    key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
+                )
+
+    def streamable(self, file_format: FileFormat) -> None:
+        """What execution='streaming' cannot honour: another file format, dbt-spark's layout keys."""
+        if file_format is not FileFormat.PARQUET:
+            raise self.fail(
+                "file_format",
+                f"= '{file_format}' cannot be used: execution='streaming' writes parquet files through its own "
+                f"commit protocol, not file_format '{file_format}'",
+                "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
+            )
+        for key in STREAMING_LAYOUT_KEYS:
+            if self.config.get(key):
+                raise self.fail(
+                    key,
+                    "is not supported with execution='streaming', whose files are grouped by day of window_end "
+                    "so that a run rewrites only the days that changed",
+                    f"fix: remove '{key}'",
+                )

@@ -13,8 +13,9 @@ with a warning.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Type, cast
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Type, cast
 
 from sqlglot import exp
 
@@ -97,32 +98,42 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
         if call.ignore_nulls:
             # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
             # and a new non-NULL value changes LEAD for every row since the last one
-            lead = {} if isinstance(func, exp.Lag) else {"ahead_micros": EVERY}
-            return Reach(partition, order, unbounded=True, **lead), None
+            ahead = 0 if isinstance(func, exp.Lag) else EVERY
+            return Reach(partition, order, unbounded=True, ahead_micros=ahead), None
         return (
             Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
         ), None
     start, end = call.frame.start, call.frame.end
-    ahead: Dict[str, Any] = {}
     rows = call.frame.kind is FrameKind.ROWS
+    reach = Reach(partition, order)
     if end.is_offset(Side.FOLLOWING) and not isinstance(func, RANKING):
-        ahead = {"ahead_rows": end.rows or 0} if rows else {"ahead_micros": end.micros or 0}
+        reach = _extended(reach, end, rows, ahead=True)
     state = None
     if isinstance(func, RANKING) or start.is_unbounded():
         state = prefix.classify(index, call, partition, tuple(o for o, _, _ in order))
         if state is not None and state.kind in prefix.TIE_SENSITIVE and closure not in (None, partition):
             state = None  # one prefix closure only: another PARTITION BY keeps its rows
         if state is None:
-            return Reach(partition, order, unbounded=True, **ahead), None
-    back: Dict[str, Any] = {}
+            return dataclasses.replace(reach, unbounded=True), None
     if isinstance(func, RANKING):
         pass  # ranks count the rows before: all in the state or the retained rows
     elif start.is_offset(Side.PRECEDING):
-        back = {"rows": start.rows or 0} if rows else {"micros": start.micros or 0}
+        reach = _extended(reach, start, rows)
     elif start.is_unbounded() and end.is_offset(Side.PRECEDING):
         # the rows between the frame's end and the cut stay, so every evicted row is in the frame
-        back = {"rows": end.rows or 0} if rows else {"micros": end.micros or 0}
-    return Reach(partition, order, **back, **ahead), state
+        reach = _extended(reach, end, rows)
+    return reach, state
+
+
+def _extended(reach: Reach, bound: FrameBound, rows: bool, ahead: bool = False) -> Reach:
+    """`reach` reading as far as an offset bound: rows (ROWS) or micros (RANGE), back or ahead."""
+    if ahead:
+        if rows:
+            return dataclasses.replace(reach, ahead_rows=bound.rows or 0)
+        return dataclasses.replace(reach, ahead_micros=bound.micros or 0)
+    if rows:
+        return dataclasses.replace(reach, rows=bound.rows or 0)
+    return dataclasses.replace(reach, micros=bound.micros or 0)
 
 
 def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
