@@ -6,15 +6,8 @@ import pytest
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.streaming import batch_writer, sides
 from dbt.adapters.window_views.streaming.plan import InputShape, build
+from tests.support.data import TUMBLE_COMPILED as TUMBLE
 
-TUMBLE = """
-select b.window_start, b.window_end, sum(b.price) as price
-from (
-  /* window_views:tvf:v1 {"kind": "tumble", "time_col": "bidtime", "size_us": 600000000, "offset_us": 0, "text": {"size": "10 minutes"}} */
-  select *, 1 as window_start, 2 as window_end from s.bid where bidtime is not null
-) b
-group by 1, 2
-"""
 SESSION = TUMBLE.replace(
     '"kind": "tumble", "time_col": "bidtime", "size_us": 600000000',
     '"kind": "session", "time_col": "bidtime", "gap_us": 600000000, "partition_by": []',

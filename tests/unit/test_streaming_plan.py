@@ -10,20 +10,11 @@ from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
 from dbt.adapters.window_views.streaming.plan import build, check_upstream
 from dbt.adapters.window_views.upstream import Upstream
+from tests.support.data import TUMBLE_COMPILED as TUMBLE
 
 
 def plan(model, sql, cfg):
     return build(model, sql, cfg, ())
-
-
-TUMBLE = """
-select b.window_start, b.window_end, sum(b.price) as price
-from (
-  /* window_views:tvf:v1 {"kind": "tumble", "time_col": "bidtime", "size_us": 600000000, "offset_us": 0, "text": {"size": "10 minutes"}} */
-  select *, 1 as window_start, 2 as window_end from s.bid where bidtime is not null
-) b
-group by 1, 2
-"""
 
 
 def config(**extra):
