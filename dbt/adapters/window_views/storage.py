@@ -108,15 +108,6 @@ def _bucket_folders(fs: FileSystem, staging: str) -> List[str]:
     return [e.name for e in fs.list(staging) if e.is_dir and e.name.startswith(f"{BUCKET}=")]
 
 
-def staged_files(fs: FileSystem, staging: str) -> List[str]:
-    return [
-        paths.join(staging, folder, e.name)
-        for folder in _bucket_folders(fs, staging)
-        for e in fs.list(paths.join(staging, folder))
-        if not e.is_dir and _visible(e.name)
-    ]
-
-
 def staged_buckets(fs: FileSystem, staging: str) -> List[str]:
     return sorted(folder.split("=", 1)[1] for folder in _bucket_folders(fs, staging))
 
