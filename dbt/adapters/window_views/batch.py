@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from dbt.adapters.window_views import emit
+from dbt.adapters.window_views import ddl, emit
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.watermark import batch_watermark
 
 
 def _output_columns(adapter: Any, sql: str) -> List[str]:
-    _, table = adapter.execute(f"describe query {sql}", fetch=True)
+    _, table = adapter.execute(ddl.describe_query(sql), fetch=True)
     return [row[0] for row in table.rows]
 
 

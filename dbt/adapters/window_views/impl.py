@@ -16,7 +16,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, filesystems, panes, paths
+from dbt.adapters.window_views import batch, ddl, filesystems, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager
@@ -119,7 +119,7 @@ class WindowViewsAdapter(SparkAdapter):
     @available
     def table_location(self, relation: Any) -> Optional[str]:
         """Where a table's files live (external tables keep them after DROP)."""
-        _, table = self.execute(f"describe table extended {relation}", fetch=True)
+        _, table = self.execute(ddl.describe_extended(str(relation)), fetch=True)
         for row in table.rows:
             if row[0] == "Location":
                 return row[1]

@@ -55,12 +55,6 @@ class Interval:
         return self.text
 
 
-def epoch_micros(sql: str) -> str:
-    """SQL for a timestamp expression as microseconds since the epoch (UTC), the unit every
-    window boundary is computed in."""
-    return f"unix_micros(cast({sql} as timestamp))"
-
-
 def describe_epoch_micros(micros: Optional[int]) -> str:
     """Epoch microseconds as the UTC time they stand for, to the second ("none" for None)."""
     if micros is None:

@@ -18,6 +18,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
+from dbt.adapters.window_views import ddl
 from dbt.adapters.window_views.filesystems import is_connect
 
 if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
@@ -173,9 +174,10 @@ def refresh_inputs(adapter: Any, inputs: Iterable[Tuple[Optional[str], str]]) ->
     for schema, name in inputs:
         if schema:  # an unqualified name may be a CTE; dbt's refs and sources are qualified
             try:
-                adapter.execute(f"refresh table `{schema}`.`{name}`")
-            except Exception:  # not a table (Spark says so when the model reads it)
-                pass
+                adapter.execute(ddl.refresh(ddl.qualified(schema, name)))
+            except DbtRuntimeError as exc:
+                if "TABLE_OR_VIEW_NOT_FOUND" not in str(exc):
+                    raise  # a missing input: Spark names it when the model reads it
 
 
 class WindowViewsCursor(Cursor):

@@ -8,8 +8,6 @@ from typing import List, Optional, Sequence, Tuple, Union
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.window_views.intervals import epoch_micros as _epoch_micros_sql
-
 DIALECT = "spark"
 ROWS = "_wv_rows"  # the alias of a wrapped query; nothing refers to it
 
@@ -33,7 +31,8 @@ def parse(sql: str) -> exp.Expression:
 
 _WINDOW_FLOOR = parse("(:t - pmod(:t - :offset, :unit))")
 _FLOOR_INDEX = parse("div(:key - pmod(:key, :size), :size)")
-_EPOCH_MICROS = parse(_epoch_micros_sql(":value"))
+# every window boundary is computed in microseconds since the epoch (UTC); the macros' `_epoch_micros`
+_EPOCH_MICROS = parse("unix_micros(cast(:value as timestamp))")
 
 
 def to_sql(node: exp.Expr) -> str:
@@ -57,7 +56,7 @@ def fill(template: exp.Expr, **values: exp.Expr) -> exp.Expression:
 
 
 def epoch_micros(value: exp.Expr) -> exp.Expression:
-    """A timestamp expression as microseconds since the epoch (intervals.epoch_micros)."""
+    """A timestamp expression as microseconds since the epoch."""
     return fill(_EPOCH_MICROS, value=value)
 
 

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
+from sqlglot import exp
+
+from dbt.adapters.window_views import ddl, sqlexpr
 from dbt.adapters.window_views.config import Watermark
 from dbt.adapters.window_views.errors import AnalysisError
 
@@ -40,12 +44,22 @@ def batch_watermark(
             f"the watermark column `{watermark.column}` is not a column of any input relation "
             f"(inputs: {names}); fix: set watermark.column to the event-time column of an input"
         )
-    quoted = adapter.quote(watermark.column)
-    maxima = " union all ".join(
-        f"select unix_micros(cast(max({quoted}) as timestamp)) as m from {r}" for r in with_column
-    )
-    _, table = adapter.execute(f"select count(m) = count(*) as all_seen, min(m) as w from ({maxima})", fetch=True)
+    _, table = adapter.execute(_lowest_maximum(watermark.column, [str(r) for r in with_column]), fetch=True)
     all_seen, lowest = table.rows[0]
     if not all_seen or lowest is None:
         return WatermarkReached(None)
     return WatermarkReached(int(lowest) - watermark.delay.micros)
+
+
+def _lowest_maximum(column: str, relations: Sequence[str]) -> str:
+    """One row: whether every relation has an event time, and the lowest of their maxima (micros)."""
+    maxima: List[exp.Query] = [
+        exp.select(*sqlexpr.aliased([("m", sqlexpr.epoch_micros(exp.Max(this=sqlexpr.column(column))))])).from_(
+            ddl.table(r)
+        )
+        for r in relations
+    ]
+    union = functools.reduce(lambda a, b: exp.union(a, b, distinct=False), maxima)
+    seen = exp.EQ(this=exp.Count(this=exp.column("m")), expression=exp.Count(this=exp.Star()))
+    lowest = exp.select(*sqlexpr.aliased([("all_seen", seen), ("w", exp.Min(this=exp.column("m")))]))
+    return sqlexpr.to_sql(lowest.from_(union.subquery("maxima")))

@@ -28,9 +28,8 @@ import json
 from typing import Any, Dict, List, Optional, Tuple
 
 from pyspark.sql.types import StructType
-from sqlglot import exp
 
-from dbt.adapters.window_views import paths, storage
+from dbt.adapters.window_views import ddl, paths, storage
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commits import read_record, unreadable
 from dbt.adapters.window_views.streaming.locations import LOCK, Locations
@@ -120,10 +119,6 @@ def discard(fs: FileSystem, where: Locations, lock_folder: str) -> None:
         fs.delete(where.checkpoint)
 
 
-def _quoted(text: str) -> str:
-    return exp.Literal.string(text).sql("spark")
-
-
 def _columns(schema: Any) -> List[Tuple[str, str]]:
     return [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
 
@@ -133,19 +128,18 @@ def point(spark: Any, table: str, location: str, schema: Any) -> None:
     columns are the same, then ADD COLUMNS for columns added at the end; other column changes
     (removed, retyped, reordered) need the table dropped and created again, a moment in which
     readers find no table."""
-    uri = _quoted(paths.spark_uri(location))
+    uri = paths.spark_uri(location)
     if not spark.catalog.tableExists(table):
         spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
         return
     have, want = _columns(spark.table(table).schema), _columns(schema)
     if want[: len(have)] == have:
-        spark.sql(f"alter table {table} set location {uri}")
+        spark.sql(ddl.set_location(table, uri))
         added = schema.fields[len(have) :]
         if added:
-            columns = ", ".join(f"`{f.name.replace('`', '``')}` {f.dataType.simpleString()}" for f in added)
-            spark.sql(f"alter table {table} add columns ({columns})")
+            spark.sql(ddl.add_columns(table, [(f.name, f.dataType.simpleString()) for f in added]))
     else:
-        spark.sql(f"drop table {table}")
+        spark.sql(ddl.drop_table(table, if_exists=False))
         spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
     spark.catalog.refreshTable(table)
 
@@ -158,7 +152,7 @@ def swap(run: StreamRun, record: RebuildIntent) -> RebuildIntent:
     if record.late_schema is not None:
         point(run.spark, run.late_target, new.late, StructType.fromJson(json.loads(record.late_schema)))
     else:  # late_data='drop' now: the old version's late table goes with it
-        run.spark.sql(f"drop table if exists {run.late_target}")
+        run.spark.sql(ddl.drop_table(run.late_target))
     record_live(run.spark, run.target, record)
     return mark(run.fs, record, RebuildStep.SWAPPED)
 
@@ -175,9 +169,8 @@ def record_live(spark: Any, target: str, record: RebuildIntent) -> None:
     if record.late_schema is not None:
         properties[LOCATION_PROPERTY["late table"]] = new.late
     else:
-        spark.sql(f"alter table {target} unset tblproperties if exists ({_quoted(LOCATION_PROPERTY['late table'])})")
-    pairs = ", ".join(f"{_quoted(k)} = {_quoted(v)}" for k, v in properties.items())
-    spark.sql(f"alter table {target} set tblproperties ({pairs})")
+        spark.sql(ddl.unset_property(target, LOCATION_PROPERTY["late table"]))
+    spark.sql(ddl.set_properties(target, properties))
 
 
 def recover(run: StreamRun, next_slot: Locations, lock_folder: str) -> bool:

@@ -9,7 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
 
-from dbt.adapters.window_views import filesystems, paths, storage
+from dbt.adapters.window_views import ddl, filesystems, paths, storage
 from dbt.adapters.window_views.config import Emit, LateData, OnChange
 from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
@@ -66,7 +66,7 @@ def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Loc
 
 
 def _drop(run: StreamRun, table: str, location: str) -> None:
-    run.spark.sql(f"drop table if exists {table}")
+    run.spark.sql(ddl.drop_table(table))
     run.fs.delete(location)
 
 
@@ -145,11 +145,11 @@ def _output_schema(spark: Any, plan: StreamPlan) -> Any:
 
 
 def _properties(spark: Any, table: str) -> Dict[str, str]:
-    return {r[0]: r[1] for r in spark.sql(f"show tblproperties {table}").collect()}
+    return {r[0]: r[1] for r in spark.sql(ddl.show_properties(table)).collect()}
 
 
 def _recorded_location(spark: Any, table: str) -> Optional[str]:
-    rows = spark.sql(f"describe table extended {table}").where("col_name = 'Location'").collect()
+    rows = spark.sql(ddl.describe_extended(table)).where("col_name = 'Location'").collect()
     return paths.normalize(rows[0][1]) if rows else None
 
 
