@@ -242,10 +242,21 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
     rows = _Rows(exp.to_table(relation_sql, dialect=sqlexpr.DIALECT), sqlexpr.column(window.time_col), keys)
     if isinstance(window, Tumble):
         return _tumble(rows, window, measures)
+    leaves = _leaves(measures)
+    if isinstance(leaves, str):
+        return Plan(None, leaves)
+    columns, outputs = leaves
+    if isinstance(window, Cumulate):
+        query = _cumulate(_panes(rows, window, window.step, columns), window, outputs)
+    else:
+        query = _hop(_panes(rows, window, window.pane, columns), window, outputs)
+    return Plan(sqlexpr.to_sql(exp.paren(query)))
 
-    # decompose every aggregate of every measure into pane leaves, each computed once per pane
-    # and once per window (avg(x) and sum(x) share sum(x) and count(x)); the measures are
-    # computed from the leaves' window columns
+
+def _leaves(measures: List[Measure]) -> Union[Tuple[Dict[Leaf, str], List[exp.Expr]], str]:
+    """Every aggregate of every measure decomposed into pane leaves, each computed once per pane
+    and once per window (avg(x) and sum(x) share sum(x) and count(x)): the leaves' columns and
+    the measures computed from them; or why a measure does not decompose."""
     columns: Dict[Leaf, str] = {}
     outputs = []
     for measure in measures:
@@ -255,15 +266,27 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
                 continue
             parts = decompose(node)
             if parts is None:
-                return Plan(
-                    None,
-                    f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes",
-                )
+                return f"measure '{measure.alias}' = {measure.tree.sql('spark')}: {node.sql('spark')} does not decompose into panes"
             combined = _combined([columns.setdefault(leaf, f"{PARTIAL}{len(columns)}") for leaf in parts], node)
             tree = sqlexpr.replaced(tree, node, combined)
         outputs.append(exp.alias_(tree, measure.alias, quoted=True))
+    return columns, outputs
 
-    pane = window.pane if isinstance(window, Hop) else window.step
+
+@dataclass(frozen=True)
+class _Panes:
+    """What HOP and CUMULATE share: the rows' panes (`_wv_panes`) and the leaves over them."""
+
+    rows: _Rows
+    pane: int  # micros
+    query: exp.Select
+    partition: List[exp.Expression]  # the keys, and a CUMULATE's period
+    over_panes: List[exp.Expr]
+    next_pane: exp.Expr
+    columns: Dict[Leaf, str]
+
+
+def _panes(rows: _Rows, window: Union[Hop, Cumulate], pane: int, columns: Dict[Leaf, str]) -> _Panes:
     pane_start = sqlexpr.window_floor(_col("_wv_t"), window.offset, pane)
     period: List[exp.Expr] = []
     if isinstance(window, Cumulate):
@@ -272,74 +295,82 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
     partition = [*rows.key_columns(), *period_key]
     row_times = exp.select(exp.Star(), exp.alias_(rows.micros(), "_wv_t"), *period)
     row_times = row_times.from_(rows.relation.copy()).where(rows.present())
-    if keys:
+    if rows.keys:
         # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
         # (measured: ~15% faster than shuffling panes twice, by key + pane and then by key)
         row_times.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=rows.key_columns())]))
     pane_aggregates = [exp.alias_(leaf.pane.copy(), column) for leaf, column in columns.items()]
-    panes = (
+    query = (
         exp.select(*rows.key_columns(), *period_key, exp.alias_(pane_start, "_wv_p"), *pane_aggregates)
         .from_(row_times.subquery("_wv_rows"))
         .group_by(*rows.key_columns(), *[k.copy() for k in period_key], pane_start.copy())
     )
     over_panes = [exp.alias_(_over_panes(c, leaf, isinstance(window, Hop)), c) for leaf, c in columns.items()]
     next_pane = exp.alias_(sqlexpr.window(_LEAD, partition, [sqlexpr.ordered(_col("_wv_p"))]), "_wv_q")
-    current = ("CURRENT ROW", None)
-    unbounded = ("UNBOUNDED", "PRECEDING")
-    after_pane = sqlexpr.fill(_AFTER_PANE, pane=_n(pane))
+    return _Panes(rows, pane, query, partition, over_panes, next_pane, columns)
 
-    if isinstance(window, Cumulate):
-        # one running aggregate per period. A window whose last pane is empty holds the same
-        # panes as the window of the pane before it: each pane's row is copied to the window
-        # ends up to the next pane (or the period's end), after the one sort.
-        windows = exp.select(*rows.key_columns(), _col("_wv_s"), _col("_wv_p"), next_pane, *over_panes)
-        windows = windows.from_("_wv_panes")
-        windows.set("windows", [_named_window("_wv_frame", partition, sqlexpr.frame("ROWS", unbounded, current))])
-        last = sqlexpr.fill(_PERIOD_LAST, size=_n(window.size))
-        # no array for the common pane with a next pane right after it
-        gaps = _lateral(sqlexpr.fill(_CUMULATE_GAPS, last=last, pane=_n(pane)), "_wv_gap", "_wv_gap_e")
-        ends = exp.select(exp.Star(), exp.alias_(sqlexpr.fill(_CUMULATE_END, pane=_n(pane)), "_wv_e"))
-        ends = ends.from_("_wv_windows")
-        ends.set("laterals", [gaps])
-        bounds = sqlexpr.window_bounds(_col("_wv_s"), _col("_wv_e"))
-        query = exp.select(*rows.key_columns(), *bounds, *outputs).from_(ends.subquery("_wv_ends"))
-        query = query.with_("_wv_panes", as_=panes).with_("_wv_windows", as_=windows)
-        return Plan(sqlexpr.to_sql(exp.paren(query)))
 
-    # HOP: a window ends every slide at offset + size (mod slide). The window ends after a
-    # pane, up to the next pane or the pane's last window: the first window end after the
-    # pane's end (the last one at or before it, plus a slide), by slides
+_CURRENT = ("CURRENT ROW", None)
+_UNBOUNDED = ("UNBOUNDED", "PRECEDING")
+
+
+def _cumulate(panes: _Panes, window: Cumulate, outputs: List[exp.Expr]) -> exp.Select:
+    """One running aggregate per period. A window whose last pane is empty holds the same panes
+    as the window of the pane before it: each pane's row is copied to the window ends up to the
+    next pane (or the period's end), after the one sort."""
+    keys = panes.rows.key_columns()
+    windows = exp.select(*keys, _col("_wv_s"), _col("_wv_p"), panes.next_pane, *panes.over_panes)
+    windows = windows.from_("_wv_panes")
+    frame = sqlexpr.frame("ROWS", _UNBOUNDED, _CURRENT)
+    windows.set("windows", [_named_window("_wv_frame", panes.partition, frame)])
+    last = sqlexpr.fill(_PERIOD_LAST, size=_n(window.size))
+    # no array for the common pane with a next pane right after it
+    gaps = _lateral(sqlexpr.fill(_CUMULATE_GAPS, last=last, pane=_n(panes.pane)), "_wv_gap", "_wv_gap_e")
+    ends = exp.select(exp.Star(), exp.alias_(sqlexpr.fill(_CUMULATE_END, pane=_n(panes.pane)), "_wv_e"))
+    ends = ends.from_("_wv_windows")
+    ends.set("laterals", [gaps])
+    bounds = sqlexpr.window_bounds(_col("_wv_s"), _col("_wv_e"))
+    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_(ends.subquery("_wv_ends"))
+    return query.with_("_wv_panes", as_=panes.query).with_("_wv_windows", as_=windows)
+
+
+def _hop(panes: _Panes, window: Hop, outputs: List[exp.Expr]) -> exp.Select:
+    """A window ends every slide at offset + size (mod slide). The window ends after a pane, up
+    to the next pane or the pane's last window: the first window end after the pane's end (the
+    last one at or before it, plus a slide), by slides."""
+    keys = panes.rows.key_columns()
+    after_pane = sqlexpr.fill(_AFTER_PANE, pane=_n(panes.pane))
     first_probe = exp.Add(
         this=sqlexpr.window_floor(exp.paren(after_pane), window.end_phase, window.slide), expression=_n(window.slide)
     )
     last_probe = sqlexpr.fill(_HOP_LAST_PROBE, size=_n(window.size))
-    probes = sqlexpr.fill(_HOP_PROBES, first=first_probe, last=last_probe, pane=_n(pane), slide=_n(window.slide))
-    following = exp.select(exp.Star(), next_pane).from_("_wv_panes")
+    probes = sqlexpr.fill(_HOP_PROBES, first=first_probe, last=last_probe, pane=_n(panes.pane), slide=_n(window.slide))
+    following = exp.select(exp.Star(), panes.next_pane).from_("_wv_panes")
     # every pane, plus a probe row for each window whose last pane is empty (the window is
     # still computed on that row); one pass, so the panes are aggregated once
-    real = [exp.alias_(sqlexpr.fill(_REAL, c=_col(c)), c) for c in columns.values()]
-    slots = exp.select(
-        *rows.key_columns(), exp.alias_(sqlexpr.coalesce(_col("_wv_probe_p"), _col("_wv_p")), "_wv_p"), *real
-    )
+    real = [exp.alias_(sqlexpr.fill(_REAL, c=_col(c)), c) for c in panes.columns.values()]
+    slots = exp.select(*keys, exp.alias_(sqlexpr.coalesce(_col("_wv_probe_p"), _col("_wv_p")), "_wv_p"), *real)
     slots = slots.from_(following.subquery("_wv_next"))
     slots.set("laterals", [_lateral(probes, "_wv_probe", "_wv_probe_p")])
-    windows = exp.select(*rows.key_columns(), exp.alias_(after_pane, "_wv_e"), *over_panes).from_("_wv_slots")
-    reach = (_n(window.size - pane), "PRECEDING")
+    windows = exp.select(*panes.rows.key_columns(), exp.alias_(after_pane, "_wv_e"), *panes.over_panes)
+    windows = windows.from_("_wv_slots")
+    reach = (_n(window.size - panes.pane), "PRECEDING")
     windows.set(
         "windows",
         [
-            _named_window("_wv_frame", partition, sqlexpr.frame("RANGE", reach, current)),
-            _named_window("_wv_upto", partition, sqlexpr.frame("RANGE", unbounded, current)),
-            _named_window("_wv_before", partition, sqlexpr.frame("RANGE", unbounded, (_n(window.size), "PRECEDING"))),
+            _named_window("_wv_frame", panes.partition, sqlexpr.frame("RANGE", reach, _CURRENT)),
+            _named_window("_wv_upto", panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, _CURRENT)),
+            _named_window(
+                "_wv_before", panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, (_n(window.size), "PRECEDING"))
+            ),
         ],
     )
     e = _col("_wv_e")
     bounds = sqlexpr.window_bounds(exp.Sub(this=e, expression=_n(window.size)), e)
-    query = exp.select(*rows.key_columns(), *bounds, *outputs).from_("_wv_windows")
-    if pane != window.slide:  # with panes of a slide every pane ends a window
+    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_("_wv_windows")
+    if panes.pane != window.slide:  # with panes of a slide every pane ends a window
         query = query.where(sqlexpr.fill(_HOP_KEEP, phase=_n(window.end_phase), slide=_n(window.slide)))
-    query = query.with_("_wv_panes", as_=panes).with_("_wv_slots", as_=slots).with_("_wv_windows", as_=windows)
-    return Plan(sqlexpr.to_sql(exp.paren(query)))
+    return query.with_("_wv_panes", as_=panes.query).with_("_wv_slots", as_=slots).with_("_wv_windows", as_=windows)
 
 
 def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:

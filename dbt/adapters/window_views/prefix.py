@@ -20,6 +20,7 @@ which `overwindows` ensures by keeping every row from the first kept one.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 from typing import Dict, List, Optional, Sequence, Tuple, Type
 
 from sqlglot import exp
@@ -29,8 +30,24 @@ from dbt.adapters.window_views.analysis import OverCall
 from dbt.adapters.window_views.sqlexpr import Named, column
 
 
-def _templates(templates: Dict[str, Dict[str, str]]) -> Dict[str, Dict[str, exp.Expression]]:
-    return {kind: {name: sqlexpr.parse(sql) for name, sql in columns.items()} for kind, columns in templates.items()}
+class PrefixKind(str, Enum):
+    """How a call's evicted rows are summarised: by aggregate, or for ranking and FIRST_VALUE."""
+
+    SUM = "sum"
+    COUNT = "count"
+    MIN = "min"
+    MAX = "max"
+    AVG = "avg"
+    ROWS = "rows"  # ROW_NUMBER, RANK: the evicted rows counted
+    DENSE_RANK = "dense_rank"
+    FIRST_VALUE = "first_value"
+    FIRST_VALUE_IGNORE_NULLS = "first_value_ignore_nulls"
+
+
+def _templates(templates: Dict[str, Dict[str, str]]) -> Dict[PrefixKind, Dict[str, exp.Expression]]:
+    parsed = {PrefixKind(k): {name: sqlexpr.parse(sql) for name, sql in cs.items()} for k, cs in templates.items()}
+    assert set(parsed) == set(PrefixKind), "every kind has its templates"
+    return parsed
 
 
 # per kind: the state columns ({name: aggregate over the evicted rows of :x, ordered by :key}),
@@ -65,7 +82,7 @@ _MERGE = _templates(
     }
 )
 _COMBINE = {
-    kind: sqlexpr.parse(sql)
+    PrefixKind(kind): sqlexpr.parse(sql)
     for kind, sql in {
         "sum": "coalesce(:s + :L, :s, :L)",
         "count": "coalesce(:s, 0) + :L",
@@ -78,15 +95,15 @@ _COMBINE = {
         "first_value_ignore_nulls": "coalesce(:s, :L)",
     }.items()
 }
-_AGGREGATES: Dict[Type[exp.Expr], str] = {
-    exp.Sum: "sum",
-    exp.Count: "count",
-    exp.Min: "min",
-    exp.Max: "max",
-    exp.Avg: "avg",
+_AGGREGATES: Dict[Type[exp.Expr], PrefixKind] = {
+    exp.Sum: PrefixKind.SUM,
+    exp.Count: PrefixKind.COUNT,
+    exp.Min: PrefixKind.MIN,
+    exp.Max: PrefixKind.MAX,
+    exp.Avg: PrefixKind.AVG,
 }
 # the kinds whose state needs the evicted rows to be a whole prefix of the partition
-TIE_SENSITIVE = ("dense_rank", "first_value", "first_value_ignore_nulls")
+TIE_SENSITIVE = (PrefixKind.DENSE_RANK, PrefixKind.FIRST_VALUE, PrefixKind.FIRST_VALUE_IGNORE_NULLS)
 
 
 @dataclass(frozen=True)
@@ -94,7 +111,7 @@ class PrefixCall:
     """A window call kept as per-partition state; `index` is its place among the model's calls."""
 
     index: int
-    kind: str
+    kind: PrefixKind
     argument: Optional[str]  # the value expression, unqualified
     partition_by: Tuple[str, ...]  # unqualified
     order_by: Tuple[str, ...]  # ascending, unqualified
@@ -118,9 +135,9 @@ def classify(
         # a struct of the ORDER BY, whose NULL fields sort first (the event time is never NULL)
         return None
     if isinstance(func, (exp.RowNumber, exp.Rank)):
-        return PrefixCall(index, "rows", None, partition_by, order_by)
+        return PrefixCall(index, PrefixKind.ROWS, None, partition_by, order_by)
     if isinstance(func, exp.DenseRank):
-        return PrefixCall(index, "dense_rank", None, partition_by, order_by)
+        return PrefixCall(index, PrefixKind.DENSE_RANK, None, partition_by, order_by)
     if not call.frame.start.is_unbounded():
         return None
     argument = func.this
@@ -130,8 +147,8 @@ def classify(
     if kind is not None and not ignore_nulls:
         return PrefixCall(index, kind, _unqualified(argument), partition_by, order_by)
     if isinstance(func, exp.FirstValue):
-        kind = "first_value_ignore_nulls" if ignore_nulls else "first_value"
-        return PrefixCall(index, kind, _unqualified(argument), partition_by, order_by)
+        first = PrefixKind.FIRST_VALUE_IGNORE_NULLS if ignore_nulls else PrefixKind.FIRST_VALUE
+        return PrefixCall(index, first, _unqualified(argument), partition_by, order_by)
     return None
 
 
@@ -146,7 +163,7 @@ def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
     for call in calls:
         node = over[call.index].node
         values = {"L": exp.paren(node.copy()), **{name: column(f"_wv_{name}{call.index}") for name in ("s", "c", "n")}}
-        if call.kind == "avg":
+        if call.kind is PrefixKind.AVG:
             for name, func in (("LS", exp.Sum), ("LC", exp.Count)):
                 part = node.copy()
                 part.set("this", func(this=over[call.index].func.this.copy()))
