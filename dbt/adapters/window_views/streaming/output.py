@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
+from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views import paths, sqlexpr, storage
@@ -46,7 +47,7 @@ class Output:
     def append(self, result: Any) -> int:
         """Stage rows that are final: emitted once, appended, never rewritten."""
         result, rows_out = counted(result)
-        result.selectExpr("*", f"'e' as {storage.BUCKET}").write.partitionBy(storage.BUCKET).mode("overwrite").parquet(
+        result.withColumn(storage.BUCKET, F.lit("e")).write.partitionBy(storage.BUCKET).mode("overwrite").parquet(
             str(self.staging)
         )
         return rows_out()

@@ -14,13 +14,16 @@ from dbt.adapters.window_views.streaming.state import State
 # the state's event time: a pane's start, so that the window arithmetic on rows (which windows
 # hold t, when the last one closes) picks and evicts panes as it would their rows
 T = internal("t")
-PANE_TIME = f"{internal('p')} AS {T}"
+
+
+def _pane_time() -> Any:
+    return F.col(internal("p")).alias(T)
 
 
 def partials(spark: Any, slicing: Slicing, rows: Any) -> Any:
     """The pane partials of input `rows` (panes.py's own per-pane step)."""
     rows.drop(T).createOrReplaceTempView(slicing.rows_view)
-    return spark.sql(slicing.partial_sql).selectExpr("*", PANE_TIME)
+    return spark.sql(slicing.partial_sql).select("*", _pane_time())
 
 
 def retained(spark: Any, slicing: Slicing, fresh: Any, state: State, previous: Optional[str]) -> Any:
@@ -39,4 +42,4 @@ def retained(spark: Any, slicing: Slicing, fresh: Any, state: State, previous: O
     merge = spark.sql(slicing.merge_sql)
     # a sum of sums widens its type (decimal precision): the state keeps the partials' own types
     columns = [F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in new.schema.fields if f.name != T]
-    return merge.select(*columns).selectExpr("*", PANE_TIME).persist()
+    return merge.select(*columns).select("*", _pane_time()).persist()

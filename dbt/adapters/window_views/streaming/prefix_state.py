@@ -102,7 +102,7 @@ def save_folded(state: State, flagged: Any, old: List[Any], batch_id: BatchId) -
     for g, (partition_by, calls) in enumerate(groups):
         ours = new if len(groups) == 1 else new.where(f"{prefix.GROUP} = {g}")
         ours.createOrReplaceTempView(f"{view}_new{g}")
-        old[g].selectExpr("*", f"true as {OLD}").createOrReplaceTempView(f"{view}_old{g}")
+        old[g].withColumn(OLD, F.lit(True)).createOrReplaceTempView(f"{view}_old{g}")
         merged = spark.sql(prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED))
         parts.append(_state_rows(merged, rows, f"g{g}"))
     rows_of_state, count = counted_if(

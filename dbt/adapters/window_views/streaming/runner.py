@@ -149,7 +149,7 @@ def _properties(spark: Any, table: str) -> Dict[str, str]:
 
 
 def _recorded_location(spark: Any, table: str) -> Optional[str]:
-    rows = spark.sql(ddl.describe_extended(table)).where("col_name = 'Location'").collect()
+    rows = [r for r in spark.sql(ddl.describe_extended(table)).collect() if r[0] == "Location"]
     return paths.normalize(rows[0][1]) if rows else None
 
 

@@ -9,6 +9,8 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence, Tuple
 
+from pyspark.sql import functions as F
+
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output, Staged
@@ -56,11 +58,11 @@ class ModelShape(ABC):
 
     def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str]) -> Any:
         """The rows the batch works on: the state's rows and the `fresh` ones (NEW)."""
-        retained = fresh.selectExpr("*", f"true as {NEW}")
+        retained = fresh.withColumn(NEW, F.lit(True))
         if not previous_state:
             return retained
         old = state.rows(spark, previous_state, fresh.schema)
-        return old.selectExpr("*", f"false as {NEW}").unionByName(retained, allowMissingColumns=True)
+        return old.withColumn(NEW, F.lit(False)).unionByName(retained, allowMissingColumns=True)
 
     def recompute(
         self, previous: Optional[BatchRecord], held_hit: Optional[Sequence[int]], by: Tuple[str, ...]

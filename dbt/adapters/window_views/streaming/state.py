@@ -186,7 +186,7 @@ class State:
 
     def write(self, kept: Any, states: List[Any], batch_id: BatchId) -> None:
         """The kept rows and each group's summary, in one write."""
-        parts = [kept] + [s.coalesce(1).selectExpr("*", f"'g{g}' as {PART}") for g, s in enumerate(states)]
+        parts = [kept] + [s.coalesce(1).withColumn(PART, F.lit(f"g{g}")) for g, s in enumerate(states)]
         self.write_rows(reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts), batch_id)
 
     def write_rows(self, rows: Any, batch_id: BatchId) -> None:
