@@ -41,8 +41,8 @@ def file_name(number: int, deliveries: int) -> str:
 
 
 class DeliveryFiles:
-    """One parquet file per kind for one delivery, written piece by piece and renamed into place
-    together on a clean exit; on an error the temporary files are removed and nothing lands."""
+    """One parquet file per kind for one delivery, written piece by piece and renamed into place one
+    after another on a clean exit; on an error the temporary files are removed and nothing lands."""
 
     def __init__(self, landing: Landing, number: int, kinds: Sequence[EventKind]) -> None:
         name = file_name(number, landing.deliveries)
@@ -66,7 +66,7 @@ class DeliveryFiles:
             self.rows[kind.name] += table.num_rows
 
     def __exit__(
-        self, kind_: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]
+        self, error_type: Optional[Type[BaseException]], error: Optional[BaseException], trace: Optional[TracebackType]
     ) -> None:
         for writer in self._writers.values():
             writer.close()
