@@ -1,0 +1,1 @@
+"""Benchmarks (scripts, run from the repository root) and their importable helpers (`bench.nexmark`)."""
