@@ -447,3 +447,37 @@ def test_window_columns_computed_inside_the_model_are_refused(project):
     assert "window_views.session argument 'partition_by' names the column `parity`, which" in errors(result)
     assert "does not have, and the stream keeps" in errors(result)
     assert "fix: compute `parity` in an upstream model" in errors(result)
+
+
+def test_a_streaming_run_refused_at_its_checks_keeps_the_batch_table_in_its_place(project):
+    """A batch window view switched to streaming is replaced, as dbt replaces a table; but when
+    the streaming model is refused (here by the output check only Spark can make), the batch
+    table and its rows stay."""
+    make_source(project)
+    deliver(project, [("08:07", 2, "A"), ("08:11", 3, "B")])
+    project.model(
+        "switched",
+        """
+        {{ config(materialized='window_view', execution='batch') }}
+        select window_start, window_end, count(*) as bids
+        from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}
+        group by window_start, window_end
+        """,
+    )
+    assert run(project, "switched").status == "success"
+    window_view(
+        project,
+        "switched",
+        "on_window_close",
+        """
+        select window_end, count(*) as bids
+        from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}
+        group by window_start, window_end
+        """,
+    )
+    result = project.dbt("run", "-s", "switched", ok=False)
+    assert "must select `window_start`" in errors(result)
+    assert project.rows("switched", order_by="window_start") == [
+        (t("08:00"), t("08:10"), 1),
+        (t("08:10"), t("08:20"), 1),
+    ]

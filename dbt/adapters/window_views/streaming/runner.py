@@ -206,6 +206,8 @@ def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
 def _prepare(run: StreamRun) -> Any:
     """Tables and checkpoint ready for the stream; returns the model's output schema."""
     model, plan, fs, where = run.model, run.plan, run.fs, run.where
+    # every check first: a refused model leaves the table in its place (a batch one too)
+    out_schema, late_schema = _schemas(run.spark, plan)
     if run.full_refresh:
         _drop(run, run.target, where.table)
         _drop(run, run.late_target, where.late)
@@ -221,7 +223,6 @@ def _prepare(run: StreamRun) -> Any:
         )
     for repair in checkpoint.check(model, where, fs):
         logger.warning(f"window_view model '{model}': {repair}")
-    out_schema, late_schema = _schemas(run.spark, plan)
     _ensure_table(run, run.target, where.table, out_schema)
     if late_schema is not None:
         _ensure_table(run, run.late_target, where.late, late_schema)
