@@ -419,9 +419,9 @@ def test_a_landed_file_whose_column_has_another_type_is_named(project):
     assert (
         f"window_view model 'mistyped' (micro-batch 2) at {landed}: a file of its input {source} has the column "
         f"`price` as STRING, where {source} declares INT, and Spark cannot read one as the other; fix: move the "
-        f"file out of {source}'s folder, or rewrite it with {source}'s types (`price` INT) under the same name; "
-        "then run again: committed micro-batches are kept, this one is redone. If the file's type is the right "
-        f"one, give {source} a type Spark reads every file as and run `dbt run --full-refresh -s mistyped`"
+        f"file out of the folder of {source}, or rewrite it under the same name with `price` as INT; then run "
+        "again: committed micro-batches are kept, this one is redone. If the file's type is the right one, give "
+        f"{source} a type Spark reads every file as and run `dbt run --full-refresh -s mistyped`"
     ) in message, message
     assert_clean(message)
     for noise in ("FOREACH_BATCH_USER_FUNCTION_ERROR", "Python Proxy", "streaming query failed", "Traceback"):

@@ -97,7 +97,7 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
     assert (
         "window_view model 'm' (micro-batch 3) at /wh/s.db/bid/part 0.parquet: a file of its input s.bid cannot be "
         "read: file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8); fix: if the file is "
-        "not Parquet with s.bid's columns, or is damaged, move it out of s.bid's folder"
+        "not Parquet with the columns of s.bid, or is damaged, move it out of the folder of s.bid"
     ) in str(failure), failure
     # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
     gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})

@@ -182,8 +182,8 @@ def unreadable_file(
             model,
             f"a file of its input {name} has the column `{mismatch.column}` as {mismatch.file_type}, where "
             f"{name} declares {mismatch.table_type}, and Spark cannot read one as the other",
-            f"move the file out of {name}'s folder, or rewrite it with {name}'s types (`{mismatch.column}` "
-            f"{mismatch.table_type}) under the same name; {redone}. If the file's type is the right one, give "
+            f"move the file out of the folder of {name}, or rewrite it under the same name with "
+            f"`{mismatch.column}` as {mismatch.table_type}; {redone}. If the file's type is the right one, give "
             f"{name} a type Spark reads every file as and run `dbt run --full-refresh -s {model}`",
             batch=batch_id,
             path=_shown(file),
@@ -192,8 +192,8 @@ def unreadable_file(
     return StreamFailure(
         model,
         f"a file of its input {name} cannot be read: {spark_error(cause)}",
-        f"if the file is not Parquet with {name}'s columns, or is damaged, move it out of {name}'s folder or "
-        f"rewrite it under the same name; {redone}",
+        f"if the file is not Parquet with the columns of {name}, or is damaged, move it out of the folder of "
+        f"{name} or rewrite it under the same name; {redone}",
         batch=batch_id,
         path=_shown(file),
     )
