@@ -55,6 +55,9 @@ def test_a_cancelled_job_is_not_a_failure():
     assert _cancelled(chain(Captured("SPARK_JOB_CANCELLED", "Job 3 cancelled part of cancelled job group")))
     assert _cancelled(chain(Captured(None, "java.lang.InterruptedException")))
     assert not _cancelled(chain(Captured("USER_RAISED_EXCEPTION", "price 400 is out of range")))
+    # a Java exception Spark has no condition for, caused by the cancelled job
+    wrapped = [SparkError(None, "java.util.concurrent.ExecutionException"), SparkError("SPARK_JOB_CANCELLED", "Job 3")]
+    assert _cancelled(wrapped)
 
 
 FILE = "file:///wh/s.db/bid/part%200.parquet"

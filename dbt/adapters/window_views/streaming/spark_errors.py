@@ -71,7 +71,9 @@ def _java_chain(error: Any) -> Iterator[SparkError]:
 
 
 def _cancelled(errors: Sequence[SparkError]) -> bool:
-    return any(word in f"{e.condition or ''} {e.message}" for e in errors[:1] for word in CANCELLED)
+    """A job stopped, by what the failure says or the condition of any error in its chain."""
+    said = " ".join([errors[0].message if errors else "", *(e.condition or "" for e in errors)])
+    return any(word in said for word in CANCELLED)
 
 
 def spark_error(error: SparkError) -> str:
