@@ -400,3 +400,42 @@ def test_a_stray_file_in_a_table_without_a_file_log_is_named(project):
     node = run(project, "stray")
     assert node.adapter_response["rows_in"] == 3
     assert project.rows("stray") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+
+
+def test_a_landed_file_whose_column_has_another_type_is_named(project):
+    """A file in an input's folder with a column of another type than the table's (price STRING,
+    the table says INT) fails the batch naming the file, the input, the column, both types and
+    the fix; committed micro-batches are kept and, the file moved out, the next run redoes the
+    batch with the rows of the input's other new files. A file without a column is read with
+    NULLs in it (Spark's schema evolution for Parquet), not refused."""
+    two_runs(project, "mistyped")
+    state = checkpoint(project, "mistyped") / "window_views"
+    deliver(project, [("08:31", 7, "H")])
+    landed = project.land(
+        "bid", "amounts", "select timestamp'2020-04-15 08:32:00' as bidtime, '8' as price, 'I' as item"
+    )
+    source = f"{project.schema}.bid"
+    message = errors(project.dbt("run", "-s", "mistyped", ok=False))
+    assert (
+        f"window_view model 'mistyped' (micro-batch 2) at {landed}: a file of its input {source} has the column "
+        f"`price` as STRING, where {source} declares INT, and Spark cannot read one as the other; fix: move the "
+        f"file out of the folder of {source}, or rewrite it under the same name with `price` as INT; then run "
+        "again: committed micro-batches are kept, this one is redone. If the file's type is the right one, give "
+        f"{source} a type Spark reads every file as and run `dbt run --full-refresh -s mistyped`"
+    ) in message, message
+    assert_clean(message)
+    for noise in ("FOREACH_BATCH_USER_FUNCTION_ERROR", "Python Proxy", "streaming query failed", "Traceback"):
+        assert noise not in message, message
+    assert sorted(p.name for p in (state / "commits").iterdir()) == ["0.json", "1.json"]
+    assert project.rows("mistyped") == EXPECTED_AFTER_2
+    landed.rename(schema_dir(project) / "amounts.parquet")
+    node = run(project, "mistyped")
+    assert node.adapter_response["rows_in"] == 1  # 08:31, delivered beside the file of another type
+    assert project.rows("mistyped") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
+    # a file without `price`: its rows have price NULL (a sum skips them, a count counts them)
+    project.land("bid", "no_price", "select timestamp'2020-04-15 08:41:00' as bidtime, 'J' as item")
+    run(project, "mistyped")
+    assert project.rows("mistyped")[-1] == (t("8:30"), t("8:40"), 7, 1)
+    deliver(project, [("08:51", 1, "K")])
+    run(project, "mistyped")
+    assert project.rows("mistyped")[-1] == (t("8:40"), t("8:50"), None, 1)

@@ -213,6 +213,13 @@ def test_a_union_of_two_streams(project):
     assert node.message == "STREAM 1 batch, 1 in, 0 out, 1 late, watermark 2020-04-15 12:10:59"
     late = project.spark.sql(f"select _side from {project.schema}.unioned__late").collect()
     assert [r._side for r in late] == [f"{project.schema}.righttable"]
+    # a file of another type in one input's folder: the input named is the one that holds it
+    landed = project.land("righttable", "nums", "select timestamp'2020-04-15 12:12:00' as row_time, 1.5d as num")
+    message = errors(project.dbt("run", "-s", "unioned", ok=False))
+    assert (
+        f"window_view model 'unioned' (micro-batch 4) at {landed}: a file of its input {project.schema}.righttable "
+        f"has the column `num` as DOUBLE, where {project.schema}.righttable declares INT"
+    ) in message, message
 
 
 HOP_JOIN = JOIN.replace("'5 minutes') }}", "'5 minutes', '10 minutes') }}").replace(

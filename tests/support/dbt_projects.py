@@ -4,6 +4,7 @@ settings, a result's errors)."""
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 from typing import Dict, List
@@ -84,6 +85,20 @@ class DbtProject:
 
     def columns(self, relation: str) -> List[str]:
         return self.spark.table(f"{self.schema}.{relation}").columns
+
+    def land(self, table: str, name: str, select: str) -> Path:
+        """A Parquet file `name`.parquet of the rows `select` gives, put into the folder of the
+        project's table `table` as a loader that does not check the table's schema would."""
+        (location,) = (
+            self.spark.sql(f"describe table extended {self.schema}.{table}").where("col_name = 'Location'").collect()
+        )
+        scratch = self.root / "scratch" / name
+        self.spark.sql(select).coalesce(1).write.mode("overwrite").parquet(str(scratch))
+        (written,) = scratch.glob("*.parquet")
+        landed = Path(location.data_type.removeprefix("file:")) / f"{name}.parquet"
+        shutil.move(written, landed)
+        shutil.rmtree(scratch)
+        return landed
 
 
 def errors(result) -> str:

@@ -1,9 +1,19 @@
-"""A micro-batch's Spark error as the user sees it (spark_errors.spark_error), and a job stopped
-by a processing-time run's end told apart from a failure (no Spark)."""
+"""A micro-batch's Spark error as the user sees it (spark_errors.spark_error), a job stopped by a
+processing-time run's end told apart from a failure, and an input's file Spark cannot read
+described by the column and both types (no Spark)."""
+
+from types import SimpleNamespace
 
 from pyspark.errors import PySparkException
 
-from dbt.adapters.window_views.streaming.spark_errors import _cancelled, spark_error
+from dbt.adapters.window_views.streaming.spark_errors import (
+    SparkError,
+    _cancelled,
+    _mismatch,
+    chain,
+    spark_error,
+    unreadable_file,
+)
 
 
 class Captured(PySparkException):
@@ -31,15 +41,83 @@ def test_the_message_without_query_context_stack_or_internal_names():
         "== SQL (line 1, position 12) ==\nselect to_date(item) from _wv_v_model\n           ^^^^\n"
         "\tat org.apache.spark.sql.errors.ExecutionErrors.failToParse(ExecutionErrors.scala:53)",
     )
-    assert spark_error(error) == (
+    assert spark_error(chain(error)[0]) == (
         "[INCONSISTENT_BEHAVIOR_CROSS_VERSION.PARSE_DATETIME_BY_NEW_PARSER] You may get a different result: "
         "Fail to parse '2020-4-15' in (internal). Set \"spark.sql.legacy.timeParserPolicy\". SQLSTATE: 42K0B"
     )
-    assert spark_error(Captured("DIVIDE_BY_ZERO", "Division by zero.")) == "[DIVIDE_BY_ZERO] Division by zero."
-    assert spark_error(Captured(None, "")) == "Captured"
+    assert (
+        spark_error(chain(Captured("DIVIDE_BY_ZERO", "Division by zero."))[0]) == "[DIVIDE_BY_ZERO] Division by zero."
+    )
+    assert spark_error(chain(Captured(None, ""))[0]) == "Captured"
 
 
 def test_a_cancelled_job_is_not_a_failure():
-    assert _cancelled(Captured("SPARK_JOB_CANCELLED", "Job 3 cancelled part of cancelled job group"))
-    assert _cancelled(Captured(None, "java.lang.InterruptedException"))
-    assert not _cancelled(Captured("USER_RAISED_EXCEPTION", "price 400 is out of range"))
+    assert _cancelled(chain(Captured("SPARK_JOB_CANCELLED", "Job 3 cancelled part of cancelled job group")))
+    assert _cancelled(chain(Captured(None, "java.lang.InterruptedException")))
+    assert not _cancelled(chain(Captured("USER_RAISED_EXCEPTION", "price 400 is out of range")))
+    # a Java exception Spark has no condition for, caused by the cancelled job
+    wrapped = [SparkError(None, "java.util.concurrent.ExecutionException"), SparkError("SPARK_JOB_CANCELLED", "Job 3")]
+    assert _cancelled(wrapped)
+
+
+FILE = "file:///wh/s.db/bid/part%200.parquet"
+
+
+def mismatch(column="[price]", expected="int", actual="BINARY"):
+    parameters = {"path": FILE, "column": column, "expectedType": expected, "actualType": actual}
+    return SparkError("FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH", "[FAILED_READ_FILE...]", parameters)
+
+
+def test_a_column_of_another_type_is_named_with_both_types():
+    table = {"bidtime": "TIMESTAMP", "price": "INT"}
+    # the file's own type where its schema was read, else Parquet's physical type as Spark names it
+    found = _mismatch(mismatch(), table, {"bidtime": "TIMESTAMP", "price": "STRING"})
+    assert (found.column, found.table_type, found.file_type) == ("price", "INT", "STRING")
+    assert _mismatch(mismatch(), table, None).file_type == "Parquet BINARY"
+    # a struct's field, as Spark prints Parquet's column path
+    nested = _mismatch(mismatch("[s, a]"), {"s": "STRUCT<A:INT>"}, None)
+    assert (nested.column, nested.table_type) == ("s.a", "INT")
+    # the row-based reader's error has no column: the first column the file holds as another type
+    no_hint = SparkError("FAILED_READ_FILE.NO_HINT", "...", {"path": FILE})
+    found = _mismatch(no_hint, table, {"price": "BIGINT", "item": "STRING"})
+    assert (found.column, found.table_type, found.file_type) == ("price", "INT", "BIGINT")
+    assert _mismatch(no_hint, table, {"price": "INT"}) is None
+
+
+class Unreadable:
+    """A session where neither the table's nor the file's schema can be read."""
+
+    def table(self, name):
+        raise RuntimeError("no catalog here")
+
+
+def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
+    errors = [
+        SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": FILE}),
+        SparkError(None, "file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8)"),
+    ]
+    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], 3)
+    assert (
+        "window_view model 'm' (micro-batch 3) at /wh/s.db/bid/part 0.parquet: a file of its input s.bid cannot be "
+        "read: file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8); fix: if the file is "
+        "not Parquet with the columns of s.bid, or is damaged, move it out of the folder of s.bid"
+    ) in str(failure), failure
+    # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
+    gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})
+    assert unreadable_file(Unreadable(), [gone], "m", ["s.bid"], 3) is None
+
+
+def test_the_input_holding_the_file_is_found_by_its_location():
+    class Described:
+        def sql(self, statement):
+            location = {"s.ask": "file:/wh/s.db/ask", "s.bid": "file:/wh/s.db/bid"}[statement.rsplit(" ", 1)[1]]
+            rows = [{"data_type": location}]
+            return SimpleNamespace(where=lambda _: SimpleNamespace(collect=lambda: rows))
+
+        def table(self, name):
+            raise RuntimeError("not needed")
+
+    failure = unreadable_file(Described(), [mismatch()], "m", ["s.ask", "s.bid"], 0)
+    assert "a file of its input s.bid has the column `price` as Parquet BINARY, where s.bid declares INT" in str(
+        failure
+    )

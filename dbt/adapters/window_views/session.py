@@ -53,6 +53,30 @@ def quiet_query_context_logs() -> None:
             logging.getLogger(name).disabled = True
 
 
+# DataSketches, the library behind Spark's HLL sketches (a window_aggregate's
+# approx_count_distinct merges them across panes), prints "Warning: Java versions > Java 11 can
+# only operate in restricted mode where no off-heap operations are allowed!" on the JVM's stderr
+# when its classes load, about off-heap memory Spark never asks it for, and has no setting for it:
+# loaded once at start with the JVM's System.err pointed at nothing, it has said it (a JVM says
+# it once). WINDOW_VIEWS_SPARK_LOGS=1 leaves it
+SKETCHES = "org.apache.datasketches.memory.internal.ResourceImpl"
+
+
+def quiet_sketches_notice(session: SparkSession) -> None:
+    if os.environ.get(SPARK_LOGS_ENV):
+        return
+    jvm: Any = session.sparkContext._jvm
+    system = jvm.java.lang.System
+    err = system.err
+    try:
+        system.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
+        jvm.java.lang.Class.forName(SKETCHES)
+    except Exception:  # not there (another Spark): nothing to keep out
+        pass
+    finally:
+        system.setErr(err)
+
+
 def java_options(derby_home: Path) -> str:
     """The embedded driver's JVM options: Derby's files under `derby_home`, and Spark's own
     logging at errors only (log4j2.properties beside this module)."""
@@ -139,6 +163,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     session = builder.getOrCreate()
     if not remote:
         session.sparkContext.setLogLevel("ERROR")
+        quiet_sketches_notice(session)
     return session
 
 

@@ -102,7 +102,8 @@ class BatchWriter:
                 self.failure = exc
                 raise
             except (PySparkException, OSError, Py4JError) as exc:
-                self.failure = batch_failure(df.sparkSession, exc, self.plan.model, self.where, batch_id)
+                inputs = [i.source for i in self.plan.inputs]
+                self.failure = batch_failure(df.sparkSession, exc, self.plan.model, inputs, self.where, batch_id)
                 if self.failure is None:
                     raise
                 raise self.failure from None

@@ -1,14 +1,18 @@
 """What stopped a micro-batch, said so a person can act on it: Spark's own error on one line,
-Spark itself gone, the store unreachable; a job cancelled by a processing-time run's end is no
-failure."""
+a file of an input Spark cannot read as its table's schema says, Spark itself gone, the store
+unreachable; a job cancelled by a processing-time run's end is no failure."""
 
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Sequence
+from urllib.parse import unquote
 
+from py4j.protocol import Py4JJavaError
 from pyspark.errors import PySparkException
 
+from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
@@ -18,26 +22,72 @@ from dbt.adapters.window_views.streaming.records import BatchId
 # Spark's way of saying a job was stopped rather than failed (a processing-time run's query.stop())
 CANCELLED = ("SPARK_JOB_CANCELLED", "OPERATION_CANCELED", "InterruptedException", "cancelled")
 INTERNAL = re.compile(rf"`?{RESERVED_PREFIX}\w*`?")  # the plugin's views and columns, which the user never wrote
+# Spark failing to read a data file of an input for what the file holds: the file is in `path`; a
+# Parquet column it cannot read as the table's type also in `column`, `expectedType` (the table's)
+# and `actualType` (Parquet's). NO_HINT: the reader's own error, in the cause (a column read by the
+# row-based reader, a file that is not Parquet). Not here: a file gone since Spark listed it, which
+# the next run's replay of the batch skips
+TYPE_MISMATCH = "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"
+FILE_CONTENT = (TYPE_MISMATCH, "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", "FAILED_READ_FILE.NO_HINT")
+CAUSES = 16  # how deep a Java cause chain is followed
 
 
-def _cancelled(exc: PySparkException) -> bool:
-    text = f"{exc.getCondition() or ''} {exc}"
-    return any(word in text for word in CANCELLED)
+@dataclass(frozen=True)
+class SparkError:
+    """One error of a failure's chain as Spark describes it: its condition (error class), the
+    condition's parameters and its message."""
+
+    condition: Optional[str]
+    message: str
+    parameters: Dict[str, str] = field(default_factory=dict)
 
 
-def spark_error(exc: PySparkException) -> str:
+def chain(exc: BaseException) -> List[SparkError]:
+    """The failure and its causes, as Spark describes them: what PySpark raises for a Spark
+    error (classic or Spark Connect), or the Java exception of a Py4JJavaError (a Spark error
+    PySpark has no class for, such as a failed file read) and the exceptions that caused it."""
+    if isinstance(exc, PySparkException):
+        message = str(exc.getMessage() or exc) or type(exc).__name__
+        return [SparkError(exc.getCondition(), message, dict(exc.getMessageParameters() or {}))]
+    if isinstance(exc, Py4JJavaError):
+        return list(_java_chain(exc.java_exception))
+    return []
+
+
+def _java_chain(error: Any) -> Iterator[SparkError]:
+    from py4j.java_gateway import is_instance_of
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    for _ in range(CAUSES):
+        if error is None:
+            return
+        message = str(error.getMessage() or error.toString())
+        if gateway is not None and is_instance_of(gateway, error, "org.apache.spark.SparkThrowable"):
+            yield SparkError(str(error.getCondition()), message, dict(error.getMessageParameters()))
+        else:
+            yield SparkError(None, message)
+        error = error.getCause()
+
+
+def _cancelled(errors: Sequence[SparkError]) -> bool:
+    """A job stopped, by what the failure says or the condition of any error in its chain."""
+    said = " ".join([errors[0].message if errors else "", *(e.condition or "" for e in errors)])
+    return any(word in said for word in CANCELLED)
+
+
+def spark_error(error: SparkError) -> str:
     """Spark's error class and message on one line, without the query context that follows it
     (`== SQL ... ==`, the plugin's SQL), a JVM stack or internal names:
     `[DIVIDE_BY_ZERO] Division by zero. ... SQLSTATE: 22012`."""
     lines = []
-    for line in str(exc.getMessage() or exc).strip().splitlines():
+    for line in error.message.strip().splitlines():
         if line.startswith("==") or line.strip().startswith("at ") or line.startswith("JVM stacktrace"):
             break
         lines.append(line.strip())
-    text = " ".join(line for line in lines if line) or type(exc).__name__
-    condition = exc.getCondition()
-    if condition and not text.startswith("["):
-        text = f"[{condition}] {text}"
+    text = " ".join(line for line in lines if line) or "an error without a message"
+    if error.condition and not text.startswith("["):
+        text = f"[{error.condition}] {text}"
     return INTERNAL.sub("(internal)", text)
 
 
@@ -53,8 +103,106 @@ def spark_stopped(model: str, gone: str, path: str, batch: Optional[BatchId] = N
     )
 
 
+@dataclass(frozen=True)
+class Mismatch:
+    """A column a file of an input holds as another type than the input's table declares."""
+
+    column: str
+    table_type: str
+    file_type: str
+
+
+def _types(schema: Any) -> Dict[str, str]:
+    """A schema's top-level columns and their types as SQL spells them (`INT`, `DECIMAL(10,2)`)."""
+    return {f.name.lower(): f.dataType.simpleString().upper() for f in schema.fields}
+
+
+def _column(spark_column: str) -> str:
+    """Parquet's column path as Spark prints it (`[price]`, `[s, a]` for a struct's field)."""
+    return ".".join(part.strip() for part in spark_column.strip("[]").split(","))
+
+
+def _mismatch(read: SparkError, table: Dict[str, str], file: Optional[Dict[str, str]]) -> Optional[Mismatch]:
+    """The column Spark could not read as the table's type, with both types: the one Spark names
+    (its types from the file's own schema where it was read, else Parquet's physical type), or
+    else the first column the file holds as another type."""
+    if read.condition == TYPE_MISMATCH and read.parameters.get("column"):
+        column = _column(read.parameters["column"])
+        expected = read.parameters.get("expectedType", "").upper()
+        actual = (file or {}).get(column.lower()) or f"Parquet {read.parameters.get('actualType', 'another type')}"
+        return Mismatch(column, table.get(column.lower(), expected), actual)
+    if file is None:
+        return None
+    for column, kind in table.items():
+        if column in file and file[column] != kind:
+            return Mismatch(column, kind, file[column])
+    return None
+
+
+def _shown(location: str) -> str:
+    """A file as Spark names it, as the user would: a local file by its path."""
+    return paths.normalize(unquote(location)) if paths.is_local(location) else location
+
+
+def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
+    """The input whose table holds `file`: the only one, or the one whose location it is under."""
+    if len(inputs) == 1:
+        return inputs[0]
+    target = _shown(file)
+    for name in inputs:
+        try:
+            rows = spark.sql(f"describe table extended {name}").where("col_name = 'Location'").collect()
+        except Exception:  # not a table Spark describes: it cannot be the one
+            continue
+        if rows and target.startswith(_shown(rows[0]["data_type"]).rstrip("/") + "/"):
+            return name
+    return " or ".join(inputs)
+
+
+def unreadable_file(
+    spark: Any, errors: Sequence[SparkError], model: str, inputs: Sequence[str], batch_id: BatchId
+) -> Optional[StreamFailure]:
+    """A data file of an input that Spark cannot read as the input's table declares its columns
+    (a loader wrote a column as another type, or a file that is not Parquet): the file, the
+    input, the column and both types, and what to do with the file. None: not such a failure."""
+    read = next((e for e in errors if e.condition in FILE_CONTENT), None)
+    if read is None or not read.parameters.get("path"):
+        return None
+    file = read.parameters["path"]
+    name = _input_of(spark, file, inputs)
+    table: Dict[str, str] = {}
+    file_types: Optional[Dict[str, str]] = None
+    try:
+        table = _types(spark.table(name).schema)
+        file_types = _types(spark.read.parquet(file).schema)
+    except Exception:  # a file Spark cannot read a schema from: the reason is Spark's below
+        pass
+    mismatch = _mismatch(read, table, file_types)
+    redone = "then run again: committed micro-batches are kept, this one is redone"
+    if mismatch is not None:
+        return StreamFailure(
+            model,
+            f"a file of its input {name} has the column `{mismatch.column}` as {mismatch.file_type}, where "
+            f"{name} declares {mismatch.table_type}, and Spark cannot read one as the other",
+            f"move the file out of the folder of {name}, or rewrite it under the same name with "
+            f"`{mismatch.column}` as {mismatch.table_type}; {redone}. If the file's type is the right one, give "
+            f"{name} a type Spark reads every file as and run `dbt run --full-refresh -s {model}`",
+            batch=batch_id,
+            path=_shown(file),
+        )
+    cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
+    return StreamFailure(
+        model,
+        f"a file of its input {name} cannot be read: {spark_error(cause)}",
+        f"if the file is not Parquet with the columns of {name}, or is damaged, move it out of the folder of "
+        f"{name} or rewrite it under the same name; {redone}",
+        batch=batch_id,
+        path=_shown(file),
+    )
+
+
 def batch_failure(
-    spark: Any, exc: Exception, model: str, where: Locations, batch_id: BatchId
+    spark: Any, exc: Exception, model: str, inputs: Sequence[str], where: Locations, batch_id: BatchId
 ) -> Optional[StreamFailure]:
     """What stopped a batch. Spark itself gone comes first: what the batch calls then fails as
     a cancelled job, an internal error or a refused connection. None: not a failure (a
@@ -63,12 +211,18 @@ def batch_failure(
     gone = spark_gone(spark)
     if gone is not None:
         return spark_stopped(model, gone, where.checkpoint, batch_id)
-    if isinstance(exc, PySparkException):  # Spark failed a job of the batch: the model's SQL on its rows, ...
-        if _cancelled(exc):
+    errors = chain(exc)
+    # Spark failed a job of the batch: an input's file it cannot read, the model's SQL on its rows, ...
+    if isinstance(exc, PySparkException) or any(e.condition for e in errors):
+        if _cancelled(errors):
             return None
+        unreadable = unreadable_file(spark, errors, model, inputs, batch_id)
+        if unreadable is not None:
+            return unreadable
+        first = next(e for e in errors if e.condition) if isinstance(exc, Py4JJavaError) else errors[0]
         return StreamFailure(
             model,
-            f"Spark failed the micro-batch: {spark_error(exc)}",
+            f"Spark failed the micro-batch: {spark_error(first)}",
             "fix the model's SQL or the input rows it fails on, and run again: committed micro-batches are "
             "kept, this one is redone",
             batch=batch_id,
