@@ -4,7 +4,7 @@ described by the column and both types (no Spark)."""
 
 from types import SimpleNamespace
 
-from pyspark.errors import PySparkException
+from pyspark.errors import AnalysisException, PySparkException
 
 from dbt.adapters.window_views.streaming.spark_errors import (
     SparkError,
@@ -88,7 +88,7 @@ class Unreadable:
     """A session where neither the table's nor the file's schema can be read."""
 
     def table(self, name):
-        raise RuntimeError("no catalog here")
+        raise AnalysisException(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
 
 
 def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
@@ -111,11 +111,11 @@ def test_the_input_holding_the_file_is_found_by_its_location():
     class Described:
         def sql(self, statement):
             location = {"s.ask": "file:/wh/s.db/ask", "s.bid": "file:/wh/s.db/bid"}[statement.rsplit(" ", 1)[1]]
-            rows = [{"data_type": location}]
-            return SimpleNamespace(where=lambda _: SimpleNamespace(collect=lambda: rows))
+            rows = [("price", "int", None), ("Location", location, "")]
+            return SimpleNamespace(collect=lambda: rows)
 
         def table(self, name):
-            raise RuntimeError("not needed")
+            raise AnalysisException(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
 
     failure = unreadable_file(Described(), [mismatch()], "m", ["s.ask", "s.bid"], 0)
     assert "a file of its input s.bid has the column `price` as Parquet BINARY, where s.bid declares INT" in str(

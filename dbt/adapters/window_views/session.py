@@ -71,7 +71,7 @@ def quiet_sketches_notice(session: SparkSession) -> None:
     try:
         system.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
         jvm.java.lang.Class.forName(SKETCHES)
-    except Exception:  # not there (another Spark): nothing to keep out
+    except Py4JError:  # not there (another Spark): nothing to keep out
         pass
     finally:
         system.setErr(err)

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 from urllib.parse import unquote
 
-from py4j.protocol import Py4JJavaError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 
-from dbt.adapters.window_views import paths
+from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
@@ -151,10 +151,11 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
     target = _shown(file)
     for name in inputs:
         try:
-            rows = spark.sql(f"describe table extended {name}").where("col_name = 'Location'").collect()
-        except Exception:  # not a table Spark describes: it cannot be the one
+            described = spark.sql(ddl.describe_extended(name)).collect()
+        except (PySparkException, Py4JError):  # not a table Spark describes: it cannot be the one
             continue
-        if rows and target.startswith(_shown(rows[0]["data_type"]).rstrip("/") + "/"):
+        rows = [r for r in described if r[0] == "Location"]
+        if rows and target.startswith(_shown(rows[0][1]).rstrip("/") + "/"):
             return name
     return " or ".join(inputs)
 
@@ -175,7 +176,7 @@ def unreadable_file(
     try:
         table = _types(spark.table(name).schema)
         file_types = _types(spark.read.parquet(file).schema)
-    except Exception:  # a file Spark cannot read a schema from: the reason is Spark's below
+    except (PySparkException, Py4JError):  # a file Spark cannot read a schema from: the reason is Spark's below
         pass
     mismatch = _mismatch(read, table, file_types)
     redone = "then run again: committed micro-batches are kept, this one is redone"
