@@ -5,6 +5,7 @@ them are in tests/conftest.py.
 - data: input tables the tests share (FLIP-145's Bid table)
 - processes: separate processes (a dbt process, a short-lived JVM) and what they leave behind
 - oracles: the window semantics replayed in Python
+- nexmark: Nexmark's queries on DuckDB without TVFs, and bench/nexmark/project on the shared session
 - cluster: a Spark standalone cluster on loopback (the `standalone_cluster` fixture)
 - faults, objectstore: crash points of the commit protocol and an object store's semantics,
   installed in a process
