@@ -195,3 +195,9 @@ def test_data_tests_read_the_late_table_and_unit_tests_start_no_stream(project):
     result = project.dbt("test", "--select", "source:late", ok=False)
     failed = [r.node.name for r in result.result if r.status == "fail"]
     assert failed == ["source_accepted_values_late_revenue__late_item__B"], failed
+
+
+def test_dbt_debug_connects(project):
+    """`dbt debug`, a newcomer's first command, builds the adapter from the profile alone."""
+    result = project.dbt("debug")
+    assert result.success

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Tuple
@@ -20,6 +21,17 @@ from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.session import WindowViewsConnection
 
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
+
+
+def project_root(config: Any) -> Path:
+    """The project's folder. `dbt debug` builds the adapter from the profile alone, with no
+    project: then the folder it runs in, dbt's own default project dir."""
+    return Path(getattr(config, "project_root", None) or os.getcwd())
+
+
+def project_target(config: Any) -> Path:
+    """The project's target folder (under the folder `dbt debug` runs in, for it)."""
+    return project_root(config) / (getattr(config, "target_path", None) or "target")
 
 
 @dataclass
@@ -88,11 +100,11 @@ class WindowViewsConnectionManager(SparkConnectionManager):
 
             # where the project's warm server is recorded: session.spark_session reads these keys
             # (warm_server.WarmSpec) and never sends them to Spark
-            target = (Path(profile.project_root) / profile.target_path).resolve()
+            target = project_target(profile).resolve()
             creds.server_side_parameters = {
                 **creds.server_side_parameters,
                 warm_server.DIR_KEY: str(target / "warm_spark"),
-                warm_server.PROJECT_KEY: str(Path(profile.project_root).resolve()),
+                warm_server.PROJECT_KEY: str(project_root(profile).resolve()),
                 warm_server.IDLE_KEY: str(creds.idle_timeout_seconds),
             }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import import_module
-from pathlib import Path
 from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
@@ -19,7 +18,7 @@ from dbt_common.exceptions import CompilationError
 from dbt.adapters.window_views import batch, ddl, filesystems, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
-from dbt.adapters.window_views.connections import WindowViewsConnectionManager
+from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
@@ -50,7 +49,7 @@ class WindowViewsAdapter(SparkAdapter):
         creds = config.credentials
         if creds.method == SparkConnectionMethod.SESSION and not remote_url(creds.server_side_parameters):
             # the embedded default: settings the profile leaves out go under the project's target/
-            target = Path(config.project_root) / config.target_path
+            target = project_target(config)
             creds.server_side_parameters = {**embedded_defaults(target), **creds.server_side_parameters}
         super().__init__(config, mp_context)
 
