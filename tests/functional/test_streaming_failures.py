@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -439,3 +440,55 @@ def test_a_landed_file_whose_column_has_another_type_is_named(project):
     deliver(project, [("08:51", 1, "K")])
     run(project, "mistyped")
     assert project.rows("mistyped")[-1] == (t("8:40"), t("8:50"), None, 1)
+
+
+QUIET_DRIVER = """
+import datetime as dt, glob, os, sys
+import pyarrow as pa, pyarrow.parquet as pq
+from dbt.cli.main import dbtRunner
+
+project = sys.argv[1]
+args = ["run", "--project-dir", project, "--profiles-dir", project]
+assert dbtRunner().invoke(args).success
+(folder,) = glob.glob(os.path.join(project, "target", "**", "landing.db", "bid"), recursive=True)
+bad = {"bidtime": [dt.datetime(2020, 4, 15, 8, 1)], "price": ["8"], "item": ["A"]}
+pq.write_table(pa.table(bad), os.path.join(folder, "bad.parquet"))
+print("SECOND RUN OK" if dbtRunner().invoke(args).success else "SECOND RUN FAILED")
+"""
+
+
+def test_a_failed_micro_batch_is_one_message_without_spark_s_stacks(tmp_path):
+    """In a dbt process of its own (the JVM's stderr is the process's): a micro-batch that fails
+    (a landed file of another type) prints the plugin's message and none of Spark's task,
+    scheduler and streaming-query ERROR logs with their Java stacks, nor py4j's Python traceback
+    of the foreachBatch call."""
+    project = tmp_path / "quiet"
+    (project / "models").mkdir(parents=True)
+    (project / "dbt_project.yml").write_text(
+        "name: quiet\nversion: '1.0'\nprofile: quiet\non-run-start:\n"
+        "  - create database if not exists landing\n"
+        "  - create table if not exists landing.bid (bidtime timestamp, price int, item string) using parquet\n"
+    )
+    (project / "profiles.yml").write_text(
+        "quiet:\n  target: dev\n  outputs:\n    dev: {type: window_views, schema: quiet}\n"
+    )
+    (project / "models" / "sources.yml").write_text(
+        "version: 2\nsources:\n  - {name: landing, schema: landing, tables: [{name: bid}]}\n"
+    )
+    (project / "models" / "s.sql").write_text(
+        "{{ config(materialized='window_view', execution='streaming', emit='on_window_close', "
+        "watermark={'column': 'bidtime', 'delay': '1 minute'}) }}\n"
+        "select window_start, window_end, sum(price) as price\n"
+        "from {{ window_views.tumble(source('landing', 'bid'), 'bidtime', '10 minutes') }}\n"
+        "group by window_start, window_end\n"
+    )
+    driver = tmp_path / "driver.py"
+    driver.write_text(QUIET_DRIVER)
+    env = {k: v for k, v in os.environ.items() if k != "WINDOW_VIEWS_SPARK_LOGS"}
+    proc = subprocess.run(
+        [sys.executable, str(driver), str(project)], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert "SECOND RUN FAILED" in proc.stdout, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "has the column `price` as STRING, where landing.bid declares INT" in proc.stdout
+    for noise in ("ERROR Executor", "ERROR TaskSetManager", "ERROR MicroBatchExecution", "Traceback", "\tat org."):
+        assert noise not in proc.stderr, proc.stderr[-3000:]

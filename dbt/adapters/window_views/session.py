@@ -42,15 +42,36 @@ JAVA_HINT = (
 
 
 # PySpark logs every SQL error's query context as JSON with a stack trace on stderr, beside the
-# message dbt prints anyway; set WINDOW_VIEWS_SPARK_LOGS=1 to see them
+# message dbt prints anyway; py4j logs a micro-batch's failure with the Python traceback of the
+# foreachBatch call the plugin reports as one message. WINDOW_VIEWS_SPARK_LOGS=1 shows them
 QUERY_CONTEXT_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
+PROXY_LOGGER = "py4j.clientserver"
 SPARK_LOGS_ENV = "WINDOW_VIEWS_SPARK_LOGS"
+# a failed task or micro-batch: Spark logs the error with its Java stack where it happens (the
+# task, the scheduler, the writer, the streaming query) and then raises it to the driver, where
+# the plugin or dbt names it in one message. Off unless WINDOW_VIEWS_SPARK_LOGS=1
+FAILURE_LOGGERS = (
+    "org.apache.spark.executor.Executor",
+    "org.apache.spark.scheduler.TaskSetManager",
+    "org.apache.spark.sql.execution.datasources.FileFormatWriter",
+    "org.apache.spark.sql.execution.streaming",
+)
 
 
 def quiet_query_context_logs() -> None:
     if not os.environ.get(SPARK_LOGS_ENV):
         for name in QUERY_CONTEXT_LOGGERS:
             logging.getLogger(name).disabled = True
+        logging.getLogger(PROXY_LOGGER).setLevel(logging.CRITICAL)
+
+
+def quiet_failure_logs(session: SparkSession) -> None:
+    if os.environ.get(SPARK_LOGS_ENV):
+        return
+    jvm: Any = session.sparkContext._jvm
+    off = jvm.org.apache.logging.log4j.Level.OFF
+    for name in FAILURE_LOGGERS:
+        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)
 
 
 # DataSketches, the library behind Spark's HLL sketches (a window_aggregate's
@@ -164,6 +185,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     if not remote:
         session.sparkContext.setLogLevel("ERROR")
         quiet_sketches_notice(session)
+        quiet_failure_logs(session)
     return session
 
 
