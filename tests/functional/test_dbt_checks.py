@@ -201,3 +201,35 @@ def test_dbt_debug_connects(project):
     """`dbt debug`, a newcomer's first command, builds the adapter from the profile alone."""
     result = project.dbt("debug")
     assert result.success
+
+
+DAILY = """
+{{ config(materialized='incremental', incremental_strategy='microbatch', event_time='window_start',
+          batch_size='day', begin='2020-04-14', partition_by=['day'], file_format='parquet') }}
+select window_start, window_end, price, bids, to_date(window_start) as day from {{ ref('revenue') }}
+"""
+
+
+def test_a_window_view_is_the_event_time_input_of_a_microbatch_model(project):
+    """`event_time='window_start'` on a window view: a downstream microbatch model reads, per
+    batch, the windows that start in it (dbt filters the ref by it); a backfill of the next day
+    adds that day's windows. An event_time that is not a time fails the run naming the key."""
+    project.seed("bid", FLIP145_BID + "2020-04-16 00:03:00,7,K\n")
+    project.model(
+        "revenue",
+        "{{ config(materialized='window_view', event_time='window_start') }}" + REVENUE.format(input="ref('bid')"),
+    )
+    project.model("daily", DAILY)
+    project.dbt("build", "--event-time-start", "2020-04-15", "--event-time-end", "2020-04-16")
+    first_day = [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+    assert [r[:4] for r in project.rows("daily", order_by="window_start")] == first_day
+    project.dbt("run", "-s", "daily", "--event-time-start", "2020-04-16", "--event-time-end", "2020-04-17")
+    next_day = (datetime(2020, 4, 16, 0, 0), datetime(2020, 4, 16, 0, 10), 7, 1)
+    assert [r[:4] for r in project.rows("daily", order_by="window_start")] == [*first_day, next_day]
+    assert project.rows("revenue", order_by="window_start") == [*first_day, next_day]
+
+    project.model(
+        "revenue", "{{ config(materialized='window_view', event_time='bids') }}" + REVENUE.format(input="ref('bid')")
+    )
+    message = errors(project.dbt("run", "-s", "revenue", ok=False))
+    assert "event_time" in message and "'bids' is BIGINT" in message, message

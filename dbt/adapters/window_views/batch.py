@@ -11,9 +11,10 @@ from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.watermark import batch_watermark
 
 
-def _output_columns(adapter: Any, sql: str) -> List[str]:
+def _output_columns(adapter: Any, sql: str) -> List[Tuple[str, str]]:
+    """The query's output columns and their types (Spark's DESCRIBE QUERY: nothing runs)."""
     _, table = adapter.execute(ddl.describe_query(sql), fetch=True)
-    return [row[0] for row in table.rows]
+    return [(row[0], row[1]) for row in table.rows]
 
 
 def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List[Tuple[str, str]]]:
@@ -27,6 +28,8 @@ def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
     plan.check_columns(lambda relation: _columns(adapter, relation))
+    if plan.config.event_time is not None:
+        plan.config.check_event_time(plan.model, _output_columns(adapter, plan.sql))
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:
@@ -34,7 +37,7 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
         try:
             reached = batch_watermark(adapter, plan.inputs, watermark)
             sql = emit.close_filter(
-                plan.close_sql, watermark.column, reached.micros, _output_columns(adapter, plan.sql)
+                plan.close_sql, watermark.column, reached.micros, [c for c, _ in _output_columns(adapter, plan.sql)]
             )
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(

@@ -6,7 +6,7 @@ import dataclasses
 import difflib
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Dict, Mapping, Optional, Type, TypeVar
+from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar
 
 from dbt.adapters.spark.impl import SparkConfig
 from dbt.artifacts.resources import ModelConfig
@@ -72,6 +72,9 @@ class WindowViewsConfig(SparkConfig):
     checkpoint_location: Optional[str] = None
     on_change: Optional[str] = None
 
+
+# the types a time column (a window's, the watermark's, event_time) may have
+TIME_TYPES = ("timestamp", "timestamp_ntz", "date")
 
 WINDOW_VIEW_KEYS = ("execution", "emit", "watermark", "late_data", "trigger", "checkpoint_location", "on_change")
 
@@ -143,6 +146,24 @@ class WindowViewConfig:
     file_format: FileFormat
     location_root: Optional[str] = None
     on_change: OnChange = OnChange.FAIL  # a streaming model whose SQL or window config changed: fail, or rebuild beside
+    # dbt's event_time: the output column a downstream microbatch model (or --sample) filters this table by
+    event_time: Optional[str] = None
+
+    def check_event_time(self, model: str, output: Sequence[Tuple[str, str]]) -> None:
+        """dbt's `event_time` must be a time the model outputs (`output`: its columns and types, as
+        only Spark can tell): a downstream microbatch model compares it with its batch's bounds."""
+        column = self.event_time
+        found = [kind for name, kind in output if column is not None and name.lower() == column.lower()]
+        if column is None or (found and found[0].lower() in TIME_TYPES):
+            return
+        problem = f"is {found[0].upper()}" if found else "is not a column of the model's output"
+        raise ModelConfigError(
+            model,
+            "event_time",
+            f"= {column!r} {problem}; a downstream microbatch model filters this table by it, which needs "
+            "TIMESTAMP, TIMESTAMP_NTZ or DATE",
+            "set event_time to window_start (window TVFs) or to the row time an over-window model selects",
+        )
 
     @property
     def required_watermark(self) -> Watermark:
@@ -170,6 +191,7 @@ class WindowViewConfig:
                 "add watermark={'column': '<event time column>', 'delay': '<interval>'}",
             )
         trigger = read.trigger()
+        event_time = read.event_time()
         read.locations()
         if execution is Execution.STREAMING:
             read.streamable(file_format)
@@ -183,6 +205,7 @@ class WindowViewConfig:
             file_format,
             config.get("location_root"),
             on_change,
+            event_time,
         )
 
     def properties(self) -> Dict[str, str]:
@@ -264,6 +287,20 @@ class _Reader:
                     "watermark", f"idle_timeout: {exc}", "give the idle timeout as e.g. '10 minutes'"
                 ) from exc
         return Watermark(column=column, delay=delay, idle_timeout=idle_timeout)
+
+    def event_time(self) -> Optional[str]:
+        value = self.config.get("event_time")
+        if value is None:
+            return None
+        problem = name_problem(value) if isinstance(value, str) else "is not a column name"
+        if problem is not None:
+            raise self.fail(
+                "event_time",
+                f"= {value!r} {problem}",
+                "name the output column downstream models filter by: window_start (window TVFs) or the row time "
+                "(over windows)",
+            )
+        return value
 
     def trigger(self) -> Trigger:
         raw = self.config.get("trigger")

@@ -18,15 +18,14 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, overwindows, tvf
 from dbt.adapters.window_views.analysis import FrameKind
-from dbt.adapters.window_views.config import Emit, Execution, WindowViewConfig, reject_window_view_keys
-from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.config import TIME_TYPES, Emit, Execution, WindowViewConfig, reject_window_view_keys
+from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
 from dbt.adapters.window_views.streaming import plan as stream_plan
 from dbt.adapters.window_views.upstream import Upstream
 
 MATERIALIZATION = "window_view"
 # what a window's time column, the watermark and a RANGE interval frame's ORDER BY may be: Spark
 # casts them to TIMESTAMP, and a string it cannot parse would silently become NULL (no window)
-TIME_TYPES = ("timestamp", "timestamp_ntz", "date")
 # a relation's columns as (name, Spark type), or None where only Spark can describe it
 ColumnsOf = Callable[[Tuple[Optional[str], str]], Optional[List[Tuple[str, str]]]]
 _CACHE: Dict[str, "WindowViewPlan"] = {}
@@ -92,6 +91,8 @@ class WindowViewPlan:
         if tree is not None:
             inputs = tuple(analysis.input_tables(tree))
             columns = _column_uses(tree, parsed)
+        if tree is not None and parsed.event_time is not None:
+            _check_event_time_selected(model, parsed.event_time, tree)
         stream, close_sql = None, None
         if parsed.execution is Execution.STREAMING:
             stream = stream_plan.build(model, compiled_sql, parsed, upstream)
@@ -169,6 +170,22 @@ class WindowViewPlan:
         if self.over_calls:
             properties["window_views.over_windows"] = "; ".join(self.over_calls)
         return properties
+
+
+def _check_event_time_selected(model: str, column: str, tree: exp.Expression) -> None:
+    """At compile time, what the SQL says: event_time must name a column the model selects (a
+    `SELECT *` leaves that to the run, where Spark gives the output's columns)."""
+    if not isinstance(tree, exp.Query) or any(s.is_star for s in tree.selects):
+        return
+    selected = tree.named_selects
+    if column.lower() in (name.lower() for name in selected):
+        return
+    raise ModelConfigError(
+        model,
+        "event_time",
+        f"= {column!r} is not a column the model selects (it selects: {', '.join(selected)})",
+        "set event_time to window_start (window TVFs) or to the row time an over-window model selects",
+    )
 
 
 def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[ColumnUse, ...]:

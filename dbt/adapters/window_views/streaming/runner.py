@@ -93,6 +93,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
     the macros and the watermark name against the upstream table's)."""
     model, watermark = plan.model, plan.watermark
     names = {f.name.lower(): f for f in out_schema.fields}
+    plan.config.check_event_time(model, [(f.name, f.dataType.simpleString()) for f in out_schema.fields])
     if plan.over and plan.config.emit == Emit.ON_UPDATE:
         column = watermark.column.lower()
         if column not in names or names[column].dataType.simpleString() != "timestamp":
