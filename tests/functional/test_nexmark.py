@@ -46,22 +46,10 @@ ON_UPDATE = ("q18", "q19")  # their rows are never final: the stream keeps the c
 # `nexmark`, as a run by hand names it)
 REFUSALS: Dict[str, str] = {
     "q5": (
-        "window_view model 'q5': `JOIN (SELECT MAX(CountBids.num) AS maxn, CountBids.starttime, "
-        "CountBids.endtime FROM (SELECT COUNT(*) AS num, window_start AS starttime, window_end AS "
-        'endtime FROM (/* window_views:tvf:v1 {"kind": "hop", "time_col": "dateTime", "slide_us": '
-        '2000000, "size_us": 10000000, "offset_us": 0, "text": {"slide": "2 seconds", "size": "10 '
-        'seconds"}} */ SELECT * FROM nexmark.bid LATERAL VIEW '
-        "INLINE(TRANSFORM(FILTER(SEQUENCE((UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - "
-        "PMOD(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - 0, 2000000)) - 8000000, "
-        "(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - PMOD(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - "
-        "0, 2000000)), 2000000), _wv_s -> _wv_s + 10000000 > UNIX_MICROS(CAST(`dateTime` AS "
-        "TIMESTAMP))), _wv_s -> STRUCT(TIMESTAMP_MICROS(_wv_s) AS window_start, TIMESTAMP_MICROS(_wv_s + "
-        "10000000) AS window_end, TIMESTAMP_MICROS(_wv_s + 10000000 - 1) AS window_time))) _wv_windows "
-        "AS window_start, window_end, window_time WHERE NOT `dateTime` IS NULL) GROUP BY auction, "
-        "window_start, window_end) AS CountBids GROUP BY CountBids.starttime, CountBids.endtime) AS "
-        "MaxBids ON AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime "
-        "AND AuctionBids.num >= MaxBids.maxn` does not join its sides on window_start and window_end, so "
-        "it is not a window join and a stream could not say when its result is final; fix: add "
+        "window_view model 'q5': `JOIN (...) AS MaxBids ON AuctionBids.starttime = MaxBids.starttime AND "
+        "AuctionBids.endtime = MaxBids.endtime AND AuctionBids.num >= MaxBids.maxn` does not join its sides on "
+        "window_start and window_end of their window `hop(time_col=dateTime, slide=2 seconds, size=10 seconds)`, "
+        "so it is not a window join and a stream could not say when its result is final; fix: add "
         "`L.window_start = R.window_start and L.window_end = R.window_end` to its ON"
     ),
     "q7": (
@@ -70,19 +58,10 @@ REFUSALS: Dict[str, str] = {
         "window join), or use execution='batch'"
     ),
     "q8": (
-        "window_view model 'q8': `JOIN (SELECT seller, window_start AS starttime, window_end AS endtime "
-        'FROM (/* window_views:tvf:v1 {"kind": "tumble", "time_col": "dateTime", "size_us": 10000000, '
-        '"offset_us": 0, "text": {"size": "10 seconds"}} */ SELECT *, '
-        "TIMESTAMP_MICROS((UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - PMOD(UNIX_MICROS(CAST(`dateTime` "
-        "AS TIMESTAMP)) - 0, 10000000))) AS window_start, TIMESTAMP_MICROS((UNIX_MICROS(CAST(`dateTime` "
-        "AS TIMESTAMP)) - PMOD(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - 0, 10000000)) + 10000000) AS "
-        "window_end, TIMESTAMP_MICROS((UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - "
-        "PMOD(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - 0, 10000000)) + 10000000 - 1) AS window_time "
-        "FROM nexmark.auction WHERE NOT `dateTime` IS NULL) GROUP BY seller, window_start, window_end) "
-        "AS A ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime` does not join "
-        "its sides on window_start and window_end, so it is not a window join and a stream could not say "
-        "when its result is final; fix: add `L.window_start = R.window_start and L.window_end = "
-        "R.window_end` to its ON"
+        "window_view model 'q8': `JOIN (...) AS A ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = "
+        "A.endtime` does not join its sides on window_start and window_end of their window `tumble(time_col=dateTime, "
+        "size=10 seconds)`, so it is not a window join and a stream could not say when its result is final; fix: add "
+        "`L.window_start = R.window_start and L.window_end = R.window_end` to its ON"
     ),
     "q11": (
         "window_view model 'q11': execution='streaming' keeps results by window, so the model must "
@@ -95,9 +74,10 @@ REFUSALS: Dict[str, str] = {
         "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
     ),
     "q19": (
-        "window_view model 'q19': `ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)` orders "
-        "the watermark column descending: its frames reach rows that have not arrived; fix: order "
-        "ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
+        "window_view model 'q19': `ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)` ranks rows by "
+        "`price`, not by the watermark column `dateTime`, in partitions that never close: a keyed Top-N, where a "
+        "later row can change the ranks of rows already emitted, which streaming does not maintain yet; fix: use "
+        "execution='batch', or rank within the window_start, window_end of a window TVF"
     ),
 }
 

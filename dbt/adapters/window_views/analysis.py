@@ -14,6 +14,7 @@ from sqlglot.errors import ParseError
 from dbt.adapters.window_views import tvf
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
 from dbt.adapters.window_views.intervals import Interval
+from dbt.adapters.window_views.shown import shown
 
 # functions whose value for a row depends on the size of the whole partition
 WHOLE_PARTITION_FUNCTIONS = (exp.Ntile, exp.PercentRank, exp.CumeDist)
@@ -93,6 +94,11 @@ class OverCall:
         return function(self.node)
 
     @property
+    def shown(self) -> str:
+        """The call as the model's SQL reads it, for a message (shown.py)."""
+        return shown(self.node)
+
+    @property
     def ignore_nulls(self) -> bool:
         return isinstance(self.node.this, exp.IgnoreNulls)
 
@@ -169,15 +175,16 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             continue
         select = node.find_ancestor(exp.Select)
         if select is None:  # sqlglot reads a window call only inside a SELECT (its QUALIFY included)
-            raise AnalysisError(f"`{node.sql('spark')}` is not inside a SELECT")
+            raise AnalysisError(f"`{shown(node)}` is not inside a SELECT")
         definition = node
         base = node.args.get("alias")
         if base is not None:
             named = _named_windows(select).get(base.name.lower())
             if named is None:
-                raise AnalysisError(f"window `{base.name}` used in `{node.sql('spark')}` is not defined")
+                raise AnalysisError(f"window `{base.name}` used in `{shown(node)}` is not defined")
             definition = named
         call = node.sql("spark")
+        said = shown(node)  # the call in messages
         order = definition.args.get("order")
         order_by = tuple(
             # sqlglot reads Spark's NULL order into nulls_first where the SQL leaves it out
@@ -185,7 +192,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             for o in (order.expressions if order else [])
         )
         func = function(node)
-        lead_offset = row_offset(func, call) if isinstance(func, exp.Lead) else None
+        lead_offset = row_offset(func, said) if isinstance(func, exp.Lead) else None
         # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs
         columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
         generated = bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
@@ -195,7 +202,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
                 function=func.key,
                 partition_by=tuple(p.sql("spark") for p in definition.args.get("partition_by") or []),
                 order_by=order_by,
-                frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), call),
+                frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), said),
                 lead_offset=lead_offset,
                 generated=generated,
                 node=node,

@@ -50,13 +50,15 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
         "by window_start, window_end of a window TVF"
     )
     if isinstance(call.func, WHOLE_PARTITION_FUNCTIONS):
-        raise AnalysisError(f"`{call.sql}` depends on the whole partition, which never closes; fix: {fix}")
+        raise AnalysisError(f"`{call.shown}` depends on the whole partition, which never closes; fix: {fix}")
     if not call.order_by or not is_column(call.order_by[0][0], watermark_column):
-        raise AnalysisError(f"`{call.sql}` is not ordered by the watermark column, so its rows never close; fix: {fix}")
+        raise AnalysisError(
+            f"`{call.shown}` is not ordered by the watermark column, so its rows never close; fix: {fix}"
+        )
     order_sql, descending, _ = call.order_by[0]
     if descending:
         raise AnalysisError(
-            f"`{call.sql}` orders the watermark column descending: its frames reach rows that have not arrived; "
+            f"`{call.shown}` orders the watermark column descending: its frames reach rows that have not arrived; "
             "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
         )
     t = epoch_micros(sqlexpr.parse(order_sql))
@@ -66,7 +68,7 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
     if rows_ahead is None and not isinstance(call.func, PRECEDING_ONLY_FUNCTIONS):
         if end.is_unbounded(Side.FOLLOWING):
             raise AnalysisError(
-                f"`{call.sql}` has a frame ending in UNBOUNDED FOLLOWING, which never closes; "
+                f"`{call.shown}` has a frame ending in UNBOUNDED FOLLOWING, which never closes; "
                 "fix: end the frame at CURRENT ROW or a bounded FOLLOWING offset"
             )
         if end.is_following and call.frame.kind is FrameKind.ROWS:

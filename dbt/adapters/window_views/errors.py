@@ -1,9 +1,11 @@
 """Every error a window view shows its user, in one module.
 
-Two kinds reach dbt, each naming the model and what to do:
+Three kinds reach dbt, each naming the model and what to do:
 - `ModelConfigError` and `ModelSqlError` are CompilationErrors: the model cannot run as written
   (a config key, the SQL, an upstream). They are raised while the plan is built, so `dbt compile`
   and the materialization fail the same way, before anything runs.
+- `ModelOutputError` is a DbtRuntimeError: the model's output columns, which only Spark can
+  tell, do not fit the execution; the runner raises it before anything runs.
 - `StreamFailure` is a DbtRuntimeError: a streaming run that met something at run time (its
   checkpoint, its files, Spark) names the micro-batch and the file where it can, and how to recover.
 
@@ -39,6 +41,16 @@ class ModelSqlError(CompilationError):
         """An analysis error (whose text may end in its own "; fix: ...") for this model."""
         problem, _, own_fix = str(exc).partition("; fix: ")
         return cls(model, problem, own_fix or fix)
+
+
+class ModelOutputError(DbtRuntimeError):
+    """A window_view model whose output columns, which only Spark can tell, the execution cannot
+    honour: found as a run starts. Not a CompilationError, which dbt prints with the stack of
+    macros it was raised in (the materialization's), not the model's words alone."""
+
+    def __init__(self, model: str, problem: str, fix: str) -> None:
+        self.model = model
+        super().__init__(f"window_view model '{model}': {problem}; fix: {fix}")
 
 
 class StreamFailure(DbtRuntimeError):

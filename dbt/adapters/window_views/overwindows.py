@@ -94,7 +94,7 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
     partition = tuple(_unqualified(p) for p in call.partition_by)
     order = tuple((_unqualified(o), desc, nulls_first) for o, desc, nulls_first in call.order_by)
     if isinstance(func, (exp.Lag, exp.Lead)):
-        n = analysis.row_offset(func, call.sql)
+        n = analysis.row_offset(func, call.shown)
         if call.ignore_nulls:
             # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
             # and a new non-NULL value changes LEAD for every row since the last one
@@ -161,11 +161,7 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
             "the upstream table directly in that SELECT"
         )
     for call in calls:
-        if call.order_by and call.order_by[0][1]:
-            raise AnalysisError(
-                f"`{call.sql}` orders the watermark column descending: its frames reach rows that have not "
-                "arrived; fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
-            )
+        _check_order(call, watermark_column)
         emit.closed_condition(call, watermark_column, 0)  # raises for calls whose rows never close
     reaches, states = [], []
     closure: Optional[Tuple[str, ...]] = None
@@ -184,6 +180,29 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
         closure,
         _partitioned(reaches, select),
     )
+
+
+def _check_order(call: OverCall, watermark_column: str) -> None:
+    """Refuse the orders a stream cannot keep, saying why: the watermark column descending (its
+    frames reach ahead of W), or a ranking by another column over partitions that never close."""
+    if not call.order_by:
+        return
+    order_sql, descending, _ = call.order_by[0]
+    if analysis.is_column(order_sql, watermark_column):
+        if descending:
+            raise AnalysisError(
+                f"`{call.shown}` orders the watermark column descending: its frames reach rows that have not "
+                "arrived; fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
+            )
+        return
+    by_window = any(analysis.is_column(p, "window_end") for p in call.partition_by)
+    if isinstance(call.func, RANKING) and not by_window:
+        raise AnalysisError(
+            f"`{call.shown}` ranks rows by `{order_sql}`, not by the watermark column `{watermark_column}`, in "
+            "partitions that never close: a keyed Top-N, where a later row can change the ranks of rows already "
+            "emitted, which streaming does not maintain yet; fix: use execution='batch', or rank within the "
+            "window_start, window_end of a window TVF"
+        )
 
 
 def _partitioned(reaches: Sequence[Reach], select: exp.Select) -> Tuple[str, ...]:

@@ -226,7 +226,7 @@ def _range_order_uses(tree: exp.Expression) -> Tuple[ColumnUse, ...]:
         order = call.node.args.get("order")
         keys = order.expressions if order is not None else []
         if len(keys) == 1 and isinstance(keys[0].this, exp.Column):
-            where = f"the RANGE interval frame of `{call.sql}`"
+            where = f"the RANGE interval frame of `{call.shown}`"
             uses.append(ColumnUse(where, keys[0].this.name, None, time=True, derived=True))
     return tuple(uses)
 

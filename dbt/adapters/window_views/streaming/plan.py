@@ -16,6 +16,7 @@ from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
 from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.shown import shown
 from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
 from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
@@ -166,7 +167,7 @@ def _window(
         if not any(analysis.is_column(p, c) for p in call.partition_by for c in ("window_start", "window_end")):
             raise _fail(
                 model,
-                f"`{call.sql}` is an over window across the windows of a window TVF, which streaming does not maintain",
+                f"`{call.shown}` is an over window across the windows of a window TVF, which streaming does not maintain",
                 "partition it by window_start, window_end, or use execution='batch'",
             )
     return window
@@ -300,8 +301,8 @@ def _check_window_join(reads: _Reads) -> None:
         if not _on_window(join):
             raise _fail(
                 model,
-                f"`{join.sql('spark')}` does not join its sides on window_start and window_end, so it is not a window "
-                "join and a stream could not say when its result is final",
+                f"`{shown(join)}` does not join its sides on window_start and window_end of their window "
+                f"`{first.label()}`, so it is not a window join and a stream could not say when its result is final",
                 "add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
             )
     if config.emit != Emit.ON_WINDOW_CLOSE:

@@ -11,7 +11,7 @@ from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views import ddl, filesystems, paths, storage
 from dbt.adapters.window_views.config import Emit, LateData, OnChange
-from dbt.adapters.window_views.errors import ModelSqlError, StreamFailure
+from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, StreamFailure
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.session import spark_gone
@@ -97,7 +97,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
     if plan.over and plan.config.emit == Emit.ON_UPDATE:
         column = watermark.column.lower()
         if column not in names or names[column].dataType.simpleString() != "timestamp":
-            raise ModelSqlError(
+            raise ModelOutputError(
                 model,
                 "streaming over windows with emit='on_update' revise rows by their event time, so the model must "
                 f"select the watermark column `{watermark.column}` unchanged",
@@ -105,7 +105,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
             )
     for column in ("window_start", "window_end") if plan.window else ():
         if column not in names or names[column].dataType.simpleString() != "timestamp":
-            raise ModelSqlError(
+            raise ModelOutputError(
                 model,
                 f"execution='streaming' keeps results by window, so the model must select `{column}` (a timestamp) "
                 "from its window TVF",

@@ -1,0 +1,186 @@
+"""A refusal quotes the model's SQL as its user wrote it (the join, the window call), never the
+TVF macros' expansion: no marker, no `_wv_` name, a TVF as its call, at most `shown.CAP`
+characters of SQL. Built from compiled SQL as dbt hands it over (Nexmark's q5, q8, q18, q19)."""
+
+import json
+import re
+from types import SimpleNamespace
+
+import pytest
+from dbt_common.clients.jinja import CallableMacroGenerator
+from dbt_common.exceptions import CompilationError
+
+from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.shown import CAP
+from dbt.adapters.window_views.streaming.plan import build
+
+HOP_SPEC = {
+    "kind": "hop",
+    "time_col": "dateTime",
+    "slide_us": 2_000_000,
+    "size_us": 10_000_000,
+    "offset_us": 0,
+    "text": {"slide": "2 seconds", "size": "10 seconds"},
+}
+TUMBLE_SPEC = {
+    "kind": "tumble",
+    "time_col": "dateTime",
+    "size_us": 10_000_000,
+    "offset_us": 0,
+    "text": {"size": "10 seconds"},
+}
+FLOOR = "(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - PMOD(UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP)) - 0, {slide}))"
+
+
+def hop(table: str) -> str:
+    """window_views.hop(table, 'dateTime', '2 seconds', '10 seconds') as the macro renders it."""
+    floor = FLOOR.format(slide=2_000_000)
+    return (
+        f"(/* window_views:tvf:v1 {json.dumps(HOP_SPEC)} */ SELECT * FROM {table} LATERAL VIEW "
+        f"INLINE(TRANSFORM(FILTER(SEQUENCE({floor} - 8000000, {floor}, 2000000), "
+        "_wv_s -> _wv_s + 10000000 > UNIX_MICROS(CAST(`dateTime` AS TIMESTAMP))), "
+        "_wv_s -> STRUCT(TIMESTAMP_MICROS(_wv_s) AS window_start, TIMESTAMP_MICROS(_wv_s + 10000000) AS window_end, "
+        "TIMESTAMP_MICROS(_wv_s + 10000000 - 1) AS window_time))) _wv_windows "
+        "AS window_start, window_end, window_time WHERE NOT `dateTime` IS NULL)"
+    )
+
+
+def tumble(table: str) -> str:
+    """window_views.tumble(table, 'dateTime', '10 seconds') as the macro renders it."""
+    floor = FLOOR.format(slide=10_000_000)
+    return (
+        f"(/* window_views:tvf:v1 {json.dumps(TUMBLE_SPEC)} */ SELECT *, TIMESTAMP_MICROS({floor}) AS window_start, "
+        f"TIMESTAMP_MICROS({floor} + 10000000) AS window_end, TIMESTAMP_MICROS({floor} + 10000000 - 1) AS "
+        f"window_time FROM {table} WHERE NOT `dateTime` IS NULL)"
+    )
+
+
+Q5_ON = (
+    "AuctionBids.starttime = MaxBids.starttime AND AuctionBids.endtime = MaxBids.endtime "
+    "AND AuctionBids.num >= MaxBids.maxn"
+)
+Q5 = f"""
+SELECT AuctionBids.auction, AuctionBids.num
+FROM (
+  SELECT auction, count(*) AS num, window_start AS starttime, window_end AS endtime
+  FROM {hop("nexmark.bid")} GROUP BY auction, window_start, window_end
+) AS AuctionBids
+JOIN (
+  SELECT max(CountBids.num) AS maxn, CountBids.starttime, CountBids.endtime
+  FROM (
+    SELECT count(*) AS num, window_start AS starttime, window_end AS endtime
+    FROM {hop("nexmark.bid")} GROUP BY auction, window_start, window_end
+  ) AS CountBids
+  GROUP BY CountBids.starttime, CountBids.endtime
+) AS MaxBids
+ON {Q5_ON}
+"""
+Q8_ON = "P.id = A.seller AND P.starttime = A.starttime AND P.endtime = A.endtime"
+Q8 = f"""
+SELECT P.id, P.name, P.starttime
+FROM (
+  SELECT id, name, window_start AS starttime, window_end AS endtime
+  FROM {tumble("nexmark.person")} GROUP BY id, name, window_start, window_end
+) P
+JOIN (
+  SELECT seller, window_start AS starttime, window_end AS endtime
+  FROM {tumble("nexmark.auction")} GROUP BY seller, window_start, window_end
+) A
+ON {Q8_ON}
+"""
+Q18 = (
+    "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime DESC) AS rank_number "
+    "FROM nexmark.bid) WHERE rank_number <= 1"
+)
+Q19 = (
+    "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number "
+    "FROM nexmark.bid) WHERE rank_number <= 10"
+)
+
+
+def config(emit: str = "on_window_close") -> WindowViewConfig:
+    return WindowViewConfig.from_model(
+        "q", {"execution": "streaming", "emit": emit, "watermark": {"column": "dateTime", "delay": "0 seconds"}}
+    )
+
+
+def refusal(sql: str, emit: str = "on_window_close") -> str:
+    with pytest.raises(ModelSqlError) as raised:
+        build("q", sql, config(emit), ())
+    return raised.value.msg
+
+
+def quoted(message: str) -> str:
+    """The SQL a message quotes: its first `...`."""
+    found = re.search(r"`([^`]*)`", message)
+    assert found, message
+    return found.group(1)
+
+
+def assert_users_own(message: str) -> None:
+    assert "_wv_" not in message and "window_views:tvf" not in message and "/*" not in message, message
+    assert len(quoted(message)) <= CAP, message
+
+
+def test_q5_names_its_join_by_alias_and_on_and_its_window_as_called():
+    message = refusal(Q5)
+    assert_users_own(message)
+    assert quoted(message) == f"JOIN (...) AS MaxBids ON {Q5_ON}"
+    assert "`hop(time_col=dateTime, slide=2 seconds, size=10 seconds)`" in message
+    assert "does not join its sides on window_start and window_end" in message
+
+
+def test_q8_names_its_join_by_alias_and_on():
+    message = refusal(Q8)
+    assert_users_own(message)
+    assert quoted(message) == f"JOIN (...) AS A ON {Q8_ON}"
+    assert "`tumble(time_col=dateTime, size=10 seconds)`" in message
+
+
+def test_a_join_of_two_tvfs_shows_each_as_its_macro_call():
+    sql = (
+        f"SELECT L.k, L.window_start, L.window_end FROM {tumble('s.a')} L "
+        f"JOIN {tumble('s.b')} R ON L.k = R.k AND L.window_start = R.window_start"
+    )
+    message = refusal(sql)
+    assert_users_own(message)
+    assert quoted(message) == (
+        "JOIN window_views.tumble(s.b, time_col=dateTime, size=10 seconds) AS R "
+        "ON L.k = R.k AND L.window_start = R.window_start"
+    )
+
+
+def test_a_long_join_is_cut_to_the_cap_with_an_ellipsis():
+    on = " AND ".join(f"L.column_{i} = R.column_{i}" for i in range(20))
+    sql = f"SELECT L.k, L.window_start, L.window_end FROM {tumble('s.a')} L JOIN {tumble('s.b')} R ON {on}"
+    shown = quoted(refusal(sql))
+    assert len(shown) <= CAP and shown.endswith("...") and shown.startswith("JOIN window_views.tumble(s.b")
+
+
+def test_q19_a_top_n_by_price_is_refused_as_a_keyed_top_n_not_as_a_descending_watermark():
+    message = refusal(Q19, emit="on_update")
+    assert_users_own(message)
+    assert quoted(message) == "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)"
+    assert "watermark column descending" not in message
+    assert "ranks rows by `price`, not by the watermark column `dateTime`" in message
+    assert "keyed Top-N" in message and "fix: use execution='batch'" in message
+
+
+def test_q18_ordered_by_the_watermark_column_descending_says_so():
+    message = refusal(Q18, emit="on_update")
+    assert_users_own(message)
+    assert "`ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime DESC)` orders the watermark column " in (
+        message
+    )
+
+
+def test_an_output_refusal_is_not_printed_with_the_macro_stack():
+    # dbt appends the macros a CompilationError passes through to its message ("> in macro ...")
+    macro = SimpleNamespace(name="materialization_window_view_spark")
+    with pytest.raises(ModelOutputError) as raised:
+        with CallableMacroGenerator(macro, {}).exception_handler():
+            raise ModelOutputError("q11", "the model must select `window_start`", "add it")
+    assert not isinstance(raised.value, CompilationError)
+    assert raised.value.stack == []
+    assert str(raised.value).endswith("window_view model 'q11': the model must select `window_start`; fix: add it")
