@@ -102,8 +102,7 @@ class BatchWriter:
                 self.failure = exc
                 raise
             except (PySparkException, OSError, Py4JError) as exc:
-                inputs = [i.source for i in self.plan.inputs]
-                self.failure = batch_failure(df.sparkSession, exc, self.plan.model, inputs, self.where, batch_id)
+                self.failure = batch_failure(df.sparkSession, exc, self.plan, self.where, batch_id)
                 if self.failure is None:
                     raise
                 raise self.failure from None

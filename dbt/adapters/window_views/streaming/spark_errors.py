@@ -17,6 +17,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
 from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId
 
 # Spark's way of saying a job was stopped rather than failed (a processing-time run's query.stop())
@@ -203,12 +204,13 @@ def unreadable_file(
 
 
 def batch_failure(
-    spark: Any, exc: Exception, model: str, inputs: Sequence[str], where: Locations, batch_id: BatchId
+    spark: Any, exc: Exception, plan: StreamPlan, where: Locations, batch_id: BatchId
 ) -> Optional[StreamFailure]:
     """What stopped a batch. Spark itself gone comes first: what the batch calls then fails as
     a cancelled job, an internal error or a refused connection. None: not a failure (a
     processing-time run stopping cancels its jobs; the batch is redone next run), or not one of
     the batch's own (passed on)."""
+    model, inputs = plan.model, [i.source for i in plan.inputs]
     gone = spark_gone(spark)
     if gone is not None:
         return spark_stopped(model, gone, where.checkpoint, batch_id)
