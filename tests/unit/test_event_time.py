@@ -4,7 +4,7 @@
 import pytest
 
 from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.errors import ModelConfigError
+from dbt.adapters.window_views.errors import ModelConfigError, ModelOutputError
 from dbt.adapters.window_views.plan import WindowViewPlan
 from tests.support.data import TUMBLE_COMPILED
 
@@ -34,9 +34,9 @@ def test_a_value_that_is_no_column_name_is_refused(value):
 
 def test_a_selected_column_of_another_type_fails_before_the_run_writes():
     config = WindowViewConfig.from_model("m", {**BATCH, "event_time": "price"})
-    with pytest.raises(ModelConfigError, match=r"'price' is BIGINT; a downstream microbatch model filters"):
+    with pytest.raises(ModelOutputError, match=r"'event_time' = 'price' is BIGINT; a downstream microbatch model"):
         config.check_event_time("m", [("window_start", "timestamp"), ("price", "bigint")])
-    with pytest.raises(ModelConfigError, match=r"is not a column of the model's output"):
+    with pytest.raises(ModelOutputError, match=r"is not a column of the model's output"):
         config.check_event_time("m", [("window_start", "timestamp")])
 
 

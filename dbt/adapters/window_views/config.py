@@ -12,7 +12,7 @@ from dbt.adapters.spark.impl import SparkConfig
 from dbt.artifacts.resources import ModelConfig
 
 from dbt.adapters.window_views import paths
-from dbt.adapters.window_views.errors import IntervalError, ModelConfigError
+from dbt.adapters.window_views.errors import IntervalError, ModelConfigError, ModelOutputError
 from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.names import name_problem
 
@@ -157,11 +157,12 @@ class WindowViewConfig:
         if column is None or (found and found[0].lower() in TIME_TYPES):
             return
         problem = f"is {found[0].upper()}" if found else "is not a column of the model's output"
-        raise ModelConfigError(
+        # found as the run starts (only Spark knows the output's types): not a CompilationError,
+        # which dbt would print with the materialization's macro stack
+        raise ModelOutputError(
             model,
-            "event_time",
-            f"= {column!r} {problem}; a downstream microbatch model filters this table by it, which needs "
-            "TIMESTAMP, TIMESTAMP_NTZ or DATE",
+            f"config 'event_time' = {column!r} {problem}; a downstream microbatch model filters this table by it, "
+            "which needs TIMESTAMP, TIMESTAMP_NTZ or DATE",
             "set event_time to window_start (window TVFs) or to the row time an over-window model selects",
         )
 
