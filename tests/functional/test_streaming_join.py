@@ -323,7 +323,8 @@ REFUSED = {
     "not_on_windows": (
         JOIN.replace(" and L.window_end = R.window_end", ""),
         "on_window_close",
-        "does not join its sides on window_start and window_end, so it is not a window join and a stream could not "
+        "does not join its sides on window_start and window_end of their window `tumble(time_col=row_time, size=5 "
+        "minutes)`, so it is not a window join and a stream could not "
         "say when its result is final; fix: add `L.window_start = R.window_start and L.window_end = R.window_end` to its ON",
     ),
     "joined_on_update": (
