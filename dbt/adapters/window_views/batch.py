@@ -28,17 +28,17 @@ def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
     plan.check_columns(lambda relation: _columns(adapter, relation))
+    # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
+    output = _output_columns(adapter, plan.sql) if plan.config.event_time or plan.close_sql else []
     if plan.config.event_time is not None:
-        plan.config.check_event_time(plan.model, _output_columns(adapter, plan.sql))
+        plan.config.check_event_time(plan.model, output)
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:
         watermark = plan.config.required_watermark
         try:
             reached = batch_watermark(adapter, plan.inputs, watermark)
-            sql = emit.close_filter(
-                plan.close_sql, watermark.column, reached.micros, [c for c, _ in _output_columns(adapter, plan.sql)]
-            )
+            sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, [c for c, _ in output])
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(
                 plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
