@@ -1,0 +1,178 @@
+"""Window views in dbt's incremental world (issue 38): what a microbatch backfill and a daily run
+cost against a full rebuild, and that each leaves the table equal to it.
+
+A 30-day history of bids (external parquet, `event_time: bidtime`) and, per window kind, a plain
+dbt `incremental` model with `incremental_strategy='microbatch'` (batch_size day, partitioned by
+the day of `window_time`) that calls the window macro, beside a `table` model of the same SQL.
+Measured, in one process with a warm JVM, as the dbt node's execution time:
+1. the full rebuild: the table model over all 30 days (one query);
+2. the microbatch model's first run over the 30 days (30 batches);
+3. a 1-day backfill in the middle (`--event-time-start/--event-time-end`);
+4. the daily run after one more day of input lands (dbt's default lookback: 2 batches).
+After 2–4 the microbatch table must equal the table model's (rebuilt over the same input).
+Targets: the backfill <= 1/15 of the full rebuild, the daily run <= 10% of it.
+
+    .venv/bin/python bench/bench_backfill.py [--rows 10000000] [--kinds hop session]"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import tempfile
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Dict, List, Tuple
+
+import yaml
+from dbt.cli.main import dbtRunner
+
+from dbt.adapters.window_views.session import embedded_defaults, spark_session
+
+SCHEMA = "backfill"
+DAYS = 30
+KEYS = 300
+# per kind: the window macro call over the bids; every model groups by the window and the item
+WINDOWS: Dict[str, str] = {
+    "tumble": "window_views.tumble({src}, 'bidtime', '10 minutes')",
+    "hop": "window_views.hop({src}, 'bidtime', '5 minutes', '1 hour')",
+    "cumulate": "window_views.cumulate({src}, 'bidtime', '1 hour', '1 day')",
+    "session": "window_views.session({src}, 'bidtime', '30 seconds', partition_by='item', session_lookback='1 day')",
+}
+SELECT = """
+select cast(window_time as date) as day, window_start, window_end, window_time, item,
+       sum(price) as price, count(*) as bids
+from {{{{ {tvf} }}}}
+group by window_start, window_end, window_time, item
+"""
+
+
+def write_project(root: Path, kinds: List[str], begin: str) -> None:
+    (root / "models").mkdir(parents=True)
+    (root / "dbt_project.yml").write_text(
+        yaml.safe_dump({"name": "backfill", "version": "1.0", "config-version": 2, "profile": "backfill"})
+    )
+    profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1}
+    (root / "profiles.yml").write_text(yaml.safe_dump({"backfill": {"target": "dev", "outputs": {"dev": profile}}}))
+    source = {"name": "raw", "schema": SCHEMA, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
+    (root / "models" / "sources.yml").write_text(yaml.safe_dump({"version": 2, "sources": [source]}, sort_keys=False))
+    for kind in kinds:
+        tvf = WINDOWS[kind].format(src="source('raw', 'bids')")
+        micro = (
+            "{{ config(materialized='incremental', incremental_strategy='microbatch', event_time='window_time', "
+            f"batch_size='day', begin='{begin}', partition_by=['day'], file_format='parquet') }}}}"
+        )
+        (root / "models" / f"{kind}_micro.sql").write_text(micro + SELECT.format(tvf=tvf))
+        (root / "models" / f"{kind}_full.sql").write_text(
+            "{{ config(materialized='table', file_format='parquet') }}" + SELECT.format(tvf=tvf)
+        )
+
+
+def dbt_run(project: Path, model: str, *extra: str) -> float:
+    """`dbt run -s model` in this process: the model's summed execution time over its batches."""
+    result = dbtRunner().invoke(
+        ["run", "--quiet", "-s", model, *extra, "--project-dir", str(project), "--profiles-dir", str(project)]
+    )
+    nodes = [r for r in (result.result or []) if r.node.resource_type == "model"]
+    if result.exception is not None or not result.success:
+        detail = result.exception or "; ".join(f"{r.node.name}: {r.message}" for r in nodes)
+        raise SystemExit(f"dbt run -s {model} {' '.join(extra)} failed: {detail}")
+    return sum(r.execution_time for r in nodes)
+
+
+def land(spark: Any, folder: Path, first_day: datetime, days: int, rows: int, seed: int) -> None:
+    """`rows` bids spread over `days` days from `first_day`, in random order, one parquet delivery."""
+    base_us = int(first_day.timestamp() * 1_000_000)
+    span_us = days * 86_400_000_000
+    spark.range(rows).selectExpr(
+        f"timestamp_micros({base_us} + cast(rand({seed}) * {span_us} as bigint)) as bidtime",
+        f"cast(rand({seed + 1}) * 100 as int) + 1 as price",
+        f"concat('item', cast(cast(rand({seed + 2}) * {KEYS} as int) as string)) as item",
+    ).write.mode("append").parquet(str(folder))
+
+
+def differ(spark: Any, a: str, b: str) -> Tuple[int, int]:
+    """Rows only in a, rows only in b."""
+    cols = "window_start, window_end, item, price, bids"
+    only_a = spark.sql(f"select {cols} from {a} except all select {cols} from {b}").count()
+    only_b = spark.sql(f"select {cols} from {b} except all select {cols} from {a}").count()
+    return only_a, only_b
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=2_000_000, help="rows of the 30-day history")
+    parser.add_argument("--kinds", nargs="+", default=list(WINDOWS), choices=list(WINDOWS))
+    args = parser.parse_args()
+    root = Path(tempfile.mkdtemp(prefix="wv-bench-backfill-"))
+    # the history ends yesterday, so that dbt's batches up to "now" hold it all
+    today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    first_day = today - timedelta(days=DAYS + 1)
+    project = root / "project"
+    write_project(project, args.kinds, first_day.strftime("%Y-%m-%d"))
+    spark = spark_session(
+        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+    )
+    spark.sql(f"create database if not exists {SCHEMA}")
+    folder = root / "bids"
+    land(spark, folder, first_day, DAYS, args.rows, seed=7)
+    spark.sql(
+        f"create table {SCHEMA}.bids (bidtime timestamp, price int, item string) using parquet location '{folder.as_uri()}'"
+    )
+    print(
+        f"rows={args.rows:,} over {DAYS} days from {first_day:%Y-%m-%d}, {KEYS} items, cores={os.cpu_count()}",
+        flush=True,
+    )
+    dbt_run(project, "tumble_full" if "tumble" in args.kinds else f"{args.kinds[0]}_full")  # warm-up: JVM, parse
+    middle = first_day + timedelta(days=DAYS // 2)
+    day = timedelta(days=1)
+    results = []
+    for kind in args.kinds:
+        full = dbt_run(project, f"{kind}_full")
+        first = dbt_run(
+            project,
+            f"{kind}_micro",
+            "--event-time-start",
+            f"{first_day:%Y-%m-%d}",
+            "--event-time-end",
+            f"{today:%Y-%m-%d}",
+        )
+        backfill = dbt_run(
+            project,
+            f"{kind}_micro",
+            "--event-time-start",
+            f"{middle:%Y-%m-%d}",
+            "--event-time-end",
+            f"{middle + day:%Y-%m-%d}",
+        )
+        checks = [
+            ("after the 30 batches and the backfill", differ(spark, f"{SCHEMA}.{kind}_micro", f"{SCHEMA}.{kind}_full"))
+        ]
+        results.append((kind, full, first, backfill))
+        print(
+            f"{kind:<9} full rebuild {full:7.2f} s | 30 microbatches {first:7.2f} s | 1-day backfill {backfill:6.2f} s "
+            f"({backfill / full:.1%} of the rebuild, target <= {1 / 15:.1%})",
+            flush=True,
+        )
+        for name, (only_a, only_b) in checks:
+            print(
+                f"{'':<9} {name}: {only_a} rows only in the microbatch table, {only_b} only in the full build",
+                flush=True,
+            )
+    # one more day of input, then the daily run of each model (dbt's lookback 1: today and yesterday)
+    land(spark, root / "bids", today - day, 1, args.rows // DAYS, seed=11)
+    spark.sql(f"refresh table {SCHEMA}.bids")
+    for kind, *_ in results:
+        daily = dbt_run(project, f"{kind}_micro")
+        rebuilt = dbt_run(project, f"{kind}_full")
+        only_a, only_b = differ(spark, f"{SCHEMA}.{kind}_micro", f"{SCHEMA}.{kind}_full")
+        print(
+            f"{kind:<9} daily run after +1 day {daily:6.2f} s ({daily / rebuilt:.1%} of the rebuild's {rebuilt:.2f} s, "
+            f"target <= 10%); {only_a} rows only in the microbatch table, {only_b} only in the full build",
+            flush=True,
+        )
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
