@@ -59,15 +59,15 @@ def events(rng: random.Random, n: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def assert_same(project, a: str, b: str, where: str) -> None:
+def assert_same(project, a: str, b: str, where: str, kinds: frozenset = frozenset({*WINDOWS, "aggregate"})) -> None:
     cols = "kind, k, window_start, window_end, window_time, n, s, d"
     sa = f"select {cols} from {project.schema}.{a} where {where}"
     sb = f"select {cols} from {project.schema}.{b} where {where}"
     only_a = project.spark.sql(f"{sa} except all {sb}").collect()
     only_b = project.spark.sql(f"{sb} except all {sa}").collect()
     assert not only_a and not only_b, f"{a} vs {b}:\nonly in {a}: {only_a[:5]}\nonly in {b}: {only_b[:5]}"
-    kinds = {r[0] for r in project.spark.sql(f"select distinct kind from ({sa})").collect()}
-    assert kinds == {*WINDOWS, "aggregate"}, kinds
+    found = {r[0] for r in project.spark.sql(f"select distinct kind from ({sa})").collect()}
+    assert found == kinds, found
 
 
 def count(project, table: str, where: str) -> int:
@@ -83,6 +83,7 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     )
     project.model("windows_mb", MICROBATCH + ALL_WINDOWS)
     project.model("windows_full", TABLE + ALL_WINDOWS)
+    project.model("hop_view", "{{ config(materialized='window_view') }}\n" + windowed_sql("hop", WINDOWS["hop"]))
     in_range = f"window_time >= '{START}' and window_time < '{END}'"
     project.dbt("build", "--event-time-start", START, "--event-time-end", END)
     assert_same(project, "windows_mb", "windows_full", in_range)
@@ -96,10 +97,13 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     # --sample rebuilds the full table: only the windows whose window_time the sample holds,
     # each whole (the microbatch table holds the full build's windows of the range)
     start, end = SAMPLE
-    project.dbt("run", "--select", "windows_full", "--sample", f"{{'start': '{start}', 'end': '{end}'}}")
+    project.dbt("run", "--select", "windows_full", "hop_view", "--sample", f"{{'start': '{start}', 'end': '{end}'}}")
     sampled = f"window_time >= '{start}' and window_time < '{end}'"
     assert_same(project, "windows_full", "windows_mb", sampled)
     assert count(project, "windows_full", f"not ({sampled})") == 0
+    # a window view under --sample too
+    assert_same(project, "hop_view", "windows_mb", f"{sampled} and kind = 'hop'", frozenset({"hop"}))
+    assert count(project, "hop_view", f"not ({sampled})") == 0
 
 
 def test_a_cut_window_is_refused_without_its_bound(project):
