@@ -4,7 +4,7 @@
     window's reach and `owned` keeps the windows whose window_time the filter's range holds: each
     window whole, owned by exactly one range. -#}
 {% macro _window_read(relation, rel, spec, macro_name, session_lookback=none) -%}
-  {%- if relation is string or relation.event_time_filter is none -%}
+  {%- if relation is string or relation.event_time_filter is not defined or relation.event_time_filter is none -%}
     {{ return({'relation': rel, 'owned': none}) }}
   {%- endif -%}
   {{ return(adapter.dispatch('_window_read', 'window_views')(relation, spec, macro_name, session_lookback)) }}
