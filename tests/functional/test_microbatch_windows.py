@@ -106,10 +106,14 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     assert count(project, "hop_view", f"not ({sampled})") == 0
 
 
-def test_a_cut_window_is_refused_without_its_bound(project):
-    """A session under a batch filter needs session_lookback; a window over another column than
-    the input's event_time cannot know its reach."""
-    project.seed("events", "id,k,ts,v,other\n1,a,2024-01-01 00:00:00,1,2024-01-01 00:00:00\n")
+def test_a_cut_window_is_refused_or_left_out(project):
+    """A session under a batch filter needs session_lookback, and a session that may reach back
+    past it is left out; a window over another column than the input's event_time cannot know
+    its reach."""
+    # a session from 22:00 to 01:00 every 20 minutes (longer than the lookback), and one at 05:00
+    long = [datetime(2024, 1, 1, 22) + timedelta(minutes=20 * i) for i in range(10)]
+    rows = [f"{i},a,{t},1,{t}" for i, t in enumerate([*long, datetime(2024, 1, 2, 5)])]
+    project.seed("events", "id,k,ts,v,other\n" + "\n".join(rows) + "\n")
     project.write(
         "seeds/events.yml",
         "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
@@ -118,9 +122,16 @@ def test_a_cut_window_is_refused_without_its_bound(project):
     project.model(
         "no_lookback", TABLE + windowed_sql("session", "window_views.session(ref('events'), 'ts', '40 minutes')")
     )
+    project.model(
+        "short_lookback",
+        "{{ config(materialized='table', session_lookback='1 hour') }}\n"
+        + windowed_sql("session", "window_views.session(ref('events'), 'ts', '40 minutes')"),
+    )
     project.model("other_time", TABLE + windowed_sql("tumble", "window_views.tumble(ref('events'), 'other', '1 hour')"))
     project.dbt("seed")
-    result = project.dbt("run", "--sample", "{'start': '2024-01-01', 'end': '2024-01-02'}", ok=False)
+    result = project.dbt("run", "--sample", "{'start': '2024-01-02', 'end': '2024-01-03'}", ok=False)
     text = errors(result)
     assert "window_views.session: argument 'session_lookback' is required" in text
     assert "window_views.tumble: dbt filters the input" in text and "time_col is 'other'" in text
+    # read from 23:00: the long session's first row read is within the gap of it, so it may be cut
+    assert [r[2] for r in project.rows("short_lookback")] == [datetime(2024, 1, 2, 5)]
