@@ -10,14 +10,16 @@
   {%- endif -%}
   {%- set rel = window_views._relation(relation, 'cumulate') -%}
   {%- set spec = window_views._window_spec('cumulate', time_col, step=step, size=size, offset=offset) -%}
+  {%- set read = window_views._window_read(relation, rel, spec, 'cumulate') -%}
   {%- set ts = adapter.quote(time_col) -%}
   {%- set t = window_views._micros(ts) -%}
   {%- set start = window_views._window_floor(t, spec.offset_us, spec.size_us) -%}
   {%- set step_us = spec.step_us -%}
+{%- set windowed -%}
 (
   {{ window_views._tvf_marker(spec) }}
   select *
-  from {{ rel }}
+  from {{ read.relation }}
   lateral view inline(
     transform(
       filter(sequence(1, {{ spec.size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }}L > {{ t }}),
@@ -30,4 +32,6 @@
   ) _wv_windows as window_start, window_end, window_time
   where {{ ts }} is not null
 )
+{%- endset -%}
+{{ window_views._owned_windows(windowed, read) }}
 {%- endmacro %}

@@ -11,15 +11,17 @@
   {%- endif -%}
   {%- set rel = window_views._relation(relation, 'hop') -%}
   {%- set spec = window_views._window_spec('hop', time_col, slide=slide, size=size, offset=offset) -%}
+  {%- set read = window_views._window_read(relation, rel, spec, 'hop') -%}
   {%- set ts = adapter.quote(time_col) -%}
   {%- set t = window_views._micros(ts) -%}
   {#- the latest window start at or before the row, then the candidates before it -#}
   {%- set last_start = window_views._window_floor(t, spec.offset_us, spec.slide_us) -%}
   {%- set candidates = ((spec.size_us + spec.slide_us - 1) // spec.slide_us) - 1 -%}
+{%- set windowed -%}
 (
   {{ window_views._tvf_marker(spec) }}
   select *
-  from {{ rel }}
+  from {{ read.relation }}
   lateral view inline(
     transform(
       filter(
@@ -35,4 +37,6 @@
   ) _wv_windows as window_start, window_end, window_time
   where {{ ts }} is not null
 )
+{%- endset -%}
+{{ window_views._owned_windows(windowed, read) }}
 {%- endmacro %}

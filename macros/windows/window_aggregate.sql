@@ -12,17 +12,21 @@
   {%- set rel = window_views._relation(relation, 'window_aggregate') -%}
   {#- the planner gets the validated spec (micros), never the interval strings -#}
   {%- set spec = window_views._window_aggregate_spec(window) -%}
-  {%- set plan = adapter.plan_window_aggregate(rel, spec, measures, group_by) -%}
+  {%- set read = window_views._window_read(relation, rel, spec, 'window_aggregate') -%}
+  {%- set plan = adapter.plan_window_aggregate(read.relation, spec, measures, group_by) -%}
   {%- if plan['sql'] is not none -%}
     {#- the marker records the window as a TVF's does, noting that panes compute it -#}
     {#- with the measures and keys, so a stream can keep per-pane partial aggregates -#}
     {%- set marked = {'via': 'window_aggregate', 'group_by': [group_by] if group_by is string else group_by,
         'measures': measures} -%}
     {%- do marked.update(spec) -%}
+{%- set windowed -%}
 (
   {{ window_views._tvf_marker(marked) }}
   select * from {{ plan['sql'] }} _wv_panes
 )
+{%- endset -%}
+{{ window_views._owned_windows(windowed, read) }}
   {%- else -%}
     {{ window_views._window_aggregate_tvf(relation, window, measures, group_by) }}
   {%- endif -%}

@@ -71,6 +71,8 @@ class WindowViewsConfig(SparkConfig):
     trigger: Optional[Any] = None
     checkpoint_location: Optional[str] = None
     on_change: Optional[str] = None
+    # how far before a dbt time filter's range the session macro reads (reach.py)
+    session_lookback: Optional[str] = None
 
 
 # the types a time column (a window's, the watermark's, event_time) may have

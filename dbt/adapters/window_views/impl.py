@@ -15,7 +15,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, ddl, filesystems, panes, paths
+from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
@@ -85,6 +85,14 @@ class WindowViewsAdapter(SparkAdapter):
         if plan["fallback_reason"]:
             logger.debug(f"window_aggregate falls back to row expansion: {plan['fallback_reason']}")
         return plan
+
+    @available
+    def window_read(
+        self, relation: Any, spec: Dict[str, Any], macro_name: str, session_lookback: Optional[str]
+    ) -> Dict[str, Optional[str]]:
+        """A window macro's input under dbt's event-time filter: widened by the window's reach,
+        with the predicate that keeps the windows the filter's range owns (filtered_reads.py)."""
+        return filtered_reads.window_read(relation, spec, macro_name, session_lookback)
 
     @available
     def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:

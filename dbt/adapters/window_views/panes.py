@@ -191,7 +191,7 @@ def _combined(columns: Sequence[str], node: exp.Expr) -> exp.Expression:
 class _Rows:
     """What every plan reads: the relation's rows with a time, by the group keys."""
 
-    relation: exp.Table
+    relation: exp.Expression  # a table or CTE name, or dbt's time-filtered subquery of one
     time: exp.Column
     keys: Tuple[exp.Column, ...]
 
@@ -239,7 +239,9 @@ def _tumble(rows: _Rows, window: Tumble, measures: List[Measure]) -> Plan:
 def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
     """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
     keys = tuple(sqlexpr.column(_name(k, "group_by")) for k in group_by)
-    rows = _Rows(exp.to_table(relation_sql, dialect=sqlexpr.DIALECT), sqlexpr.column(window.time_col), keys)
+    # read as a FROM item: a relation dbt filters by event time renders as `(select ...) alias`
+    relation = sqlexpr.node(sqlexpr.parse(f"select * from {relation_sql}").args["from_"].this)
+    rows = _Rows(relation, sqlexpr.column(window.time_col), keys)
     if isinstance(window, Tumble):
         return _tumble(rows, window, measures)
     leaves = _leaves(measures)

@@ -1,0 +1,137 @@
+"""The window macros under dbt's event-time filters (design §11, docs/batch.md "Incremental
+batches, backfills and --sample"): plain microbatch models calling TUMBLE (an offset not aligned
+to days), HOP (size not a multiple of the slide), CUMULATE, SESSION and window_aggregate, run by
+day over random data, equal the full build of the same SQL; a backfill of a middle day restores
+it; `--sample` emits only whole windows, each equal to the full build's."""
+
+from __future__ import annotations
+
+import random
+from datetime import datetime, timedelta
+
+from tests.support.dbt_projects import errors
+
+START, END = "2024-01-01", "2024-01-04"
+SAMPLE = ("2024-01-02 05:00:00", "2024-01-03 07:30:00")
+WINDOWS = {
+    "tumble": "window_views.tumble(ref('events'), 'ts', '7 hours', offset='1 hour')",
+    "hop": "window_views.hop(ref('events'), 'ts', '2 hours', '5 hours', offset='30 minutes')",
+    "cumulate": "window_views.cumulate(ref('events'), 'ts', '3 hours', '1 day', offset='-90 minutes')",
+    "session": "window_views.session(ref('events'), 'ts', '40 minutes', partition_by='k', session_lookback='1 day')",
+}
+AGGREGATE = (
+    "window_views.window_aggregate(ref('events'), {'kind': 'hop', 'time_col': 'ts', 'slide': '1 hour', "
+    "'size': '3 hours', 'offset': '20 minutes'}, {'n': 'count(*)', 's': 'sum(v)'}, ['k'])"
+)
+MICROBATCH = (
+    "{{ config(materialized='incremental', incremental_strategy='microbatch', event_time='window_time', "
+    f"batch_size='day', begin='{START}', partition_by=['d'], concurrent_batches=false) }}}}\n"
+)
+TABLE = "{{ config(materialized='table') }}\n"
+
+
+def windowed_sql(kind: str, call: str) -> str:
+    return (
+        f"select '{kind}' as kind, k, window_start, window_end, window_time, count(*) as n, sum(v) as s, "
+        f"to_date(window_time) as d\nfrom {{{{ {call} }}}}\ngroup by k, window_start, window_end, window_time"
+    )
+
+
+# every window kind in one model, so a run costs one model's batches
+ALL_WINDOWS = "\nunion all\n".join(
+    [
+        *(windowed_sql(kind, call) for kind, call in WINDOWS.items()),
+        f"select 'aggregate' as kind, *, to_date(window_time) as d from {{{{ {AGGREGATE} }}}}",
+    ]
+)
+
+
+def events(rng: random.Random, n: int) -> str:
+    """Rows from before the first batch (20:00 the day before) to its end, three keys."""
+    base = datetime(2023, 12, 31, 20, 0, 0)
+    span = int((datetime(2024, 1, 4) - base).total_seconds())
+    lines = ["id,k,ts,v"]
+    for i in range(n):
+        ts = base + timedelta(seconds=rng.randrange(span))
+        lines.append(f"{i},{rng.choice('abc')},{ts.isoformat(sep=' ')},{rng.randint(-20, 20)}")
+    # rows on the batch edges: midnight exactly, and one microsecond before
+    lines += [f"{n},a,2024-01-02 00:00:00,1", f"{n + 1},b,2024-01-02 23:59:59.999999,2"]
+    return "\n".join(lines) + "\n"
+
+
+def assert_same(project, a: str, b: str, where: str, kinds: frozenset = frozenset({*WINDOWS, "aggregate"})) -> None:
+    cols = "kind, k, window_start, window_end, window_time, n, s, d"
+    sa = f"select {cols} from {project.schema}.{a} where {where}"
+    sb = f"select {cols} from {project.schema}.{b} where {where}"
+    only_a = project.spark.sql(f"{sa} except all {sb}").collect()
+    only_b = project.spark.sql(f"{sb} except all {sa}").collect()
+    assert not only_a and not only_b, f"{a} vs {b}:\nonly in {a}: {only_a[:5]}\nonly in {b}: {only_b[:5]}"
+    found = {r[0] for r in project.spark.sql(f"select distinct kind from ({sa})").collect()}
+    assert found == kinds, found
+
+
+def count(project, table: str, where: str) -> int:
+    return project.spark.sql(f"select * from {project.schema}.{table} where {where}").count()
+
+
+def test_microbatch_backfill_and_sample_equal_the_full_build(project):
+    project.seed("events", events(random.Random(7), 240))
+    project.write(
+        "seeds/events.yml",
+        "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
+        "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
+    )
+    project.model("windows_mb", MICROBATCH + ALL_WINDOWS)
+    project.model("windows_full", TABLE + ALL_WINDOWS)
+    project.model("hop_view", "{{ config(materialized='window_view') }}\n" + windowed_sql("hop", WINDOWS["hop"]))
+    in_range = f"window_time >= '{START}' and window_time < '{END}'"
+    project.dbt("build", "--event-time-start", START, "--event-time-end", END)
+    assert_same(project, "windows_mb", "windows_full", in_range)
+    assert count(project, "windows_mb", f"not ({in_range})") == 0
+
+    # a backfill of the middle day rebuilds its partition from the day and its reach alone
+    project.spark.sql(f"alter table {project.schema}.windows_mb drop partition (d = '2024-01-02')")
+    project.dbt("run", "--select", "windows_mb", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-03")
+    assert_same(project, "windows_mb", "windows_full", in_range)
+
+    # --sample rebuilds the full table: only the windows whose window_time the sample holds,
+    # each whole (the microbatch table holds the full build's windows of the range)
+    start, end = SAMPLE
+    project.dbt("run", "--select", "windows_full", "hop_view", "--sample", f"{{'start': '{start}', 'end': '{end}'}}")
+    sampled = f"window_time >= '{start}' and window_time < '{end}'"
+    assert_same(project, "windows_full", "windows_mb", sampled)
+    assert count(project, "windows_full", f"not ({sampled})") == 0
+    # a window view under --sample too
+    assert_same(project, "hop_view", "windows_mb", f"{sampled} and kind = 'hop'", frozenset({"hop"}))
+    assert count(project, "hop_view", f"not ({sampled})") == 0
+
+
+def test_a_cut_window_is_refused_or_left_out(project):
+    """A session under a batch filter needs session_lookback, and a session that may reach back
+    past it is left out; a window over another column than the input's event_time cannot know
+    its reach."""
+    # a session from 22:00 to 01:00 every 20 minutes (longer than the lookback), and one at 05:00
+    long = [datetime(2024, 1, 1, 22) + timedelta(minutes=20 * i) for i in range(10)]
+    rows = [f"{i},a,{t},1,{t}" for i, t in enumerate([*long, datetime(2024, 1, 2, 5)])]
+    project.seed("events", "id,k,ts,v,other\n" + "\n".join(rows) + "\n")
+    project.write(
+        "seeds/events.yml",
+        "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
+        "      column_types: {id: int, k: string, ts: timestamp, v: int, other: timestamp}\n",
+    )
+    project.model(
+        "no_lookback", TABLE + windowed_sql("session", "window_views.session(ref('events'), 'ts', '40 minutes')")
+    )
+    project.model(
+        "short_lookback",
+        "{{ config(materialized='table', session_lookback='1 hour') }}\n"
+        + windowed_sql("session", "window_views.session(ref('events'), 'ts', '40 minutes')"),
+    )
+    project.model("other_time", TABLE + windowed_sql("tumble", "window_views.tumble(ref('events'), 'other', '1 hour')"))
+    project.dbt("seed")
+    result = project.dbt("run", "--sample", "{'start': '2024-01-02', 'end': '2024-01-03'}", ok=False)
+    text = errors(result)
+    assert "window_views.session: argument 'session_lookback' is required" in text
+    assert "window_views.tumble: dbt filters the input" in text and "time_col is 'other'" in text
+    # read from 23:00: the long session's first row read is within the gap of it, so it may be cut
+    assert [r[2] for r in project.rows("short_lookback")] == [datetime(2024, 1, 2, 5)]
