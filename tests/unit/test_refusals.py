@@ -158,6 +158,18 @@ def test_on_update_must_select_both_window_bounds_under_any_name():
     assert (bounds.start, bounds.end) == ("starttime", "_wv_window_end")
 
 
+def test_renamed_bounds_key_the_stream_and_a_star_leaves_them_to_spark():
+    renamed = (
+        f"SELECT auction, count(*) AS n, window_start AS starttime, window_end AS endtime "
+        f"FROM {tumble('nexmark.bid')} B GROUP BY auction, window_start, window_end"
+    )
+    for emit in ("on_window_close", "on_update"):
+        bounds = build("q", renamed, config(emit), ()).bounds
+        assert (bounds.start, bounds.end, bounds.hidden) == ("starttime", "endtime", ())
+    star = build("q", f"SELECT * FROM ({renamed})", config(), ()).bounds
+    assert (star.start, star.end, star.hidden) == ("window_start", "window_end", ())  # runner.py checks them
+
+
 def test_a_join_of_two_tvfs_shows_each_as_its_macro_call():
     sql = (
         f"SELECT L.k, L.window_start, L.window_end FROM {tumble('s.a')} L "
