@@ -45,28 +45,10 @@ ON_UPDATE = ("q18", "q19")  # their rows are never final: the stream keeps the c
 # what `dbt run --vars '{execution: streaming}'` answers today, verbatim (the project's schema
 # `nexmark`, as a run by hand names it)
 REFUSALS: Dict[str, str] = {
-    "q5": (
-        "window_view model 'q5': `JOIN (...) AS MaxBids ON AuctionBids.starttime = MaxBids.starttime AND "
-        "AuctionBids.endtime = MaxBids.endtime AND AuctionBids.num >= MaxBids.maxn` does not join its sides on "
-        "window_start and window_end of their window `hop(time_col=dateTime, slide=2 seconds, size=10 seconds)`, "
-        "so it is not a window join and a stream could not say when its result is final; fix: add "
-        "`L.window_start = R.window_start and L.window_end = R.window_end` to its ON"
-    ),
     "q7": (
         "window_view model 'q7': the SQL reads nexmark.bid 2 times; a stream is consumed once; fix: read "
         "it once, window each read by the same TVF and join them on window_start and window_end (a self "
         "window join), or use execution='batch'"
-    ),
-    "q8": (
-        "window_view model 'q8': `JOIN (...) AS A ON P.id = A.seller AND P.starttime = A.starttime AND P.endtime = "
-        "A.endtime` does not join its sides on window_start and window_end of their window `tumble(time_col=dateTime, "
-        "size=10 seconds)`, so it is not a window join and a stream could not say when its result is final; fix: add "
-        "`L.window_start = R.window_start and L.window_end = R.window_end` to its ON"
-    ),
-    "q11": (
-        "window_view model 'q11': execution='streaming' keeps results by window, so the model must "
-        "select `window_start` (a timestamp) from its window TVF; fix: add it to the select list and "
-        "GROUP BY"
     ),
     "q18": (
         "window_view model 'q18': `ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime "

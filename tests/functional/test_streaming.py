@@ -451,7 +451,7 @@ def test_window_columns_computed_inside_the_model_are_refused(project):
 
 def test_a_streaming_run_refused_at_its_checks_keeps_the_batch_table_in_its_place(project):
     """A batch window view switched to streaming is replaced, as dbt replaces a table; but when
-    the streaming model is refused (here by the output check only Spark can make), the batch
+    the streaming model is refused (here by the output check only Spark can make: `*`), the batch
     table and its rows stay."""
     make_source(project)
     deliver(project, [("08:07", 2, "A"), ("08:11", 3, "B")])
@@ -470,9 +470,11 @@ def test_a_streaming_run_refused_at_its_checks_keeps_the_batch_table_in_its_plac
         "switched",
         "on_window_close",
         """
-        select window_end, count(*) as bids
-        from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}
-        group by window_start, window_end
+        select * from (
+          select window_end, count(*) as bids
+          from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}
+          group by window_start, window_end
+        )
         """,
     )
     result = project.dbt("run", "-s", "switched", ok=False)

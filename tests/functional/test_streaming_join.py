@@ -112,6 +112,43 @@ def test_flip145_window_join_streams(project):
     assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
 
 
+# Nexmark q8's form: each side's window bounds renamed in its subquery, joined on the new names,
+# only the window's start selected (as `starttime`)
+RENAMED_SIDE = """(
+  select num, id, window_start as starttime, window_end as endtime
+  from {{{{ window_views.tumble(source('raw', '{table}'), 'row_time', '5 minutes') }}}}
+)"""
+RENAMED_JOIN = f"""
+select L.num, L.id as l_id, R.id as r_id, L.starttime
+from {RENAMED_SIDE.format(table="lefttable")} L
+join {RENAMED_SIDE.format(table="righttable")} R
+  on L.num = R.num and L.starttime = R.starttime and L.endtime = R.endtime
+"""
+
+
+def test_a_window_join_on_renamed_bounds_streams_under_the_users_names(project):
+    """The bounds are followed through the subqueries' aliases: a window join, emitted when its
+    window closes although the model selects no window_end; the table has the model's columns."""
+    make_sources(project, "lefttable", "righttable")
+    model(project, "renamed", RENAMED_JOIN)
+    model(project, "renamed_batch", RENAMED_JOIN, execution="batch", emit="on_update")
+    deliver(project, "lefttable", LEFT)
+    deliver(project, "righttable", RIGHT)
+    assert run(project, "renamed").message == "STREAM 1 batch, 6 in, 0 out, 0 late, watermark 2020-04-15 12:04:59"
+    deliver(project, "lefttable", [("12:07", 4, "L4"), ("12:11", 9, "L9")])
+    deliver(project, "righttable", [("12:12", 9, "R9")])
+    assert run(project, "renamed").message.endswith("2 out, 0 late, watermark 2020-04-15 12:10:59")
+    expected = [(3, "L3", "R3", t("12:00")), (4, "L4", "R4", t("12:05"))]
+    assert project.spark.table(f"{project.schema}.renamed").columns == ["num", "l_id", "r_id", "starttime"]
+    assert sorted(project.rows("renamed")) == expected
+    run(project, "renamed_batch")
+    assert sorted(project.rows("renamed_batch")) == expected + [(9, "L9", "R9", t("12:10"))]
+    # 12:03 on the left arrives after [12:00, 12:05) closed: late, the window's row unchanged
+    deliver(project, "lefttable", [("12:03", 2, "L5")])
+    assert run(project, "renamed").message.endswith("0 out, 1 late, watermark 2020-04-15 12:10:59")
+    assert sorted(project.rows("renamed")) == expected
+
+
 # FLIP-145's own window join: the orders stream joined with itself, each side a CUMULATE window
 # aggregate (item sales and buyers; the seller's buyers), LEFT JOINed per window
 FLIP145_SELF_JOIN = """

@@ -123,19 +123,51 @@ def assert_users_own(message: str) -> None:
     assert len(quoted(message)) <= CAP, message
 
 
-def test_q5_names_its_join_by_alias_and_on_and_its_window_as_called():
-    message = refusal(Q5)
+def test_q5_is_a_self_window_join_through_its_renamed_bounds_and_nested_aggregate():
+    p = build("q", Q5, config(), ())
+    assert [i.source for i in p.inputs] == ["nexmark.bid"] and p.window.kind == "hop"
+    # it selects no window bound: the stream reads them from the join's side, hidden
+    assert p.bounds.hidden == ("_wv_window_start", "_wv_window_end")
+    assert "AuctionBids.starttime AS _wv_window_start, AuctionBids.endtime AS _wv_window_end FROM" in p.sql
+
+
+def test_q8_is_a_window_join_keyed_by_its_renamed_window_start():
+    p = build("q", Q8, config(), ())
+    assert p.shape == "join" and [i.source for i in p.inputs] == ["nexmark.person", "nexmark.auction"]
+    assert (p.bounds.start, p.bounds.end, p.bounds.hidden) == ("starttime", "_wv_window_end", ("_wv_window_end",))
+    assert p.sql.startswith("SELECT P.id, P.name, P.starttime, P.endtime AS _wv_window_end FROM")
+
+
+def test_a_join_on_the_renamed_window_start_alone_names_its_join_by_alias_and_on():
+    on = "P.id = A.seller AND P.starttime = A.starttime"
+    message = refusal(Q8.replace(Q8_ON, on))
     assert_users_own(message)
-    assert quoted(message) == f"JOIN (...) AS MaxBids ON {Q5_ON}"
-    assert "`hop(time_col=dateTime, slide=2 seconds, size=10 seconds)`" in message
+    assert quoted(message) == f"JOIN (...) AS A ON {on}"
+    assert "`tumble(time_col=dateTime, size=10 seconds)`" in message
     assert "does not join its sides on window_start and window_end" in message
 
 
-def test_q8_names_its_join_by_alias_and_on():
-    message = refusal(Q8)
+def test_on_update_must_select_both_window_bounds_under_any_name():
+    sql = f"SELECT auction, count(*) AS n, window_start AS starttime FROM {tumble('nexmark.bid')} GROUP BY 1, 3"
+    message = refusal(sql, emit="on_update")
     assert_users_own(message)
-    assert quoted(message) == f"JOIN (...) AS A ON {Q8_ON}"
-    assert "`tumble(time_col=dateTime, size=10 seconds)`" in message
+    assert "must select `window_end` (under any name) from its window TVF: emit='on_update'" in message
+    # on_window_close adds window_end to the select list if the GROUP BY has it
+    assert "its select list reads no `window_end` (under any name)" in refusal(sql)
+    bounds = build("q", sql.replace("1, 3", "1, 3, window_end"), config(), ()).bounds
+    assert (bounds.start, bounds.end) == ("starttime", "_wv_window_end")
+
+
+def test_renamed_bounds_key_the_stream_and_a_star_leaves_them_to_spark():
+    renamed = (
+        f"SELECT auction, count(*) AS n, window_start AS starttime, window_end AS endtime "
+        f"FROM {tumble('nexmark.bid')} B GROUP BY auction, window_start, window_end"
+    )
+    for emit in ("on_window_close", "on_update"):
+        bounds = build("q", renamed, config(emit), ()).bounds
+        assert (bounds.start, bounds.end, bounds.hidden) == ("starttime", "endtime", ())
+    star = build("q", f"SELECT * FROM ({renamed})", config(), ()).bounds
+    assert (star.start, star.end, star.hidden) == ("window_start", "window_end", ())  # runner.py checks them
 
 
 def test_a_join_of_two_tvfs_shows_each_as_its_macro_call():

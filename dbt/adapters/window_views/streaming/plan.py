@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, overwindows, prefix, tvf
+from dbt.adapters.window_views import analysis, overwindows, prefix, tvf, window_columns
 from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -20,6 +20,7 @@ from dbt.adapters.window_views.shown import shown
 from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
 from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
+from dbt.adapters.window_views.window_columns import Bound
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR
@@ -57,6 +58,17 @@ class StreamInput:
 
 
 @dataclass(frozen=True)
+class WindowBounds:
+    """The output columns a window TVF model's stream keys its windows by: the model's own,
+    under whatever names it selects them, or columns the plan added to its select list
+    (`hidden`), which no table row holds."""
+
+    start: str = Bound.START.value
+    end: str = Bound.END.value
+    hidden: Tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class StreamPlan:
     """The model SQL as a micro-batch runs it, and the window or over windows it maintains."""
 
@@ -73,6 +85,7 @@ class StreamPlan:
     # a window TVF + GROUP BY kept as pane partials (tvf_aggregate.py): the model as written,
     # over input rows, whose output columns the stream's are
     rows: Optional["StreamPlan"] = None
+    bounds: WindowBounds = WindowBounds()
 
     @property
     def source(self) -> str:
@@ -316,9 +329,9 @@ def _check_window_join(reads: _Reads) -> None:
 
 def _on_window(join: exp.Join) -> bool:
     """Whether the join's ON holds `a.window_start = b.window_start` and the same of window_end
-    (or USING both)."""
+    (or USING both), under whatever names its sides select their window bounds."""
     using = {analysis.unqualified(c).strip("`").lower() for c in join.args.get("using") or []}
-    found = set(using & {"window_start", "window_end"})
+    found = {b for b in Bound if b.value in using}
     on = join.args.get("on")
     for condition in (
         c.unnest() for c in (on.flatten() if isinstance(on, exp.And) else [on] if on is not None else [])
@@ -327,15 +340,40 @@ def _on_window(join: exp.Join) -> bool:
             isinstance(condition, exp.EQ)
             and isinstance(condition.this, exp.Column)
             and isinstance(condition.expression, exp.Column)
+            and condition.this.table != condition.expression.table
         ):
-            left, right = condition.this.name.lower(), condition.expression.name.lower()
-            if (
-                left == right
-                and left in ("window_start", "window_end")
-                and condition.this.table != condition.expression.table
-            ):
+            left, right = window_columns.bound_of(condition.this), window_columns.bound_of(condition.expression)
+            if left is not None and left is right:
                 found.add(left)
-    return found == {"window_start", "window_end"}
+    return found == set(Bound)
+
+
+def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression) -> WindowBounds:
+    """The output columns that are the window's bounds; a bound the model does not select is
+    added to its select list (`tree`) as a hidden column, when the select list can read it and
+    the stream only appends closed windows. A `SELECT *` leaves them to Spark (runner.py)."""
+    if not isinstance(tree, exp.Select) or any(p.is_star for p in tree.expressions):
+        return WindowBounds()
+    found = window_columns.selected(tree)
+    hidden = []
+    for bound in (b for b in Bound if b not in found):
+        column = window_columns.readable(tree, bound) if config.emit == Emit.ON_WINDOW_CLOSE else None
+        if column is None:
+            why = (
+                "emit='on_update' replaces a window's rows by its bounds"
+                if config.emit == Emit.ON_UPDATE
+                else f"its select list reads no `{bound.value}` (under any name)"
+            )
+            raise _fail(
+                model,
+                f"execution='streaming' keeps results by window, so the model must select `{bound.value}` (under any "
+                f"name) from its window TVF: {why}",
+                "add it to the select list and GROUP BY",
+            )
+        found[bound] = internal(bound.value)
+        hidden.append(found[bound])
+        tree.select(exp.alias_(column, found[bound]), copy=False)
+    return WindowBounds(found[Bound.START], found[Bound.END], tuple(hidden))
 
 
 def normalized(sql: str) -> str:
@@ -387,11 +425,11 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     window = _window(model, config, windows, own_calls) if windows else None
     over = None if windows else _over(model, config, tree)
     inputs = _read_from_views(model, tree, tables, self_join)
+    bounds = _bounds(model, config, tree) if window is not None else WindowBounds()
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
-    as_rows = StreamPlan(
-        model, config, sql, output_sql, inputs, shape, window, over, None, fingerprint(sql, output_sql, config)
-    )
+    digest = fingerprint(sql, output_sql, config)
+    as_rows = StreamPlan(model, config, sql, output_sql, inputs, shape, window, over, None, digest, bounds=bounds)
     if window is None or shape is not InputShape.SINGLE or len(windows) != 1:
         return as_rows
     if window.via == "window_aggregate":

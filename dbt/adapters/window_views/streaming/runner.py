@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
+from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views import ddl, filesystems, paths, storage
 from dbt.adapters.window_views.config import Emit, LateData, OnChange
@@ -103,11 +104,12 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
                 f"select the watermark column `{watermark.column}` unchanged",
                 "add it to the select list",
             )
-    for column in ("window_start", "window_end") if plan.window else ():
-        if column not in names or names[column].dataType.simpleString() != "timestamp":
+    bounds = ((plan.bounds.start, "window_start"), (plan.bounds.end, "window_end")) if plan.window else ()
+    for column, bound in bounds:  # the plan found them by name, unless the model selects `*`
+        if column.lower() not in names or names[column.lower()].dataType.simpleString() != "timestamp":
             raise ModelOutputError(
                 model,
-                f"execution='streaming' keeps results by window, so the model must select `{column}` (a timestamp) "
+                f"execution='streaming' keeps results by window, so the model must select `{bound}` (a timestamp) "
                 "from its window TVF",
                 "add it to the select list and GROUP BY",
             )
@@ -198,6 +200,8 @@ def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
     _check_inputs(plan, sources)
     out_schema = _output_schema(spark, plan)
     _check_output(plan, out_schema)
+    # the window bounds the plan added to find closed windows are not the model's columns
+    out_schema = StructType([f for f in out_schema.fields if f.name not in plan.bounds.hidden])
     if plan.config.late_data != LateData.TABLE:
         return out_schema, None
     # several inputs: the input a late row came from, and the row as JSON (sides.py)

@@ -19,8 +19,6 @@ from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.tvf import WindowTvf
 from dbt.adapters.window_views.windows import Session
 
-WINDOW_START = sqlexpr.epoch_micros(sqlexpr.column("window_start"))
-WINDOW_END = sqlexpr.epoch_micros(sqlexpr.column("window_end"))
 T = exp.column(internal("t"))  # a retained row's event time, epoch micros (a pane's start)
 Region = Tuple[Any, exp.Expr, Optional[int], Optional[int]]  # rows, the windows, their ends' bounds
 
@@ -32,6 +30,9 @@ class WindowShape(ModelShape):
         super().__init__(plan)
         assert plan.window is not None  # chosen for window TVF models
         self.window: WindowTvf = plan.window
+        # the output columns that are the window's bounds, whatever the model names them
+        self.window_start = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.start))
+        self.window_end = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.end))
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         """The retained rows some open window needs: a row no later than w_new - span is in no
@@ -54,7 +55,7 @@ class WindowShape(ModelShape):
         return count(), None
 
     def _after(self, batch: Batch) -> exp.Expr:
-        return WINDOW_END > batch.w_prev if batch.w_prev is not None else exp.true()
+        return self.window_end > batch.w_prev if batch.w_prev is not None else exp.true()
 
 
 class TvfOnWindowClose(WindowShape):
@@ -69,8 +70,9 @@ class TvfOnWindowClose(WindowShape):
     def stage(self, parts: Parts, batch: Batch) -> Staged:
         if not batch.closes:
             return 0, []
-        closed = exp.and_(self._after(batch), WINDOW_END <= batch.w_new)
-        return parts.output.append(parts.query.compute(batch.spark, self.closing_rows(batch), closed)), []
+        closed = exp.and_(self._after(batch), self.window_end <= batch.w_new)
+        result = parts.query.compute(batch.spark, self.closing_rows(batch), closed)
+        return parts.output.append(result.drop(*self.plan.bounds.hidden)), []
 
 
 class TvfOnUpdate(WindowShape):
@@ -81,7 +83,7 @@ class TvfOnUpdate(WindowShape):
         assert batch.tmin is not None and batch.tmax is not None  # a batch with new rows
         lo, hi = batch.tmin - self.window.span, batch.tmax + self.window.span
         rows = batch.retained.where(sqlexpr.to_sql(exp.and_(T >= lo, T < hi)))
-        windows = exp.and_(self._after(batch), WINDOW_START >= lo, WINDOW_END <= hi)
+        windows = exp.and_(self._after(batch), self.window_start >= lo, self.window_end <= hi)
         return rows, windows, (lo if batch.w_prev is None else max(lo, batch.w_prev)), hi
 
     def stage(self, parts: Parts, batch: Batch) -> Staged:
@@ -89,7 +91,7 @@ class TvfOnUpdate(WindowShape):
             return 0, []
         rows, windows, low, high = self.region(batch)
         result = parts.query.compute(batch.spark, rows, windows)
-        return parts.output.upsert(result, outside(windows), WINDOW_END, within(low, high))
+        return parts.output.upsert(result, outside(windows), self.window_end, within(low, high))
 
 
 class SessionRows(WindowShape):
