@@ -3,6 +3,7 @@ under whatever name the model selects it (Nexmark's `window_end AS endtime`), or
 one when the model selects none: the same windows as the model with the plain names."""
 
 from tests.support.data import FLIP145_BID
+from tests.support.dbt_projects import sources_yml
 
 EOWC = "materialized='window_view', emit='on_window_close', watermark={'column': 'bidtime', 'delay': '1 minute'}"
 TUMBLE = "{{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}"
@@ -35,3 +36,25 @@ def test_renamed_window_end_closes_the_same_windows(project):
     # a bound the model does not select closes its windows all the same, and is not written
     assert project.columns("unselected") == ["starttime", "price"]
     assert project.rows("unselected") == [(start, price) for start, _, price in plain]
+
+
+def test_batch_equals_streaming_with_renamed_bounds(project):
+    """Batch on_window_close of renamed or unselected bounds writes the windows a stream writes
+    over the same rows, delivered in order (no late rows)."""
+    project.spark.sql(f"create database if not exists {project.schema}")
+    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int, item string) using parquet")
+    project.write("models/sources.yml", sources_yml("bid"))
+    rows = sorted(FLIP145_BID.splitlines()[1:])
+    for name in ("renamed", "unselected"):
+        sql = MODELS[name].replace("ref('bid')", "source('raw', 'bid')")
+        project.model(f"batch_{name}", f"{{{{ config({EOWC}) }}}}\n{sql}")
+        project.model(f"stream_{name}", f"{{{{ config({EOWC}, execution='streaming') }}}}\n{sql}")
+    for delivery in (rows[:3], rows[3:]):
+        values = ", ".join(f"(timestamp'{t}', {p}, '{i}')" for t, p, i in (r.split(",") for r in delivery))
+        project.spark.sql(f"insert into {project.schema}.bid values {values}")
+        project.dbt("run", "-s", "stream_renamed", "stream_unselected")
+    project.dbt("run", "-s", "batch_renamed", "batch_unselected")
+    for name in ("renamed", "unselected"):
+        assert project.columns(f"batch_{name}") == project.columns(f"stream_{name}")
+        assert project.rows(f"batch_{name}") == project.rows(f"stream_{name}"), name
+        assert project.rows(f"batch_{name}"), name
