@@ -95,3 +95,41 @@ def test_close_filter_closes_nested_window_selects_each():
     assert len(filtered) == 2
     conditions = [s.find(exp.Subquery).this.sql("spark") for s in filtered]
     assert any("LEAD(" in c and "_wv_closed" in c for c in conditions), conditions
+
+
+RENAMED_TUMBLE = """
+select window_start as starttime, window_end as endtime, sum(price) as price
+from (
+  /* window_views:tvf:v1 {"kind": "tumble", "time_col": "ts", "size_us": 600000000, "offset_us": 0, "text": {"size": "10 minutes"}} */
+  select *, 1 as window_start, 2 as window_end from s.bid
+) b
+group by window_start, window_end
+"""
+
+
+def _closed_by(sql: str) -> str:
+    """The column the outermost WHERE of a close filter compares with W."""
+    import sqlglot
+    from sqlglot import exp
+
+    tree = sqlglot.parse_one(sql, read="spark")
+    assert isinstance(tree, exp.Select)
+    (closed,) = tree.args["where"].find_all(exp.Column)
+    return closed.name
+
+
+def test_close_filter_closes_by_the_column_that_is_window_end():
+    # Nexmark's `window_end AS endtime`: Spark's output has no column named window_end
+    sql = close_filter(RENAMED_TUMBLE, "ts", 1000, ["starttime", "endtime", "price"])
+    assert _closed_by(sql) == "endtime"
+
+
+def test_close_filter_adds_an_unselected_window_end_hidden():
+    # Nexmark's q5: window_end only in the GROUP BY
+    unselected = RENAMED_TUMBLE.replace("window_end as endtime,", "")
+    sql = close_filter(unselected, "ts", 1000, ["starttime", "price"])
+    assert _closed_by(sql) == "_wv_window_end"
+    assert "EXCEPT (`_wv_window_end`)" in sql
+    # a DISTINCT select list reads none (it would merge windows): nothing to close by
+    with pytest.raises(analysis.AnalysisError, match=r"no window_end column \(under any name\)"):
+        close_filter(unselected.replace("select window_start", "select distinct window_start"), "ts", 0, ["x"])

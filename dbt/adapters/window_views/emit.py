@@ -1,10 +1,12 @@
 """emit='on_window_close' in batch: keep only the windows and rows the watermark has closed.
 
-A window is closed when window_end <= W. An over-window row is closed when its ORDER BY value
-t <= W and the last row of its frame is closed too (RisingWave's EOWC conditions): ROWS n
-FOLLOWING and LEAD(n) wait for the n-th following row, RANGE <interval> FOLLOWING for
-t + interval <= W. Rows are filtered where the window functions are computed, so every
-operator downstream sees only closed rows, as it would in streaming.
+A window is closed when window_end <= W: the output column that is window_end under any name
+(window_columns.py, as streaming keys windows), or a hidden one the model's select list reads.
+An over-window row is closed when its ORDER BY value t <= W and the last row of its frame is
+closed too (RisingWave's EOWC conditions): ROWS n FOLLOWING and LEAD(n) wait for the n-th
+following row, RANGE <interval> FOLLOWING for t + interval <= W. Rows are filtered where the
+window functions are computed, so every operator downstream sees only closed rows, as it would
+in streaming.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from typing import List, Optional, Sequence, cast
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr
+from dbt.adapters.window_views import sqlexpr, window_columns
 from dbt.adapters.window_views.analysis import (
     PRECEDING_ONLY_FUNCTIONS,
     WHOLE_PARTITION_FUNCTIONS,
@@ -25,7 +27,9 @@ from dbt.adapters.window_views.analysis import (
     over_calls,
     parse,
 )
+from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.sqlexpr import column, epoch_micros
+from dbt.adapters.window_views.window_columns import Bound
 
 CLOSED = "_wv_closed"
 
@@ -108,11 +112,37 @@ def _closed_rows(tree: exp.Expression, select: exp.Select, condition: exp.Expr) 
     return sqlexpr.replaced(tree, select, sqlexpr.wrap(flagged, hidden=[CLOSED], where=column(CLOSED)))
 
 
+def _selected_end(tree: exp.Expression, columns: Sequence[str]) -> Optional[str]:
+    """The output column that is the windows' window_end, under any name; of a SELECT * only
+    Spark knows the names (`columns`, lower case)."""
+    found = window_columns.selected(tree).get(Bound.END) if isinstance(tree, exp.Select) else None
+    return found or (Bound.END.value if Bound.END.value in columns else None)
+
+
+def _hidden_end(tree: exp.Expression) -> Optional[str]:
+    """A window_end the model does not select but its select list can read (Nexmark's q5): added
+    to `tree` under a hidden name, as a stream adds it (streaming/plan.py); None if none."""
+    if not isinstance(tree, exp.Select) or any(p.is_star for p in tree.expressions):
+        return None
+    readable = window_columns.readable(tree, Bound.END)
+    if readable is None:
+        return None
+    name = internal(Bound.END.value)
+    tree.select(exp.alias_(readable, name), copy=False)
+    return name
+
+
 def close_filter(
     sql: str, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]
 ) -> str:
     """The model SQL reduced to what the watermark W (in epoch micros; None: nothing seen) closed."""
     tree = parse(sql)
+    columns = [c.lower() for c in output_columns]
+    window_end = _selected_end(tree, columns)
+    hidden: List[str] = []
+    if window_end is None:
+        window_end = _hidden_end(tree)
+        hidden = [window_end] if window_end is not None else []
     w = _watermark(watermark_micros)
     calls = [call for call in over_calls(tree) if not call.generated]
     by_select: dict = {}
@@ -122,16 +152,15 @@ def close_filter(
     # then (over_calls lists outer calls before inner ones)
     for select, select_calls in reversed(list(by_select.values())):
         tree = _closed_rows(tree, select, _closed(select_calls, watermark_column, w))
-    columns = [c.lower() for c in output_columns]
-    if "window_end" in columns:
-        return sqlexpr.to_sql(sqlexpr.wrap(tree, where=epoch_micros(column("window_end")) <= w))
+    if window_end is not None:
+        return sqlexpr.to_sql(sqlexpr.wrap(tree, hidden=hidden, where=epoch_micros(column(window_end)) <= w))
     if calls:
         return sqlexpr.to_sql(tree)
     if watermark_column.lower() in columns:
         return sqlexpr.to_sql(sqlexpr.wrap(tree, where=epoch_micros(column(watermark_column)) <= w))
     raise AnalysisError(
-        "emit='on_window_close' needs a window to close: the output has no window_end column, no over "
-        f"window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "
+        "emit='on_window_close' needs a window to close: the output has no window_end column (under any name), "
+        f"no over window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "
         f"or `{watermark_column}`, or use emit='on_update'"
     )
 
