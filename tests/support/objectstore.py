@@ -6,8 +6,8 @@ S3's rules instead of POSIX's, while Spark itself still reads and writes the sam
 - a conditional PUT (If-None-Match: *, which S3, GCS and ADLS have) creates only a missing key;
 - there is no rename: a move is a copy (the target appears whole), then a delete of the source,
   and between the two both are visible; with `DBT_WINDOW_VIEWS_FAULT=copied` the process dies
-  there (os._exit(137), as kill -9 would) at the first move of a table's (not a late table's)
-  file, leaving the copy and its source;
+  there (faults.py: os._exit(137), as kill -9 would) at the first move of a table's (not a late
+  table's) file, leaving the copy and its source;
 - there are no directories: a "directory" exists while a key is under it; mkdirs creates
   nothing, an empty directory is not listed, and deleting one deletes its files one by one.
 
@@ -26,8 +26,8 @@ from typing import List
 
 from dbt.adapters.window_views import filesystems
 from dbt.adapters.window_views.filesystems import Entry, FileSystem
+from tests.support import faults
 
-FAULT_ENV = "DBT_WINDOW_VIEWS_FAULT"
 PENDING = ".objectstore-put-"  # an upload in flight: not a key yet, so never listed
 
 
@@ -111,8 +111,8 @@ class ObjectStoreFileSystem(FileSystem):
         if not src.is_file():
             raise FileNotFoundError(2, "NoSuchKey", source)
         self._put(target, src.read_bytes(), only_new=False)
-        if os.environ.get(FAULT_ENV) == "copied" and not Path(target).parent.name.endswith("__late"):
-            os._exit(137)
+        if not Path(target).parent.name.endswith("__late"):
+            faults.crash_at("copied", faults.model_in(target))
         self.calls["delete"] += 1
         src.unlink()
 
