@@ -88,11 +88,10 @@ class WindowViewsAdapter(SparkAdapter):
 
     @available
     def window_read(
-        self, relation: Any, spec: Dict[str, Any], macro_name: str, session_lookback: Optional[str]
+        self, relation: Any, spec: Mapping[str, Any], macro: str, lookback: Optional[str]
     ) -> Dict[str, Optional[str]]:
-        """A window macro's input under dbt's event-time filter: widened by the window's reach,
-        with the predicate that keeps the windows the filter's range owns (filtered_reads.py)."""
-        return filtered_reads.window_read(relation, spec, macro_name, session_lookback)
+        """A window macro's input under dbt's time filter, widened by its reach (filtered_reads.py)."""
+        return filtered_reads.window_read(relation, spec, macro, lookback)
 
     @available
     def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:
@@ -112,15 +111,7 @@ class WindowViewsAdapter(SparkAdapter):
                     del column[key]
             if comment:
                 column["table_comment"] = comment
-                if "Window view (" in comment:
-                    column.update(
-                        {
-                            "stats:window_view:label": "Window view",
-                            "stats:window_view:value": comment[comment.index("Window view (") + 13 : -1],
-                            "stats:window_view:description": "window kinds, emit mode and watermark",
-                            "stats:window_view:include": True,
-                        }
-                    )
+                column.update(_window_view_stats(comment))
             yield column
 
     @available
@@ -206,3 +197,15 @@ class WindowViewsAdapter(SparkAdapter):
             "plan": {"properties": properties, "summary": summary(properties)},
             "late_relation": late_relation if plan.config.late_data is LateData.TABLE else None,
         }
+
+
+def _window_view_stats(comment: str) -> Mapping[str, object]:
+    """The window summary a window view's table comment holds, as a `dbt docs` stat."""
+    if "Window view (" not in comment:
+        return {}
+    return {
+        "stats:window_view:label": "Window view",
+        "stats:window_view:value": comment[comment.index("Window view (") + 13 : -1],
+        "stats:window_view:description": "window kinds, emit mode and watermark",
+        "stats:window_view:include": True,
+    }
