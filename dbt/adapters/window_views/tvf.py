@@ -26,7 +26,7 @@ import json
 import re
 from typing import Any, Dict, List, Mapping
 
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window, WindowKind
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Via, Window, WindowKind
 
 VERSION = "v1"
 MARKER = re.compile(r"/\* window_views:tvf:(\S*) (.*?) \*/")
@@ -45,7 +45,7 @@ def from_spec(spec: Mapping[str, Any]) -> Window:
     kind = _KINDS[WindowKind(spec["kind"])]
     common: Dict[str, Any] = {
         "texts": tuple((name, spec["text"][name]) for name in kind.ARGUMENTS if name in spec["text"]),
-        "via": spec.get("via"),
+        "via": Via(spec["via"]) if spec.get("via") else None,
         "group_by": tuple(spec.get("group_by", ())),
         "measures": tuple(spec.get("measures", {}).items()),
     }

@@ -36,17 +36,23 @@ def _number(value: int) -> exp.Expression:
     return exp.Literal.number(value)
 
 
+class Via(str, Enum):
+    """How a window's rows are computed other than by expanding each row into its windows."""
+
+    WINDOW_AGGREGATE = "window_aggregate"  # from panes, with `group_by` and `measures`
+
+
 @dataclass(frozen=True)
 class Window:
-    """A window TVF over `time_col`; intervals in microseconds. `via` is "window_aggregate" when
-    the windows are computed from panes (with `group_by` and `measures`, alias -> aggregate)."""
+    """A window TVF over `time_col`; intervals in microseconds. `via` is set when the windows are
+    computed from panes (with `group_by` and `measures`, alias -> aggregate)."""
 
     kind: ClassVar[WindowKind]
     ARGUMENTS: ClassVar[Tuple[str, ...]]  # the interval arguments, in the macro's (and label's) order
 
     time_col: str
     texts: Tuple[Tuple[str, str], ...] = field(default=(), kw_only=True)  # (argument, interval as written)
-    via: Optional[str] = field(default=None, kw_only=True)
+    via: Optional[Via] = field(default=None, kw_only=True)
     group_by: Tuple[str, ...] = field(default=(), kw_only=True)
     measures: Tuple[Tuple[str, str], ...] = field(default=(), kw_only=True)
 

@@ -21,6 +21,7 @@ from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
 from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
 from dbt.adapters.window_views.window_columns import Bound
+from dbt.adapters.window_views.windows import Via
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR
@@ -256,7 +257,7 @@ def _shape(reads: _Reads) -> InputShape:
             "union the inputs in an upstream model, or use execution='batch'",
         )
     for window in windows:
-        if is_session(window) or window.via == "window_aggregate":
+        if is_session(window) or window.via is Via.WINDOW_AGGREGATE:
             what = "session windows" if is_session(window) else "window_views.window_aggregate"
             raise _fail(
                 model,
@@ -432,7 +433,7 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     as_rows = StreamPlan(model, config, sql, output_sql, inputs, shape, window, over, None, digest, bounds=bounds)
     if window is None or shape is not InputShape.SINGLE or len(windows) != 1:
         return as_rows
-    if window.via == "window_aggregate":
+    if window.via is Via.WINDOW_AGGREGATE:
         slices = _slicing(model, tree, window, inputs[0].view)
         return as_rows if slices is None else _sliced(as_rows, tree, window, slices, None)
     found = tvf_aggregate.rewrite(tree, window, inputs[0].view)

@@ -22,7 +22,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import analysis, panes, sqlexpr, tvf
 from dbt.adapters.window_views.names import internal, is_identifier, is_reserved
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
-from dbt.adapters.window_views.windows import Cumulate, Hop
+from dbt.adapters.window_views.windows import Cumulate, Hop, Via
 
 MEASURE = internal("a")  # the prefix of a measure column the rewrite names
 
@@ -138,5 +138,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
         return None  # windows without aggregates: nothing to keep as partials
     panes_read = exp.Subquery(this=exp.select("*").from_(view), alias=exp.TableAlias(this=exp.to_identifier(PANES_CTE)))
     rewritten_tree = exp.select(*projections).from_(panes_read)
-    sliced = dataclasses.replace(window, via="window_aggregate", group_by=tuple(keys), measures=tuple(measures.items()))
+    sliced = dataclasses.replace(
+        window, via=Via.WINDOW_AGGREGATE, group_by=tuple(keys), measures=tuple(measures.items())
+    )
     return rewritten_tree, sliced
