@@ -27,7 +27,6 @@ from dbt.adapters.window_views.analysis import (
     over_calls,
     parse,
 )
-from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.sqlexpr import column, epoch_micros
 from dbt.adapters.window_views.window_columns import Bound
 
@@ -120,16 +119,11 @@ def _selected_end(tree: exp.Expression, columns: Sequence[str]) -> Optional[str]
 
 
 def _hidden_end(tree: exp.Expression) -> Optional[str]:
-    """A window_end the model does not select but its select list can read (Nexmark's q5): added
-    to `tree` under a hidden name, as a stream adds it (streaming/plan.py); None if none."""
+    """A window_end the model does not select but its select list can read (Nexmark's q5), added
+    to `tree` under a hidden name as a stream adds it; None if none."""
     if not isinstance(tree, exp.Select) or any(p.is_star for p in tree.expressions):
         return None
-    readable = window_columns.readable(tree, Bound.END)
-    if readable is None:
-        return None
-    name = internal(Bound.END.value)
-    tree.select(exp.alias_(readable, name), copy=False)
-    return name
+    return window_columns.hide(tree, Bound.END)
 
 
 def close_filter(

@@ -11,6 +11,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import tvf
+from dbt.adapters.window_views.names import internal
 
 
 class Bound(str, Enum):
@@ -134,3 +135,15 @@ def readable(select: exp.Select, bound: Bound) -> Optional[exp.Column]:
         if isinstance(candidate, exp.Column) and _of(candidate, select, 0) is bound:
             return candidate.copy()
     return None
+
+
+def hide(select: exp.Select, bound: Bound) -> Optional[str]:
+    """Add `bound` to `select`'s list under a hidden name, read from what `readable` finds, so a
+    model that does not select it can still be closed by it (batch and streaming alike); the
+    hidden name, or None if the select list can read no such column."""
+    column = readable(select, bound)
+    if column is None:
+        return None
+    name = internal(bound.value)
+    select.select(exp.alias_(column, name), copy=False)
+    return name

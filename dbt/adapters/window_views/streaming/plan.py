@@ -358,8 +358,8 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression) -> Windo
     found = window_columns.selected(tree)
     hidden = []
     for bound in (b for b in Bound if b not in found):
-        column = window_columns.readable(tree, bound) if config.emit == Emit.ON_WINDOW_CLOSE else None
-        if column is None:
+        name = window_columns.hide(tree, bound) if config.emit == Emit.ON_WINDOW_CLOSE else None
+        if name is None:
             why = (
                 "emit='on_update' replaces a window's rows by its bounds"
                 if config.emit == Emit.ON_UPDATE
@@ -371,9 +371,8 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression) -> Windo
                 f"name) from its window TVF: {why}",
                 "add it to the select list and GROUP BY",
             )
-        found[bound] = internal(bound.value)
-        hidden.append(found[bound])
-        tree.select(exp.alias_(column, found[bound]), copy=False)
+        found[bound] = name
+        hidden.append(name)
     return WindowBounds(found[Bound.START], found[Bound.END], tuple(hidden))
 
 
