@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Dict, Optional, Type
+from typing import Any, Callable, Dict, Optional, Type, Union
 
 from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
@@ -75,10 +75,12 @@ class Reach:
 
 
 @dataclass(frozen=True)
-class TumbleReach(Reach):
-    """The window holding start is the first owned one: 0 when start is a window boundary."""
+class PeriodReach(Reach):
+    """TUMBLE and CUMULATE: every window of a period (a tumbling window, a cumulate's `size`)
+    starts at the period's start, so the period holding start is the earliest read (0 when start
+    is a period boundary)."""
 
-    window: Tumble
+    window: Union[Tumble, Cumulate]
 
     def first_start(self, start: int) -> int:
         return _floor(start, self.window.offset, self.window.size)
@@ -95,16 +97,6 @@ class HopReach(Reach):
         w = self.window
         first_end = _floor(start, w.end_phase, w.slide) + w.slide
         return first_end - w.size
-
-
-@dataclass(frozen=True)
-class CumulateReach(Reach):
-    """Every window of a period starts at the period's start: start's period is the earliest."""
-
-    window: Cumulate
-
-    def first_start(self, start: int) -> int:
-        return _floor(start, self.window.offset, self.window.size)
 
 
 @dataclass(frozen=True)
@@ -126,7 +118,7 @@ class SessionReach(Reach):
         return None if read.start is None else read.start + self.window.gap
 
 
-_REACHES: Dict[Type[Window], Callable[[Any], Reach]] = {Tumble: TumbleReach, Hop: HopReach, Cumulate: CumulateReach}
+_REACHES: Dict[Type[Window], Callable[[Any], Reach]] = {Tumble: PeriodReach, Hop: HopReach, Cumulate: PeriodReach}
 
 
 def reach_of(window: Window, session_lookback: Optional[Interval] = None) -> Reach:
