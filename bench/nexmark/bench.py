@@ -115,6 +115,15 @@ def run_flink(python: Path, csv: Path, queries: List[str]) -> Dict[str, float]:
     return {line["query"]: line["seconds"] for line in lines}
 
 
+def own_jobs(spark: Any, queries: List[str], landing: Path, root: Path, phase: str) -> Dict[str, float]:
+    """One availableNow run of Spark's own job of each query that has one (spark_jobs.py)."""
+    seconds = {}
+    for query in (q for q in queries if q in spark_jobs.JOBS):
+        seconds[query] = spark_jobs.run(spark, query, landing, root / "spark" / query)
+        print(f"{query:<4} Spark's own job, {phase} {seconds[query]:7.2f} s", flush=True)
+    return seconds
+
+
 def per_core(events: int, seconds: Optional[float], cores: int) -> str:
     return "–" if not seconds else f"{events / seconds / cores / 1000:,.1f}K"
 
@@ -202,10 +211,7 @@ def main() -> None:
         r.catchup_s = node.execution_time
         r.late_rows += node.adapter_response.get("late_rows", 0)
         print(f"{r.query:<4} stream catch-up {r.catchup_s:7.2f} s  ({node.message})", flush=True)
-    for r in results:
-        if r.query in spark_jobs.JOBS:
-            r.spark_catchup_s = spark_jobs.run(spark, r.query, landing, root / "spark" / r.query)
-            print(f"{r.query:<4} Spark's own job, catch-up {r.spark_catchup_s:7.2f} s", flush=True)
+    catchup = own_jobs(spark, args.queries, landing, root, "catch-up")
     increment_events = sum(next(landed).values())
     for r in results:
         if r.refusal:
@@ -219,10 +225,9 @@ def main() -> None:
         r.state_rows = node.adapter_response.get("state_rows")
         r.late_rows += node.adapter_response.get("late_rows", 0)
         print(f"{r.query:<4} stream increment {r.increment_s:6.2f} s  ({node.message})", flush=True)
+    increment = own_jobs(spark, args.queries, landing, root, "increment")
     for r in results:
-        if r.query in spark_jobs.JOBS:
-            r.spark_increment_s = spark_jobs.run(spark, r.query, landing, root / "spark" / r.query)
-            print(f"{r.query:<4} Spark's own job, increment {r.spark_increment_s:6.2f} s", flush=True)
+        r.spark_catchup_s, r.spark_increment_s = catchup.get(r.query), increment.get(r.query)
     for r in results:
         node = dbt_run(project, r.query, "batch", landing)
         if node.status != "success":
