@@ -190,21 +190,32 @@ def test_a_long_join_is_cut_to_the_cap_with_an_ellipsis():
     assert len(shown) <= CAP and shown.endswith("...") and shown.startswith("JOIN window_views.tumble(s.b")
 
 
-def test_q19_a_top_n_by_price_is_refused_as_a_keyed_top_n_not_as_a_descending_watermark():
-    message = refusal(Q19, emit="on_update")
+@pytest.mark.parametrize("sql", [Q18, Q19], ids=["q18", "q19"])
+def test_a_keyed_top_n_on_window_close_is_refused_naming_its_call_and_rank_filter(sql):
+    # no row of a Top-N is final: emit='on_update' keeps it (tests/unit/test_topn.py)
+    message = refusal(sql)
+    assert_users_own(message)
+    assert message.startswith("window_view model 'q': `ROW_NUMBER() OVER (PARTITION BY ")
+    assert "` kept by `rank_number <= " in message and "is a keyed Top-N" in message
+    assert "fix: set emit='on_update'" in message
+
+
+def test_a_ranking_by_price_without_a_rank_filter_is_refused_pointing_at_the_top_n_form():
+    sql = "SELECT *, ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC) AS rank_number FROM nexmark.bid"
+    message = refusal(sql, emit="on_update")
     assert_users_own(message)
     assert quoted(message) == "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)"
-    assert "watermark column descending" not in message
     assert "ranks rows by `price`, not by the watermark column `dateTime`" in message
-    assert "keyed Top-N" in message and "fix: use execution='batch'" in message
+    assert "fix: keep its top rows in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update'" in message
 
 
-def test_q18_ordered_by_the_watermark_column_descending_says_so():
-    message = refusal(Q18, emit="on_update")
-    assert_users_own(message)
-    assert "`ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime DESC)` orders the watermark column " in (
+def test_a_ranking_by_the_watermark_descending_without_a_rank_filter_says_so():
+    sql = "SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY dateTime DESC) AS r FROM nexmark.bid"
+    message = refusal(sql, emit="on_update")
+    assert "`ROW_NUMBER() OVER (PARTITION BY bidder ORDER BY dateTime DESC)` ranks rows by the watermark column " in (
         message
     )
+    assert "(a keyed Top-N, which a stream keeps)" in message
 
 
 def test_an_output_refusal_is_not_printed_with_the_macro_stack():

@@ -188,7 +188,16 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
     if not call.order_by:
         return
     order_sql, descending, _ = call.order_by[0]
+    top_n = (
+        "fix: keep its top rows in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update' (a keyed "
+        "Top-N, which a stream keeps), or use execution='batch'"
+    )
     if analysis.is_column(order_sql, watermark_column):
+        if descending and isinstance(call.func, RANKING):
+            raise AnalysisError(
+                f"`{call.shown}` ranks rows by the watermark column descending, in partitions that never close: "
+                f"every later row takes the first rank; {top_n}"
+            )
         if descending:
             raise AnalysisError(
                 f"`{call.shown}` orders the watermark column descending: its frames reach rows that have not "
@@ -199,9 +208,9 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
     if isinstance(call.func, RANKING) and not by_window:
         raise AnalysisError(
             f"`{call.shown}` ranks rows by `{order_sql}`, not by the watermark column `{watermark_column}`, in "
-            "partitions that never close: a keyed Top-N, where a later row can change the ranks of rows already "
-            "emitted, which streaming does not maintain yet; fix: use execution='batch', or rank within the "
-            "window_start, window_end of a window TVF"
+            "partitions that never close, so a later row can change the rank of any row; fix: keep its top rows "
+            "in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update' (a keyed Top-N, which a stream "
+            "keeps), rank within the window_start, window_end of a window TVF, or use execution='batch'"
         )
 
 

@@ -45,6 +45,7 @@ from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, Pu
 from dbt.adapters.window_views.streaming.shapes import Batch, ModelShape, Parts
 from dbt.adapters.window_views.streaming.spark_errors import batch_failure
 from dbt.adapters.window_views.streaming.state import State, held_rows_metric
+from dbt.adapters.window_views.streaming.topn_shapes import TopNOnUpdate
 from dbt.adapters.window_views.streaming.window_shapes import (
     PanesOnUpdate,
     PanesOnWindowClose,
@@ -241,6 +242,8 @@ def _progress(plan: StreamPlan, batch_id: BatchId, ready: BatchRecord, elapsed: 
 def shape_of(plan: StreamPlan) -> ModelShape:
     """The strategy for the plan's model kind and emit, chosen once per plan."""
     update = plan.config.emit == Emit.ON_UPDATE
+    if plan.top_n is not None:  # on_update only: the plan refuses on_window_close
+        return TopNOnUpdate(plan)
     if plan.window is None:
         return OverOnUpdate(plan) if update else OverOnWindowClose(plan)
     if plan.slicing is not None:

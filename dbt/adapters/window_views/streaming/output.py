@@ -10,7 +10,7 @@ hold such rows.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+from typing import Any, Callable, List, NoReturn, Optional, Sequence, Set, Tuple
 
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -26,6 +26,7 @@ from dbt.adapters.window_views.streaming.records import BatchId
 # a bucket's name: the `letter` of its size and its `index`
 BUCKET_NAME = sqlexpr.parse("concat(:letter, cast(:index as string))")
 NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
+KEY_BUCKETS = "k"  # a keyed Top-N's: by a hash of the key (upsert_keys)
 Staged = Tuple[int, List[str]]  # rows written, buckets replaced
 
 
@@ -60,21 +61,37 @@ class Output:
         whether the bucket of a size and index does): the result is staged, then the rows of
         those buckets outside the region beside it, in hours (an empty table: _bucket_name)."""
         files = storage.live_file_names(self.fs, self.where.table)
-        bucket = sqlexpr.to_sql(exp.alias_(self._bucket_name(key, not files), storage.BUCKET))
-        touched = set()
+        touched = {name for name in {storage.bucket_of(f) for f in files} if reaches(*self._bucket(name, files))}
+        return self._replaced(result, outside, self._bucket_name(key, not files), touched, files)
+
+    def upsert_keys(
+        self, result: Any, outside: Callable[[Any], Any], index: exp.Expr, touched: Sequence[int]
+    ) -> Staged:
+        """Replace the output rows of some keys (`outside` keeps an old row of another key) by
+        `result`, rewriting only the buckets of those keys: a key's bucket is KEY_BUCKETS and its
+        `index` (a hash of the key), of which `touched` are those of the keys replaced."""
+        files = storage.live_file_names(self.fs, self.where.table)
         for name in {storage.bucket_of(f) for f in files}:
-            if reaches(*self._bucket(name, files)):
-                touched.add(name)
+            if not re.fullmatch(rf"{KEY_BUCKETS}\d+", name):
+                self._stray(name, files)
+        bucket = sqlexpr.fill(BUCKET_NAME, letter=exp.Literal.string(KEY_BUCKETS), index=index)
+        return self._replaced(result, outside, bucket, {f"{KEY_BUCKETS}{i}" for i in touched}, files)
+
+    def _replaced(
+        self, result: Any, outside: Callable[[Any], Any], bucket: exp.Expr, touched: Set[str], files: List[str]
+    ) -> Staged:
+        """`result` staged by `bucket` (its name), with the rows `outside` keeps of the
+        `touched` buckets' files beside it, in one write; returns the rows of `result` and
+        every bucket the publish replaces."""
+        named = sqlexpr.to_sql(exp.alias_(bucket, storage.BUCKET))
         result, rows_out = counted(result)
-        staged = result.selectExpr("*", bucket)
+        staged = result.selectExpr("*", named)
         existing = [paths.join(self.where.table, f) for f in files if storage.bucket_of(f) in touched]
         if existing:
-            # the rows of those buckets outside the region, staged with the result in one write
             kept = outside(result.sparkSession.read.schema(result.schema).parquet(*existing))
-            staged = staged.unionByName(kept.selectExpr("*", bucket))
+            staged = staged.unionByName(kept.selectExpr("*", named))
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
-        touched.update(storage.staged_buckets(self.fs, self.staging))
-        return rows_out(), sorted(touched)
+        return rows_out(), sorted(touched | set(storage.staged_buckets(self.fs, self.staging)))
 
     def _bucket_name(self, key: exp.Expr, empty: bool) -> exp.Expr:
         """The bucket a row with `key` is staged in. Into a table with files: hours. Into an
@@ -102,15 +119,19 @@ class Output:
         log yet shows every file in its folder, also one put there by hand, which no bucket holds."""
         size = self.plan.bucket_sizes.get(name[:1])
         if size is None or not re.fullmatch(r"-?\d+", name[1:]):  # before 1970: negative
-            stray = next(f for f in files if storage.bucket_of(f) == name)
-            raise StreamFailure(
-                self.plan.model,
-                f"its table's folder holds `{stray}`, a file the window view did not write",
-                "move that file out of the folder (it holds the window view's own files only) and run again: "
-                "committed micro-batches are kept, this one is redone",
-                path=self.where.table,
-            )
+            self._stray(name, files)
         return size, int(name[1:])
+
+    def _stray(self, name: str, files: List[str]) -> NoReturn:
+        """Fail on a bucket no batch wrote: a file someone put in the table's folder."""
+        stray = next(f for f in files if storage.bucket_of(f) == name)
+        raise StreamFailure(
+            self.plan.model,
+            f"its table's folder holds `{stray}`, a file the window view did not write",
+            "move that file out of the folder (it holds the window view's own files only) and run again: "
+            "committed micro-batches are kept, this one is redone",
+            path=self.where.table,
+        )
 
 
 def within(low: Optional[int], high: Optional[int]) -> Callable[[int, int], bool]:

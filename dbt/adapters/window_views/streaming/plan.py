@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, overwindows, prefix, tvf, window_columns
+from dbt.adapters.window_views import analysis, overwindows, prefix, topn, tvf, window_columns
 from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -87,6 +87,7 @@ class StreamPlan:
     # over input rows, whose output columns the stream's are
     rows: Optional["StreamPlan"] = None
     bounds: WindowBounds = WindowBounds()
+    top_n: Optional[topn.TopN] = None  # a keyed Top-N: neither a window nor over windows
 
     @property
     def source(self) -> str:
@@ -133,6 +134,8 @@ class StreamPlan:
         inputs, how they are combined."""
         if self.window is not None:
             described = self.window.label()
+        elif self.top_n is not None:
+            described = f"{self.top_n.call} kept by {self.top_n.kept_by}"
         else:
             assert self.over is not None  # a plan has a window or over windows
             described = "; ".join(self.over.calls)
@@ -193,6 +196,23 @@ def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwin
         return overwindows.plan(tree, watermark_of(config).column)
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
+
+
+def _top_n(model: str, config: WindowViewConfig, tree: exp.Expression) -> Optional[topn.TopN]:
+    """The model's keyed Top-N, if it is one: kept current (emit='on_update'), as no row of it
+    is ever final."""
+    try:
+        found = topn.find(tree, watermark_of(config).column)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "use execution='batch'") from exc
+    if found is not None and config.emit != Emit.ON_UPDATE:
+        raise _fail(
+            model,
+            f"`{found.call}` kept by `{found.kept_by}` is a keyed Top-N: a later row can take any of a key's places, "
+            "so its partitions never close and no row of it is final, which emit='on_window_close' waits for",
+            "set emit='on_update' (the table is then each key's current top rows), or use execution='batch'",
+        )
+    return found
 
 
 def _references(tree: exp.Expression, schema: Optional[str], name: str) -> List[exp.Table]:
@@ -423,13 +443,18 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
             "the watermark column",
         )
     window = _window(model, config, windows, own_calls) if windows else None
-    over = None if windows else _over(model, config, tree)
+    top_n = None if windows else _top_n(model, config, tree)
+    over = None if windows or top_n is not None else _over(model, config, tree)
     inputs = _read_from_views(model, tree, tables, self_join)
+    if top_n is not None:  # read again: its state's query reads the input's view
+        top_n = topn.find(tree, watermark_of(config).column)
     bounds = _bounds(model, config, tree) if window is not None else WindowBounds()
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
     digest = fingerprint(sql, output_sql, config)
-    as_rows = StreamPlan(model, config, sql, output_sql, inputs, shape, window, over, None, digest, bounds=bounds)
+    as_rows = StreamPlan(
+        model, config, sql, output_sql, inputs, shape, window, over, None, digest, bounds=bounds, top_n=top_n
+    )
     if window is None or shape is not InputShape.SINGLE or len(windows) != 1:
         return as_rows
     if window.via is Via.WINDOW_AGGREGATE:

@@ -1,0 +1,123 @@
+"""A keyed Top-N read from the SQL (topn.py): the ranking per key kept by its rank in the outer
+WHERE, in its forms (subquery or CTE, `<=`, `<`, `=`, the bound on either side); what a stream
+cannot keep per key is refused naming the call and its rank filter; a ranking by the watermark
+column ascending stays with over windows."""
+
+import pytest
+
+from dbt.adapters.window_views import analysis, topn
+from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.streaming.batch_writer import shape_of
+from dbt.adapters.window_views.streaming.plan import build
+from dbt.adapters.window_views.streaming.topn_shapes import TopNOnUpdate
+from tests.unit.test_refusals import Q18, Q19, config
+
+RANKED = "SELECT *, {call} AS r FROM s.bid"
+BY_PRICE = "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)"
+
+
+def found(sql: str) -> topn.TopN:
+    top = topn.find(analysis.parse(sql), "dateTime")
+    assert top is not None, sql
+    return top
+
+
+def refused(sql: str) -> str:
+    with pytest.raises(AnalysisError) as raised:
+        topn.find(analysis.parse(sql), "dateTime")
+    return str(raised.value)
+
+
+@pytest.mark.parametrize(
+    "where, limit",
+    [("r <= 3", 3), ("r < 3", 2), ("r = 1", 1), ("3 >= r", 3), ("1 = r", 1), ("r <= 5 AND price > 2 AND r < 3", 2)],
+)
+def test_the_rank_filter_bounds_the_rows_kept(where, limit):
+    top = found(f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE {where}")
+    assert (top.keys, top.limit, top.call) == (("auction",), limit, BY_PRICE)
+    assert top.state_sql.endswith(f"WHERE _wv_rank <= {limit}")
+
+
+def test_a_cte_ranked_and_read_is_a_top_n_too():
+    top = found(f"WITH ranked AS ({RANKED.format(call=BY_PRICE)}) SELECT auction, price FROM ranked WHERE r <= 2")
+    assert top.limit == 2 and top.kept_by == "r <= 2"
+
+
+@pytest.mark.parametrize("func", ["RANK()", "DENSE_RANK()"])
+def test_rank_and_dense_rank_keep_every_row_ranked_within_the_bound(func):
+    top = found(
+        f"SELECT * FROM ({RANKED.format(call=f'{func} OVER (PARTITION BY auction ORDER BY price)')}) WHERE r <= 2"
+    )
+    assert f"{func} OVER (PARTITION BY auction ORDER BY price) AS _wv_rank" in top.state_sql
+
+
+def test_the_state_ranks_over_the_models_own_where():
+    top = found("SELECT * FROM (SELECT *, " + BY_PRICE + " AS r FROM s.bid WHERE price > 0) WHERE r <= 1")
+    assert "FROM s.bid WHERE price > 0) AS _wv_rows WHERE _wv_rank <= 1" in top.state_sql
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        RANKED.format(call=BY_PRICE),  # no rank filter: not a Top-N (over windows refuse it)
+        f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE price <= 3",
+        # ranked by the event time ascending: rows final as W passes them, over windows keep it
+        f"SELECT * FROM ({RANKED.format(call='ROW_NUMBER() OVER (PARTITION BY auction ORDER BY dateTime)')}) WHERE r = 1",
+    ],
+    ids=["no-filter", "other-filter", "ascending-time"],
+)
+def test_what_is_not_a_top_n(sql):
+    assert topn.find(analysis.parse(sql), "dateTime") is None
+
+
+@pytest.mark.parametrize(
+    "sql, says",
+    [
+        (
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (ORDER BY price DESC) AS r FROM s.bid) WHERE r <= 3",
+            "ranks every row together (no PARTITION BY)",
+        ),
+        (
+            "SELECT * FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY auction % 2 ORDER BY price) AS r FROM s.bid) "
+            "WHERE r <= 3",
+            "is partitioned by expressions",
+        ),
+        (
+            f"SELECT price FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3",
+            "must select its PARTITION BY column(s) `auction` unchanged; fix: add them to the select list",
+        ),
+        (
+            f"SELECT * FROM (SELECT *, {BY_PRICE} AS r, LAG(price) OVER (ORDER BY dateTime) AS p FROM s.bid) "
+            "WHERE r <= 3",
+            "also computes `LAG(price) OVER (ORDER BY dateTime)`",
+        ),
+        (
+            f"SELECT * FROM (SELECT auction, max(price) AS price, {BY_PRICE} AS r FROM s.bid GROUP BY auction) "
+            "WHERE r <= 3",
+            "must rank the upstream table's rows directly",
+        ),
+        (f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3 LIMIT 5", "must be the model's outermost"),
+    ],
+    ids=["no-keys", "key-expression", "keys-not-selected", "another-call", "group-by", "limit"],
+)
+def test_a_top_n_a_stream_cannot_keep_is_refused_naming_it(sql, says):
+    message = refused(sql)
+    assert message.startswith("the Top-N `") and "` kept by `r <= 3`" in message, message
+    assert says in message and "fix:" in message, message
+
+
+@pytest.mark.parametrize("sql, keys, limit", [(Q18, ("bidder", "auction"), 1), (Q19, ("auction",), 10)])
+def test_nexmark_q18_and_q19_stream_as_a_keyed_top_n_on_update(sql, keys, limit):
+    plan = build("q", sql, config("on_update"), ())
+    assert plan.over is None and plan.window is None and plan.top_n is not None
+    assert (plan.top_n.keys, plan.top_n.limit) == (keys, limit)
+    # the state's query reads the view a micro-batch fills, not the upstream table
+    assert f"FROM {plan.view} AS bid" in plan.top_n.state_sql
+    assert isinstance(shape_of(plan), TopNOnUpdate)
+
+
+def test_a_top_n_refusal_names_the_model():
+    sql = f"SELECT price FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3"
+    with pytest.raises(ModelSqlError) as raised:
+        build("q", sql, config("on_update"), ())
+    assert raised.value.msg.startswith("window_view model 'q': the Top-N `" + BY_PRICE + "` kept by `r <= 3`")
