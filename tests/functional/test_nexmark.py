@@ -50,17 +50,6 @@ REFUSALS: Dict[str, str] = {
         "it once, window each read by the same TVF and join them on window_start and window_end (a self "
         "window join), or use execution='batch'"
     ),
-    "q18": (
-        "window_view model 'q18': `ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY dateTime "
-        "DESC)` orders the watermark column descending: its frames reach rows that have not arrived; "
-        "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
-    ),
-    "q19": (
-        "window_view model 'q19': `ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)` ranks rows by "
-        "`price`, not by the watermark column `dateTime`, in partitions that never close: a keyed Top-N, where a "
-        "later row can change the ranks of rows already emitted, which streaming does not maintain yet; fix: use "
-        "execution='batch', or rank within the window_start, window_end of a window TVF"
-    ),
 }
 
 

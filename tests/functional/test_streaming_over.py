@@ -501,6 +501,70 @@ def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(p
     assert [r[4] for r in project.rows("waits_upd_stream", "seq") if r[0] == "Z"] == [7.0, None]  # 23:50 revised
 
 
+# a keyed Top-N (topn.py): each stock's two highest prices, and its last tick (deduplication)
+TOP2 = """
+select * from (
+  select *, row_number() over (partition by stock order by price desc, seq) as r from {{ relation }}
+) where r <= 2
+"""
+LAST = """
+select stock, ts, seq, price from (
+  select *, row_number() over (partition by stock order by ts desc, seq desc) as r from {{ relation }}
+) where r = 1
+"""
+
+
+def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project):
+    setup(project, {"top2": TOP2, "last": LAST}, emits=("on_update",))
+    models = ["top2_upd", "last_upd"]
+    at = lambda m: datetime(2024, 1, 1, 9, m)  # noqa: E731
+
+    def deliver(*rows):
+        values = ", ".join(
+            f"({'null' if s is None else repr(s)}, timestamp'{at(m):%Y-%m-%d %H:%M:%S}', {q}, {p})"
+            for s, m, q, p in rows
+        )
+        project.spark.sql(f"insert into {project.schema}.ticks values {values}")
+        result = project.dbt("run", "-s", *[f"{m}_stream" for m in models])
+        project.spark.sql(f"truncate table {project.schema}.ticks_kept")
+        project.spark.sql(
+            f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
+            f"except all select stock, ts, seq, price from {project.schema}.top2_upd_stream__late"
+        )
+        project.dbt("run", "-s", *[f"{m}_batch" for m in models])
+        for m in models:
+            assert project.rows(f"{m}_stream", "stock, seq") == project.rows(f"{m}_batch", "stock, seq"), m
+        return {r.node.name: r.adapter_response for r in result.result}
+
+    deliver(("A", 0, 1, 10.0), ("A", 1, 2, 12.0), ("A", 2, 3, 11.0), ("B", 1, 4, 5.0), (None, 1, 5, 1.0))
+    assert project.rows("top2_upd_stream", "stock, r") == [
+        (None, at(1), 5, 1.0, 1),
+        ("A", at(1), 2, 12.0, 1),
+        ("A", at(2), 3, 11.0, 2),
+        ("B", at(1), 4, 5.0, 1),
+    ]
+    # A's 09:05 takes its first place: its 11.0 row, emitted before, goes and its 12.0 row moves
+    # down; 09:00 is at or before W (09:02 less the 2 minutes' delay), so late, however high
+    runs = deliver(("A", 5, 6, 20.0), ("A", 0, 7, 99.0))
+    assert runs["top2_upd_stream"]["late_rows"] == 1
+    assert project.rows("top2_upd_stream", "stock, r") == [
+        (None, at(1), 5, 1.0, 1),
+        ("A", at(5), 6, 20.0, 1),
+        ("A", at(1), 2, 12.0, 2),
+        ("B", at(1), 4, 5.0, 1),
+    ]
+    assert project.rows("last_upd_stream", "stock") == [
+        (None, at(1), 5, 1.0),
+        ("A", at(5), 6, 20.0),
+        ("B", at(1), 4, 5.0),
+    ]
+    # a row below A's top changes nothing of A; B's new rows replace its own
+    runs = deliver(("A", 6, 8, 1.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
+    assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(6), 9, 7.0, 1), ("B", at(7), 10, 6.0, 2)]
+    # the state keeps each key's top rows only: 2 per stock (3 stocks) and the last tick of each
+    assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 3]
+
+
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):
     """A micro-batch over new files without rows changes nothing: its commit carries W and the
     state on, and an over-window `on_update` model's record of where its next batch recomputes
