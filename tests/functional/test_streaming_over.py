@@ -558,9 +558,10 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project)
         ("A", at(5), 6, 20.0),
         ("B", at(1), 4, 5.0),
     ]
-    # a row below A's top changes nothing of A; B's new rows replace its own
+    # a row below A's top changes nothing of A; B's new rows replace its own, in B's bucket only
     runs = deliver(("A", 6, 8, 1.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
     assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(6), 9, 7.0, 1), ("B", at(7), 10, 6.0, 2)]
+    assert len(last_commit(project, "top2_upd_stream")["replaced_buckets"]) == 1
     # the state keeps each key's top rows only: 2 per stock (3 stocks) and the last tick of each
     assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 3]
 
