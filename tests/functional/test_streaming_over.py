@@ -501,11 +501,15 @@ def test_on_update_moves_a_loaded_day_to_hours_when_a_held_back_row_is_revised(p
     assert [r[4] for r in project.rows("waits_upd_stream", "seq") if r[0] == "Z"] == [7.0, None]  # 23:50 revised
 
 
-# a keyed Top-N (topn.py): each stock's two highest prices, and its last tick (deduplication)
+# a keyed Top-N (topn.py): each stock's two highest prices (by ROW_NUMBER and by RANK, which keeps
+# ties at the second place), and its last tick (deduplication)
 TOP2 = """
 select * from (
   select *, row_number() over (partition by stock order by price desc, seq) as r from {{ relation }}
 ) where r <= 2
+"""
+RANK2 = """
+select * from (select *, rank() over (partition by stock order by price desc) as r from {{ relation }}) where r <= 2
 """
 LAST = """
 select stock, ts, seq, price from (
@@ -515,8 +519,8 @@ select stock, ts, seq, price from (
 
 
 def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project):
-    setup(project, {"top2": TOP2, "last": LAST}, emits=("on_update",))
-    models = ["top2_upd", "last_upd"]
+    setup(project, {"top2": TOP2, "rank2": RANK2, "last": LAST}, emits=("on_update",))
+    models = ["top2_upd", "rank2_upd", "last_upd"]
     at = lambda m: datetime(2024, 1, 1, 9, m)  # noqa: E731
 
     def deliver(*rows):
@@ -558,12 +562,15 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project)
         ("A", at(5), 6, 20.0),
         ("B", at(1), 4, 5.0),
     ]
-    # a row below A's top changes nothing of A; B's new rows replace its own, in B's bucket only
-    runs = deliver(("A", 6, 8, 1.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
+    # A's new 12.0 ties its second place: below its ROW_NUMBER top (ties by seq), so top2 changes
+    # nothing of A and rewrites B's bucket only; RANK keeps it beside the other 12.0
+    runs = deliver(("A", 6, 8, 12.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
     assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(6), 9, 7.0, 1), ("B", at(7), 10, 6.0, 2)]
     assert len(last_commit(project, "top2_upd_stream")["replaced_buckets"]) == 1
-    # the state keeps each key's top rows only: 2 per stock (3 stocks) and the last tick of each
-    assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 3]
+    assert [r[2] for r in project.rows("rank2_upd_stream", "stock, r, seq") if r[0] == "A"] == [6, 2, 8]
+    # the state keeps each key's top rows only: 2 per stock (3 stocks), A's tie too under RANK,
+    # and the last tick of each
+    assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 6, 3]
 
 
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):
