@@ -153,6 +153,10 @@ def test_the_owned_rows_keep_the_users_alias_and_columns():
             "in a SELECT with a join",
         ),
         (
+            "select lag(v) over (order by ts) from {read} lateral view explode(array(1, 2)) x as y",
+            "in a SELECT with LATERAL VIEW",
+        ),
+        (
             "with r as (select * from {read}) select lag(v) over (order by ts) from r",
             "through a join, CTE, subquery or window macro",
         ),

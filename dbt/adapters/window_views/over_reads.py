@@ -51,11 +51,7 @@ class FilteredRead:
     column: str
     start: Optional[datetime]
     end: Optional[datetime]
-
-    @property
-    def like(self) -> datetime:
-        """A time in the zone dbt wrote the filter in."""
-        return self.start or self.end  # type: ignore[return-value]  # dbt renders no filter without one
+    like: datetime  # a time in the zone dbt wrote the filter in (start or end: dbt writes one at least)
 
 
 def _time(literal: exp.Expression) -> Optional[datetime]:
@@ -67,8 +63,10 @@ def _time(literal: exp.Expression) -> Optional[datetime]:
         return None
 
 
-def _bounds(where: exp.Expression) -> Optional[Tuple[exp.Column, Optional[datetime], Optional[datetime]]]:
-    """(column, start, end) of `col >= 'start' and col < 'end'` (or one side), as dbt writes it."""
+def _bounds(
+    where: exp.Expression,
+) -> Optional[Tuple[exp.Column, Optional[datetime], Optional[datetime], datetime]]:
+    """(column, start, end, either) of `col >= 'start' and col < 'end'` (or one side), as dbt writes it."""
     parts = [where.this, where.expression] if isinstance(where, exp.And) else [where]
     found: Dict[Type[exp.Expression], Tuple[exp.Column, Optional[datetime]]] = {}
     for part in parts:
@@ -79,8 +77,9 @@ def _bounds(where: exp.Expression) -> Optional[Tuple[exp.Column, Optional[dateti
     columns = {c.sql("spark") for c, _ in found.values()}
     if len(columns) != 1:
         return None
-    column = next(iter(found.values()))[0]
-    return column, found.get(exp.GTE, (column, None))[1], found.get(exp.LT, (column, None))[1]
+    column, either = next(iter(found.values()))
+    assert either is not None  # checked above
+    return column, found.get(exp.GTE, (column, None))[1], found.get(exp.LT, (column, None))[1], either
 
 
 def filtered_reads(tree: exp.Expression) -> List[FilteredRead]:
@@ -96,14 +95,18 @@ def filtered_reads(tree: exp.Expression) -> List[FilteredRead]:
         bounds = _bounds(where.this)
         if bounds is None:
             continue
-        column, start, end = bounds
-        written = column.sql("spark")
-        dbt_filter = BaseRelation._render_event_time_filtered(
-            BaseRelation.create(identifier="x"), EventTimeFilter(field_name=written, start=start, end=end)
-        )
-        if analysis.parse(f"select * from t where {dbt_filter}").args["where"].sql("spark") == where.sql("spark"):
-            reads.append(FilteredRead(node, source, column.name, start, end))
+        column, start, end, like = bounds
+        if _dbt_filter(column.sql("spark"), start, end) == where.this:
+            reads.append(FilteredRead(node, source, column.name, start, end, like))
     return reads
+
+
+def _dbt_filter(field: str, start: Optional[datetime], end: Optional[datetime]) -> Optional[exp.Expression]:
+    """`field` in [start, end) as dbt renders its filter (None: no bound on either side)."""
+    rendered = BaseRelation._render_event_time_filtered(
+        BaseRelation.create(identifier="_"), EventTimeFilter(field_name=field, start=start, end=end)
+    )
+    return analysis.parse(f"select * from _ where {rendered}").args["where"].this if rendered else None
 
 
 def _extra(select: exp.Select) -> bool:
@@ -183,10 +186,20 @@ def _check_order(call: OverCall, column: str, relation: str) -> None:
     )
 
 
+# what makes a SELECT's rows other than its input's, one for one
+_ROWS_CHANGED = (
+    ("group", "GROUP BY"),
+    ("distinct", "DISTINCT"),
+    ("limit", "LIMIT"),
+    ("joins", "a join"),
+    ("laterals", "LATERAL VIEW"),
+)
+
+
 def _refuse_shape(select: exp.Select, calls: Sequence[OverCall], relation: str) -> None:
     """The SELECT whose windows read the filtered input keeps its rows one for one, so the rows the
     range owns are known after the windows."""
-    for key, what in (("group", "GROUP BY"), ("distinct", "DISTINCT"), ("limit", "LIMIT"), ("joins", "a join")):
+    for key, what in _ROWS_CHANGED:
         if select.args.get(key):
             raise AnalysisError(
                 f"`{calls[0].shown}` reads {relation}, which dbt filters to a time range, in a SELECT with {what}: the "
@@ -209,17 +222,13 @@ class _Ranges:
         return exp.Literal.string(str(as_datetime(value, self.read.like)))
 
     def between(self, field: str, start: Optional[int], end: Optional[int]) -> Optional[exp.Expression]:
-        """`field` in [start, end), rendered by dbt's own filter (None: no bound either side)."""
+        """`field` in [start, end) (epoch micros), rendered by dbt's own filter (None: no bound)."""
         like = self.read.like
-        rendered = BaseRelation._render_event_time_filtered(
-            BaseRelation.create(identifier="x"),
-            EventTimeFilter(
-                field_name=field,
-                start=None if start is None else as_datetime(start, like),
-                end=None if end is None else as_datetime(end, like),
-            ),
+        return _dbt_filter(
+            field,
+            None if start is None else as_datetime(start, like),
+            None if end is None else as_datetime(end, like),
         )
-        return analysis.parse(f"select * from t where {rendered}").args["where"].this if rendered else None
 
 
 def _micros(t: Optional[datetime]) -> Optional[int]:

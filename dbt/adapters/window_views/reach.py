@@ -9,6 +9,10 @@ they all end at or before it. The window macros read a dbt-filtered input (a mic
 SESSION has no bound in principle: a session's rows chain back by at most `gap` each. The read
 goes back `session_lookback`, and a session whose first row lies within `gap` of the read's start
 may chain to a row before it, so it is not known whole: it is not emitted.
+
+An over window's rows are owned by the range holding their time; what its frame (or LAG, LEAD,
+a rank) reads past each edge of the range is an `OverReach`: nothing, an interval, the n rows of
+each partition nearest the edge, or every row on that side (over_reads.py applies them).
 """
 
 from __future__ import annotations
