@@ -14,10 +14,10 @@ import pytest
 import sqlglot
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import analysis, plan
+from dbt.adapters.window_views import analysis, emit, plan
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.over_reads import call_reach, filtered_reads, owned_sql
-from dbt.adapters.window_views.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast
+from dbt.adapters.window_views.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast, micros
 
 BASE = datetime(2024, 1, 1)
 CALLS = {
@@ -191,3 +191,23 @@ def test_a_batch_window_view_builds_the_owned_sql_and_other_models_refuse():
         # unfiltered, or SQL sqlglot cannot read: nothing to say
         plan.check_node("lagged", materialized, sql.replace(read, "main.events"), {}, [])
         plan.check_node("lagged", materialized, f"select lag(v) over (order by ts) from {read} where ((", {}, [])
+
+
+def test_on_window_close_closes_the_owned_rows_of_the_full_build():
+    """The windows the plugin adds to the read are its own: the close filter (batch
+    on_window_close) sees the model's calls only, and closes the rows the range owns."""
+    con = connect(events(random.Random(5), 120))
+    day = (BASE + timedelta(days=1), BASE + timedelta(days=2))
+    names = ["lag2", "range2h", "rows3"]
+    config = {
+        "materialized": "window_view",
+        "emit": "on_window_close",
+        "watermark": {"column": "ts", "delay": "0 seconds"},
+    }
+    built = plan.WindowViewPlan.from_model("closing", model(dbt_read(*day), names=names), config)
+    full = plan.WindowViewPlan.from_model("closing", model("main.events", names=names), config)
+    assert built.close_sql is not None and full.close_sql is not None
+    w = micros(BASE + timedelta(days=1, hours=13))
+    columns = ["id", "k", "ts", "v", *names]
+    closed = run(con, emit.close_filter(full.close_sql, "ts", w, columns))
+    assert run(con, emit.close_filter(built.close_sql, "ts", w, columns)) == [r for r in closed if day[0] <= r[2]]

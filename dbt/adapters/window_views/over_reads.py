@@ -238,7 +238,8 @@ def _micros(t: Optional[datetime]) -> Optional[int]:
 def _widened(read: FilteredRead, reaches: Sequence[OverCallReach], where: Optional[exp.Expression]) -> exp.Subquery:
     """The filtered read as the windows read it: the range, and past each edge what the calls reach."""
     ranges = _Ranges(read)
-    t = sqlexpr.column(read.column)
+    # the row time in the wrappers below, as the plugin's own (analysis: `generated`)
+    t = sqlexpr.column(read.column, sqlexpr.ROWS)
     start, end = _micros(read.start), _micros(read.end)
     # an open side (--sample with no start) has nothing past it
     edges: List[Edge] = [

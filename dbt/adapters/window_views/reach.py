@@ -155,7 +155,7 @@ class Edge(ABC):
     row time, `time` a time as dbt writes it in its filter; `ranked` numbers the rows past the
     edge per partition, counted from the edge (one rank column per PARTITION BY, shared)."""
 
-    def __init__(self, at: int, t: exp.Expression, time: Callable[[int], exp.Expression], prefix: str) -> None:
+    def __init__(self, at: int, t: exp.Column, time: Callable[[int], exp.Expression], prefix: str) -> None:
         self.at = at
         self.t = t
         self.time = time
@@ -203,8 +203,9 @@ class Edge(ABC):
         one time share a rank, so the rows kept by rank <= n are whole ties)."""
         if partition_by not in self.ranks:
             name = f"{self.prefix}_{len(self.ranks)}"
-            # the rows on either side of the edge rank apart, so one scan serves both
-            partition = [sqlexpr.parse(p) for p in partition_by] + [self.past()]
+            # the rows on either side of the edge rank apart, so one scan serves both; columns
+            # qualified as `t` is (by the plugin's alias), so the call reads as the plugin's own
+            partition = [sqlexpr.qualified(sqlexpr.parse(p), self.t.table) for p in partition_by] + [self.past()]
             rank = sqlexpr.window(exp.Rank(), partition, [sqlexpr.ordered(self.t, self.descending)])
             self.ranks[partition_by] = (name, rank)
         return sqlexpr.column(self.ranks[partition_by][0])
