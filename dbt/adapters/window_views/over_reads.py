@@ -36,9 +36,9 @@ from dbt.adapters.window_views.reach import (
 
 ROW_TIME = "_wv_row_time"  # the owned rows' time, carried past the windows and dropped
 _FIX_DIRECT = (
-    "read the filtered input directly in the SELECT with the OVER window (`from {{ ref(...) }}`, no join, "
-    "CTE or subquery between them), or compute the over window in a window_view model upstream of the "
-    "filtered one"
+    "read the filtered input directly in the SELECT with the OVER window (`from {{ ref(...) }}`, or a CTE "
+    "that is only `select * from {{ ref(...) }}`; no join, other CTE or subquery between them), or compute "
+    "the over window in a window_view model upstream of the filtered one"
 )
 
 
@@ -260,8 +260,34 @@ def _widened(read: FilteredRead, reaches: Sequence[OverCallReach], where: Option
     return exp.Subquery(this=query, alias=read.node.args.get("alias"))
 
 
-def _read_of(select: exp.Select, reads: Dict[int, FilteredRead]) -> Optional[FilteredRead]:
-    return reads.get(id(getattr(select.args.get("from_"), "this", None)))
+@dataclass(frozen=True)
+class _Source:
+    """The filtered read a SELECT's windows read, and the name the SELECT qualifies its columns by."""
+
+    read: FilteredRead
+    qualifier: Optional[str]
+
+
+def _read_of(select: exp.Select, reads: Dict[int, FilteredRead], ctes: Dict[str, exp.Expression]) -> Optional[_Source]:
+    """The filtered read in the SELECT's FROM: itself, or a CTE that is only `select * from` it and
+    that nothing else reads (dbt's import CTE, `with events as (select * from {{ ref('events') }})`)."""
+    source = getattr(select.args.get("from_"), "this", None)
+    if not isinstance(source, exp.Expression):
+        return None
+    if id(source) in reads:
+        return _Source(reads[id(source)], source.alias or None)
+    name = source.name.lower() if isinstance(source, exp.Table) and not source.db else None
+    body = ctes.get(name or "")
+    # `select * from <read>` and nothing else: its rows are the read's, one for one
+    if not isinstance(body, exp.Select) or _extra(body) or body.args.get("where") is not None:
+        return None
+    if len(body.expressions) != 1 or not body.expressions[0].is_star:
+        return None
+    inner = getattr(body.args.get("from_"), "this", None)
+    reading = [t for t in select.root().find_all(exp.Table) if not t.db and t.name.lower() == name]
+    if id(inner) not in reads or len(reading) != 1:
+        return None
+    return _Source(reads[id(inner)], source.alias or source.name)
 
 
 def _fed(select: exp.Select, reads: Dict[int, FilteredRead], ctes: Dict[str, exp.Expression]) -> bool:
@@ -306,8 +332,8 @@ def owned_sql(sql: str) -> Optional[str]:
     rewrites = []
     for select_calls in by_select.values():
         select = select_calls[0].select
-        read = _read_of(select, reads)
-        if read is None:
+        source = _read_of(select, reads, ctes)
+        if source is None:
             if _fed(select, reads, ctes):
                 raise AnalysisError(
                     f"`{select_calls[0].shown}` reads an input dbt filters to a time range (a microbatch batch or "
@@ -315,21 +341,22 @@ def owned_sql(sql: str) -> Optional[str]:
                     f"range's start; fix: {_FIX_DIRECT}"
                 )
             continue
-        relation = _relation(read)
+        relation = _relation(source.read)
         _refuse_shape(select, select_calls, relation)
         for call in select_calls:
-            _check_order(call, read.column, relation)
-        rewrites.append((select, read, [call_reach(c) for c in select_calls]))
+            _check_order(call, source.read.column, relation)
+        rewrites.append((select, source, [call_reach(c) for c in select_calls]))
     if not rewrites:
         return None
-    for select, read, reaches in rewrites:
+    for select, source, reaches in rewrites:
+        read = source.read
         ranges = _Ranges(read)
         where = select.args.get("where")
         # the rows counted past an edge are the rows the windows see: the SELECT's own filter first
         counted = analysis.without_qualifiers(where.this) if where is not None and _counts(reaches) else None
         read.node.replace(_widened(read, reaches, counted))
-        qualifier = read.node.alias or None
-        carried = select.select(exp.alias_(sqlexpr.column(read.column, qualifier), ROW_TIME, quoted=True), copy=True)
+        time = sqlexpr.column(read.column, source.qualifier)
+        carried = select.select(exp.alias_(time, ROW_TIME, quoted=True), copy=True)
         owned = ranges.between(sqlexpr.to_sql(sqlexpr.column(ROW_TIME)), _micros(read.start), _micros(read.end))
         wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME], where=owned)
         tree = sqlexpr.replaced(tree, select, wrapper)
