@@ -2,7 +2,9 @@
 batches, backfills and --sample"): plain microbatch models calling TUMBLE (an offset not aligned
 to days), HOP (size not a multiple of the slide), CUMULATE, SESSION and window_aggregate, run by
 day over random data, equal the full build of the same SQL; a backfill of a middle day restores
-it; `--sample` emits only whole windows, each equal to the full build's."""
+it; `--sample` emits only whole windows, each equal to the full build's. A window view's over
+windows (ROWS, RANGE interval, LAG, LEAD, a running sum) run day by day under `--sample`, and
+a middle range's backfill, equal its full build; an over window without a bound is refused."""
 
 from __future__ import annotations
 
@@ -28,6 +30,17 @@ MICROBATCH = (
     f"batch_size='day', begin='{START}', partition_by=['d'], concurrent_batches=false) }}}}\n"
 )
 TABLE = "{{ config(materialized='table') }}\n"
+# over windows of each reach: rows back, an interval back, rows back (LAG), rows ahead (LEAD),
+# every row before (a running sum)
+OVER = """{{ config(materialized='window_view') }}
+select id, k, ts, v,
+  sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as rows2,
+  sum(v) over (partition by k order by ts range between interval 3 hours preceding and current row) as range3h,
+  lag(v, 2) over (partition by k order by ts, id) as lag2,
+  lead(v) over (partition by k order by ts, id) as lead1,
+  sum(v) over (partition by k order by ts, id rows between unbounded preceding and current row) as running
+from {{ ref('events') }}
+"""
 
 
 def windowed_sql(kind: str, call: str) -> str:
@@ -70,6 +83,15 @@ def assert_same(project, a: str, b: str, where: str, kinds: frozenset = frozense
     assert found == kinds, found
 
 
+def assert_same_rows(project, a: str, b: str) -> None:
+    """Two queries (or tables) with the same rows, duplicates counted."""
+    a, b = (f"select * from ({q})" if q.startswith("select") else f"select * from {q}" for q in (a, b))
+    only_a = project.spark.sql(f"{a} except all {b}").collect()
+    only_b = project.spark.sql(f"{b} except all {a}").collect()
+    assert not only_a and not only_b, f"only in the first: {only_a[:5]}\nonly in the second: {only_b[:5]}"
+    assert project.spark.sql(a).count() > 100
+
+
 def count(project, table: str, where: str) -> int:
     return project.spark.sql(f"select * from {project.schema}.{table} where {where}").count()
 
@@ -84,8 +106,18 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     project.model("windows_mb", MICROBATCH + ALL_WINDOWS)
     project.model("windows_full", TABLE + ALL_WINDOWS)
     project.model("hop_view", "{{ config(materialized='window_view') }}\n" + windowed_sql("hop", WINDOWS["hop"]))
+    project.model("over_view", OVER)
     in_range = f"window_time >= '{START}' and window_time < '{END}'"
     project.dbt("build", "--event-time-start", START, "--event-time-end", END)
+    # over windows: the full build kept, then the window view run day by day under --sample
+    over = f"{project.schema}.over"
+    project.spark.sql(f"create table {over}_full using parquet as select * from {project.schema}.over_view")
+    project.spark.sql(f"create table {over}_by_day using parquet as select * from {over}_full where false")
+    for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
+        window = f"{{'start': '{day}', 'end': '{datetime.fromisoformat(day) + timedelta(days=1)}'}}"
+        project.dbt("run", "--select", "over_view", "--sample", window)
+        project.spark.sql(f"insert into {over}_by_day select * from {project.schema}.over_view")
+    assert_same_rows(project, f"{over}_by_day", f"select * from {over}_full where ts >= '{START}' and ts < '{END}'")
     assert_same(project, "windows_mb", "windows_full", in_range)
     assert count(project, "windows_mb", f"not ({in_range})") == 0
 
@@ -97,7 +129,22 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     # --sample rebuilds the full table: only the windows whose window_time the sample holds,
     # each whole (the microbatch table holds the full build's windows of the range)
     start, end = SAMPLE
-    project.dbt("run", "--select", "windows_full", "hop_view", "--sample", f"{{'start': '{start}', 'end': '{end}'}}")
+    project.dbt(
+        "run",
+        "--select",
+        "windows_full",
+        "hop_view",
+        "over_view",
+        "--sample",
+        f"{{'start': '{start}', 'end': '{end}'}}",
+    )
+    # the over windows' backfill of a middle range, in place of the by-day rows there, is the full build
+    assert_same_rows(
+        project,
+        f"select * from {over}_by_day where not (ts >= '{start}' and ts < '{end}') "
+        f"union all select * from {project.schema}.over_view",
+        f"select * from {over}_full where ts >= '{START}' and ts < '{END}'",
+    )
     sampled = f"window_time >= '{start}' and window_time < '{end}'"
     assert_same(project, "windows_full", "windows_mb", sampled)
     assert count(project, "windows_full", f"not ({sampled})") == 0
@@ -128,9 +175,27 @@ def test_a_cut_window_is_refused_or_left_out(project):
         + windowed_sql("session", "window_views.session(ref('events'), 'ts', '40 minutes')"),
     )
     project.model("other_time", TABLE + windowed_sql("tumble", "window_views.tumble(ref('events'), 'other', '1 hour')"))
+    # over windows: in a plain table (no plugin macro widens it), and ordered by another column
+    project.model(
+        "over_table", TABLE + "select *, lag(v) over (partition by k order by ts) as p from {{ ref('events') }}"
+    )
+    project.model(
+        "over_other",
+        "{{ config(materialized='window_view') }}\n"
+        "select *, lag(v) over (partition by k order by other) as p from {{ ref('events') }}",
+    )
     project.dbt("seed")
     result = project.dbt("run", "--sample", "{'start': '2024-01-02', 'end': '2024-01-03'}", ok=False)
     text = errors(result)
+    assert (
+        "model 'over_table': `LAG(v) OVER (PARTITION BY k ORDER BY ts)` reads an input dbt filters to a time range"
+        in text
+    )
+    assert "fix: make this model materialized='window_view'" in text
+    assert (
+        "window_view model 'over_other': `LAG(v) OVER (PARTITION BY k ORDER BY other)` reads "
+        f"{project.schema}.events, which dbt filters to a time range by its event_time `ts`" in text
+    )
     assert "window_views.session: argument 'session_lookback' is required" in text
     assert "window_views.tumble: dbt filters the input" in text and "time_col is 'other'" in text
     # read from 23:00: the long session's first row read is within the gap of it, so it may be cut

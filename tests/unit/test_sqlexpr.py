@@ -52,3 +52,8 @@ def test_replaced_swaps_a_node_or_the_whole_tree():
     tree = sqlexpr.parse("a + b")
     assert sqlexpr.to_sql(sqlexpr.replaced(tree, tree.find(exp.Column), column("c"))) == "`c` + b"
     assert sqlexpr.replaced(tree, tree, column("d")) == column("d")
+
+
+def test_qualified_names_the_table_of_unqualified_columns_only():
+    qualified = sqlexpr.qualified(sqlexpr.parse("coalesce(a, u.b) + 1"), "t")
+    assert sqlexpr.to_sql(qualified) == "COALESCE(t.a, u.b) + 1"

@@ -7,7 +7,8 @@ themselves and call `compile_node` for every node they compile. So this wraps th
 `window_views` project, builds the model's plan (plan.py), whose checks raise the CompilationError the materialization
 would raise. Checks that need Spark (output columns, the watermark reached) stay in the runners.
 A window_view key (emit, watermark, ...) on a model of another materialization is refused here too,
-instead of being ignored.
+instead of being ignored, and so is its over window over an input dbt filters to a time range (a
+microbatch batch, compiled here batch by batch, or --sample), which nothing there widens.
 """
 
 from __future__ import annotations

@@ -31,10 +31,10 @@ class ModelConfigError(CompilationError):
 class ModelSqlError(CompilationError):
     """A window_view model whose SQL, windows or inputs the chosen execution cannot honour."""
 
-    def __init__(self, model: str, problem: str, fix: str) -> None:
+    def __init__(self, model: str, problem: str, fix: str, label: str = "window_view model") -> None:
         self.model = model
         fix = fix if fix.startswith("fix: ") else f"fix: {fix}"
-        super().__init__(f"window_view model '{model}': {problem}; {fix}")
+        super().__init__(f"{label} '{model}': {problem}; {fix}")
 
     @classmethod
     def from_analysis(cls, model: str, exc: ValueError, fix: str) -> "ModelSqlError":

@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit, overwindows, tvf
+from dbt.adapters.window_views import analysis, emit, over_reads, overwindows, tvf
 from dbt.adapters.window_views.analysis import FrameKind
 from dbt.adapters.window_views.config import TIME_TYPES, Emit, Execution, WindowViewConfig, reject_window_view_keys
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
@@ -49,7 +49,7 @@ class ColumnUse:
 class WindowViewPlan:
     model: str
     config: WindowViewConfig
-    sql: str  # the compiled model SQL
+    sql: str  # the compiled model SQL (batch: its over windows over a filtered read widened, over_reads.py)
     windows: Tuple[str, ...]  # the window TVFs the macros rendered, described
     over_calls: Tuple[str, ...]  # the model's own window function calls
     upstream: Tuple[Upstream, ...]
@@ -93,12 +93,14 @@ class WindowViewPlan:
             columns = _column_uses(tree, parsed)
         if tree is not None and parsed.event_time is not None:
             _check_event_time_selected(model, parsed.event_time, tree)
-        stream, close_sql = None, None
+        stream, close_sql, sql = None, None, compiled_sql
         if parsed.execution is Execution.STREAMING:
             stream = stream_plan.build(model, compiled_sql, parsed, upstream)
-        elif parsed.emit is Emit.ON_WINDOW_CLOSE:
-            close_sql = _close_sql(model, compiled_sql, parsed)
-        return cls(model, parsed, compiled_sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
+        else:
+            sql = _owned_sql(model, compiled_sql) if tree is not None else compiled_sql
+        if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
+            close_sql = _close_sql(model, sql, parsed)
+        return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
 
     @property
     def stream_plan(self) -> stream_plan.StreamPlan:
@@ -240,6 +242,15 @@ def summary(properties: Mapping[str, str]) -> str:
     return "Window view (" + ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items()) + ")"
 
 
+def _owned_sql(model: str, compiled_sql: str) -> str:
+    """Batch: the SQL with the over windows over a read dbt filters to a time range (`--sample`)
+    reading past the range as far as they reach, and keeping the rows the range owns."""
+    try:
+        return over_reads.owned_sql(compiled_sql) or compiled_sql
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on over windows under a filter") from exc
+
+
 def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
     """Batch on_window_close: descending frames over the watermark column mirrored to ascending
     ones (they close then), checked now as far as it goes without Spark; whether the output has
@@ -266,5 +277,16 @@ def check_node(
     """Every check of a model of a window_views project that needs no Spark."""
     if materialized == MATERIALIZATION:
         WindowViewPlan.from_model(model, compiled_sql, config, upstream)
-    else:
-        reject_window_view_keys(model, materialized or "view", config)
+        return
+    reject_window_view_keys(model, materialized or "view", config)
+    cut = over_reads.cut_over_window(compiled_sql)
+    if cut is not None:
+        raise ModelSqlError(
+            model,
+            f"`{cut}` reads an input dbt filters to a time range (a microbatch batch, --event-time-start/end or "
+            "--sample), so its first rows would see the input cut at the range's start (and its last ones at the "
+            "end), silently; only a window_view model reads past the range as far as its over windows reach",
+            "make this model materialized='window_view', or compute the over window in a window_view model and "
+            "read that from this one (its event_time set to the row time it selects); see docs/batch.md",
+            label="model",
+        )

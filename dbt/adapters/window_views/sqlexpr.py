@@ -45,6 +45,15 @@ def column(name: str, table: Optional[str] = None) -> exp.Column:
     return exp.column(name, table=table, quoted=True)
 
 
+def qualified(value: exp.Expr, table: str) -> exp.Expression:
+    """A copy of `value` with its unqualified columns qualified by `table`."""
+    copy = node(value.copy())
+    for found in copy.find_all(exp.Column):
+        if not found.table:
+            found.set("table", exp.to_identifier(table))
+    return copy
+
+
 def aliased(columns: Sequence[Named]) -> List[exp.Expression]:
     """Select-list items `expression AS alias`."""
     return [node(exp.alias_(e, name, quoted=True)) for name, e in columns]
