@@ -9,6 +9,7 @@ from dbt.adapters.window_views.errors import ModelSqlError
 from dbt.adapters.window_views.streaming.late_rows import late_condition
 from dbt.adapters.window_views.streaming.plan import build
 from tests.unit.test_refusals import assert_users_own, config, quoted, refusal, tumble
+from tests.unit.test_streaming_join_plan import tvf
 
 WHERE = "WHERE B.dateTime BETWEEN B1.dateTime - INTERVAL '10' SECOND AND B1.dateTime"
 Q7 = f"""
@@ -81,3 +82,12 @@ def test_on_update_is_refused_as_a_row_is_final_only_when_its_window_closes():
         build("q", Q7, config("on_update"), ())
     assert "joins the rows `B` to their window" in raised.value.msg
     assert raised.value.msg.endswith("fix: set emit='on_window_close'")
+
+
+def test_a_cumulate_holds_its_rows_from_window_start_only():
+    """A CUMULATE's windows grow from one start: a reach before window_end is no window's."""
+    cumulate = tvf("nexmark.bid", kind="cumulate", size_us=60_000_000, time_col="dateTime", step_us=10_000_000)
+    sql = Q7.replace(tumble("nexmark.bid"), cumulate)
+    assert "no condition holds each row within its window" in refusal(sql)
+    within = "WHERE B.dateTime >= B1.window_start AND B.dateTime <= B1.dateTime"
+    assert build("q", sql.replace(WHERE, within), config(), ()).rows_to_window.inclusive_end

@@ -17,6 +17,7 @@ from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.shown import shown
 from dbt.adapters.window_views.tvf import WindowTvf
 from dbt.adapters.window_views.window_columns import Bound
+from dbt.adapters.window_views.windows import WindowKind
 
 
 @dataclass(frozen=True)
@@ -82,14 +83,19 @@ def _reach(node: exp.Expression) -> Optional[int]:
         return None
 
 
+def _from_start(other: exp.Expression, window: WindowTvf) -> bool:
+    """Whether a lower bound is within the window: window_start, or (every window of one size:
+    not a CUMULATE's) at most the window's size before window_end."""
+    if _is_bound(other, Bound.START):
+        return True
+    reach = _reach(other)
+    return reach is not None and window.kind is not WindowKind.CUMULATE and reach <= window.span
+
+
 def _bounded(comparisons: List[Tuple[type, exp.Expression]], window: WindowTvf) -> Optional[bool]:
-    """Whether the comparisons hold the rows within a window (from window_start, or at most a
-    window's span before window_end, up to window_end): None if they do not, else whether
-    window_end itself is in."""
-    lower = any(
-        op in (exp.GTE, exp.GT) and (_is_bound(other, Bound.START) or (_reach(other) or window.span + 1) <= window.span)
-        for op, other in comparisons
-    )
+    """Whether the comparisons hold the rows within a window (from its start up to window_end):
+    None if they do not, else whether window_end itself is in."""
+    lower = any(op in (exp.GTE, exp.GT) and _from_start(other, window) for op, other in comparisons)
     upper = [op is exp.LTE for op, other in comparisons if op in (exp.LTE, exp.LT) and _is_bound(other, Bound.END)]
     if not lower or not upper:
         return None
