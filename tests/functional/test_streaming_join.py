@@ -405,6 +405,15 @@ REFUSED = {
         "a streaming window join emits a window once it is closed on every side; emit='on_update' would revise joined "
         "rows as either side's rows arrive; fix: set emit='on_window_close'",
     ),
+    "rows_not_within_window": (
+        OWN_WINDOW.replace("where B.row_time between B1.row_time - interval '5' minute and B1.row_time", ""),
+        "on_window_close",
+        # after `JOIN (...) AS B1 ON B.num = B1.maxnum` joins the rows of <the test's schema>.lefttable
+        "to their window `tumble(time_col=row_time, size=5 minutes)`, but no condition holds each row within its window, so a "
+        "stream could not say when a joined row is final; fix: add `B.row_time BETWEEN B1.row_time - INTERVAL "
+        "'5 minutes' AND B1.row_time` (or `B.row_time >= window_start AND B.row_time < B1.row_time`) to its WHERE, "
+        "or use execution='batch'",
+    ),
 }
 
 
