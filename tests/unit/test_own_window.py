@@ -31,6 +31,7 @@ def test_q7_reads_its_one_input_once_for_both_reads_and_closes_by_the_renamed_wi
     assert (p.bounds.end, p.bounds.hidden) == ("_wv_window_end", ("_wv_window_end",))
     assert "B.extra, B1.dateTime AS _wv_window_end FROM" in p.sql
     assert p.slicing is None  # the model's own SQL over the rows of the windows that close
+    assert p.describe() == "tumble(time_col=dateTime, size=10 seconds) (its rows joined to their window's result)"
 
 
 @pytest.mark.parametrize(
@@ -88,6 +89,8 @@ def test_a_cumulate_holds_its_rows_from_window_start_only():
     """A CUMULATE's windows grow from one start: a reach before window_end is no window's."""
     cumulate = tvf("nexmark.bid", kind="cumulate", size_us=60_000_000, time_col="dateTime", step_us=10_000_000)
     sql = Q7.replace(tumble("nexmark.bid"), cumulate)
-    assert "no condition holds each row within its window" in refusal(sql)
+    message = refusal(sql)
+    assert "no condition holds each row within its window" in message
+    assert "fix: add `B.dateTime >= window_start AND B.dateTime < B1.dateTime` to its WHERE" in message
     within = "WHERE B.dateTime >= B1.window_start AND B.dateTime <= B1.dateTime"
     assert build("q", sql.replace(WHERE, within), config(), ()).rows_to_window.inclusive_end

@@ -127,11 +127,15 @@ def find(
         end_sql = end.sql("spark") if end is not None else "window_end"
         column = f"{rows}.{time_col}"
         span = dict(window.texts).get("size", f"{window.span} microseconds")
+        from_start = f"`{column} >= window_start AND {column} < {end_sql}`"
+        conditions = (
+            from_start
+            if window.kind is WindowKind.CUMULATE
+            else f"`{column} BETWEEN {end_sql} - INTERVAL '{span}' AND {end_sql}` (or {from_start})"
+        )
         raise AnalysisError(
             f"`{shown(joins[0])}` joins the rows of {'.'.join(filter(None, table))} to their window "
             f"`{window.label()}`, but no condition holds each row within its window, so a stream could not "
-            "say when a joined row is final; fix: add "
-            f"`{column} BETWEEN {end_sql} - INTERVAL '{span}' AND {end_sql}` (or `{column} >= window_start AND "
-            f"{column} < {end_sql}`) to its WHERE, or use execution='batch'"
+            f"say when a joined row is final; fix: add {conditions} to its WHERE, or use execution='batch'"
         )
     return RowsToWindow(rows, inclusive)

@@ -141,6 +141,8 @@ class StreamPlan:
         else:
             assert self.over is not None  # a plan has a window or over windows
             described = "; ".join(self.over.calls)
+        if self.rows_to_window is not None:
+            return f"{described} (its rows joined to their window's result)"
         if self.shape is InputShape.SINGLE:
             return described
         how = "window join" if self.shape is InputShape.JOIN else "union"
