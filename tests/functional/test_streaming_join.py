@@ -217,6 +217,41 @@ def test_flip145_self_window_join_streams(project):
     assert [tuple(r) for r in late] == [("D", "u9")]
 
 
+# Nexmark q7's form: the rows of one input joined to their own window's maximum, each row held
+# within its window by a BETWEEN that takes window_end (renamed `row_time`) in
+OWN_WINDOW = """
+select B.num, B.id, B.row_time
+from {{ source('raw', 'lefttable') }} B
+join (
+  select max(num) as maxnum, window_end as row_time
+  from {{ window_views.tumble(source('raw', 'lefttable'), 'row_time', '5 minutes') }}
+  group by window_start, window_end
+) B1 on B.num = B1.maxnum
+where B.row_time between B1.row_time - interval '5' minute and B1.row_time
+"""
+
+
+def test_rows_joined_to_their_own_windows_maximum_stream(project):
+    """One stream serves both reads; a window's rows are written when it closes, and a row at
+    exactly a window's end joins that window too, so it is late once that window closed."""
+    make_sources(project, "lefttable")
+    model(project, "highest", OWN_WINDOW)
+    deliver(project, "lefttable", [("12:01", 3, "a"), ("12:03", 5, "b"), ("12:05", 5, "c"), ("12:07", 2, "d")])
+    node = run(project, "highest")
+    assert node.message == "STREAM 1 batch, 4 in, 2 out, 0 late, watermark 2020-04-15 12:06:59"
+    # [12:00, 12:05) has max 5: b, and c at exactly its end
+    first = [(5, "b", t("12:03")), (5, "c", t("12:05"))]
+    assert sorted(project.rows("highest")) == first
+    # e at 12:05 would join [12:00, 12:05), written already: late; [12:05, 12:10) has max 5 again (c)
+    deliver(project, "lefttable", [("12:05", 9, "e"), ("12:08", 4, "f"), ("12:11", 1, "g")])
+    node = run(project, "highest")
+    assert node.message == "STREAM 1 batch, 3 in, 1 out, 1 late, watermark 2020-04-15 12:10:59"
+    assert sorted(project.rows("highest")) == sorted(first + [(5, "c", t("12:05"))])
+    assert project.spark.table(f"{project.schema}.highest").columns == ["num", "id", "row_time"]
+    late = project.spark.sql(f"select id from {project.schema}.highest__late").collect()
+    assert [r.id for r in late] == ["e"]
+
+
 UNION = """
 with both as (
   select * from {{ source('raw', 'lefttable') }}
@@ -369,6 +404,15 @@ REFUSED = {
         "on_update",
         "a streaming window join emits a window once it is closed on every side; emit='on_update' would revise joined "
         "rows as either side's rows arrive; fix: set emit='on_window_close'",
+    ),
+    "rows_not_within_window": (
+        OWN_WINDOW.replace("where B.row_time between B1.row_time - interval '5' minute and B1.row_time", ""),
+        "on_window_close",
+        # after `JOIN (...) AS B1 ON B.num = B1.maxnum` joins the rows of <the test's schema>.lefttable
+        "to their window `tumble(time_col=row_time, size=5 minutes)`, but no condition holds each row within its window, so a "
+        "stream could not say when a joined row is final; fix: add `B.row_time BETWEEN B1.row_time - INTERVAL "
+        "'5 minutes' AND B1.row_time` (or `B.row_time >= window_start AND B.row_time < B1.row_time`) to its WHERE, "
+        "or use execution='batch'",
     ),
 }
 

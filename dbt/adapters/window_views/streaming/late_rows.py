@@ -33,7 +33,10 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
     missing = t.is_(exp.null())
     if w_prev is None:
         return missing
-    closed = sqlexpr.parse(plan.window.late(T, w_prev)) if plan.window is not None else t <= w_prev
+    joined = plan.rows_to_window
+    # a row at exactly a window's end that joins that window is late once the window closed
+    at = f"{T} - 1" if joined is not None and joined.inclusive_end else T
+    closed = sqlexpr.parse(plan.window.late(at, w_prev)) if plan.window is not None else t <= w_prev
     return exp.or_(missing, closed)
 
 

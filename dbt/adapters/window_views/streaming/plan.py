@@ -12,7 +12,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, overwindows, prefix, topn, tvf, window_columns
+from dbt.adapters.window_views import analysis, overwindows, own_window, prefix, topn, tvf, window_columns
 from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -64,7 +64,7 @@ class WindowBounds:
     under whatever names it selects them, or columns the plan added to its select list
     (`hidden`), which no table row holds."""
 
-    start: str = Bound.START.value
+    start: Optional[str] = Bound.START.value  # None: rows joined to their window's aggregate, closed by end
     end: str = Bound.END.value
     hidden: Tuple[str, ...] = ()
 
@@ -88,6 +88,8 @@ class StreamPlan:
     rows: Optional["StreamPlan"] = None
     bounds: WindowBounds = WindowBounds()
     top_n: Optional[topn.TopN] = None  # a keyed Top-N: neither a window nor over windows
+    # rows of the input joined to their own window's aggregate (own_window.py): both reads one view
+    rows_to_window: Optional[own_window.RowsToWindow] = None
 
     @property
     def source(self) -> str:
@@ -139,6 +141,8 @@ class StreamPlan:
         else:
             assert self.over is not None  # a plan has a window or over windows
             described = "; ".join(self.over.calls)
+        if self.rows_to_window is not None:
+            return f"{described} (its rows joined to their window's result)"
         if self.shape is InputShape.SINGLE:
             return described
         how = "window join" if self.shape is InputShape.JOIN else "union"
@@ -369,15 +373,16 @@ def _on_window(join: exp.Join) -> bool:
     return found == set(Bound)
 
 
-def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression) -> WindowBounds:
-    """The output columns that are the window's bounds; a bound the model does not select is
-    added to its select list (`tree`) as a hidden column, when the select list can read it and
-    the stream only appends closed windows. A `SELECT *` leaves them to Spark (runner.py)."""
+def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression, needed: Sequence[Bound]) -> WindowBounds:
+    """The output columns that are the window's bounds (`needed`: both, or window_end alone for
+    rows joined to their window); a bound the model does not select is added to its select list
+    (`tree`) as a hidden column, when the select list can read it and the stream only appends
+    closed windows. A `SELECT *` leaves them to Spark (runner.py)."""
     if not isinstance(tree, exp.Select) or any(p.is_star for p in tree.expressions):
         return WindowBounds()
     found = window_columns.selected(tree)
     hidden = []
-    for bound in (b for b in Bound if b not in found):
+    for bound in (b for b in needed if b not in found):
         name = window_columns.hide(tree, bound) if config.emit == Emit.ON_WINDOW_CLOSE else None
         if name is None:
             why = (
@@ -393,7 +398,7 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression) -> Windo
             )
         found[bound] = name
         hidden.append(name)
-    return WindowBounds(found[Bound.START], found[Bound.END], tuple(hidden))
+    return WindowBounds(found.get(Bound.START), found[Bound.END], tuple(hidden))
 
 
 def normalized(sql: str) -> str:
@@ -443,19 +448,33 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
             "the watermark column",
         )
     window = _window(model, config, windows, own_calls) if windows else None
+    joined = _rows_to_window(model, config, tree, tables, window)
     top_n = None if windows else _top_n(model, config, tree)
     over = None if windows or top_n is not None else _over(model, config, tree)
-    inputs = _read_from_views(model, tree, tables, self_join)
+    inputs = _read_from_views(model, tree, tables, self_join or joined is not None)
     if top_n is not None:  # read again: its state's query reads the input's view
         top_n = topn.find(tree, watermark_of(config).column)
-    bounds = _bounds(model, config, tree) if window is not None else WindowBounds()
+    needed = [Bound.END] if joined is not None else list(Bound)
+    bounds = _bounds(model, config, tree, needed) if window is not None else WindowBounds()
     sql = tree.sql("spark")
     output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
     digest = fingerprint(sql, output_sql, config)
     as_rows = StreamPlan(
-        model, config, sql, output_sql, inputs, shape, window, over, None, digest, bounds=bounds, top_n=top_n
+        model,
+        config,
+        sql,
+        output_sql,
+        inputs,
+        shape,
+        window,
+        over,
+        None,
+        digest,
+        bounds=bounds,
+        top_n=top_n,
+        rows_to_window=joined,
     )
-    if window is None or shape is not InputShape.SINGLE or len(windows) != 1:
+    if window is None or shape is not InputShape.SINGLE or len(windows) != 1 or joined is not None:
         return as_rows
     if window.via is Via.WINDOW_AGGREGATE:
         slices = _slicing(model, tree, window, inputs[0].view)
@@ -466,6 +485,33 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     tree, window = found
     slices = _slicing(model, tree, window, inputs[0].view)
     return as_rows if slices is None else _sliced(as_rows, tree, window, slices, as_rows)
+
+
+def _rows_to_window(
+    model: str,
+    config: WindowViewConfig,
+    tree: exp.Expression,
+    tables: Sequence[Tuple[Optional[str], str]],
+    window: Optional[tvf.WindowTvf],
+) -> Optional[own_window.RowsToWindow]:
+    """One input read as rows and through its one window TVF, the rows joined to their window's
+    result (Nexmark's q7): emitted when the window closes, as only then is a row's result final."""
+    if window is None or is_session(window) or window.via is Via.WINDOW_AGGREGATE or len(tables) != 1:
+        return None
+    if len(_references(tree, *tables[0])) != 2:
+        return None
+    try:
+        found = own_window.find(tree, tables[0], watermark_of(config).column, window)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "use execution='batch'") from exc
+    if found is not None and config.emit != Emit.ON_WINDOW_CLOSE:
+        raise _fail(
+            model,
+            f"it joins the rows `{found.rows}` to their window `{window.label()}`'s result, which is final only when "
+            "the window closes; emit='on_update' would revise joined rows as the window's rows arrive",
+            "set emit='on_window_close'",
+        )
+    return found
 
 
 def _sliced(

@@ -105,8 +105,10 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
                 "add it to the select list",
             )
     bounds = ((plan.bounds.start, "window_start"), (plan.bounds.end, "window_end")) if plan.window else ()
-    for column, bound in bounds:  # the plan found them by name, unless the model selects `*`
-        if column.lower() not in names or names[column.lower()].dataType.simpleString() != "timestamp":
+    for selected, bound in bounds:  # the plan found them by name, unless the model selects `*`
+        if selected is None:  # rows joined to their window's result: closed by window_end alone
+            continue
+        if selected.lower() not in names or names[selected.lower()].dataType.simpleString() != "timestamp":
             raise ModelOutputError(
                 model,
                 f"execution='streaming' keeps results by window, so the model must select `{bound}` (a timestamp) "

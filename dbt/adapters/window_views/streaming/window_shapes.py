@@ -30,8 +30,7 @@ class WindowShape(ModelShape):
         super().__init__(plan)
         assert plan.window is not None  # chosen for window TVF models
         self.window: WindowTvf = plan.window
-        # the output columns that are the window's bounds, whatever the model names them
-        self.window_start = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.start))
+        # the output column that is the window's end, whatever the model names it
         self.window_end = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.end))
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
@@ -77,6 +76,11 @@ class TvfOnWindowClose(WindowShape):
 
 class TvfOnUpdate(WindowShape):
     """Recomputes every window a new row falls in, and replaces those windows."""
+
+    def __init__(self, plan: StreamPlan) -> None:
+        super().__init__(plan)
+        assert plan.bounds.start is not None  # only rows joined to their window lack it: on_window_close
+        self.window_start = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.start))
 
     def region(self, batch: Batch) -> Region:
         """The rows the windows need, the windows (open ones only), and the bounds of their ends."""
