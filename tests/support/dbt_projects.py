@@ -25,9 +25,6 @@ def sources_yml(*tables: str) -> str:
     )
 
 
-TEST_THREADS = 4
-
-
 def spark_params(home: Path) -> Dict[str, str]:
     """Profile settings that point every test project at the session's one metastore."""
     from dbt.adapters.window_views.session import java_options
@@ -55,9 +52,7 @@ class DbtProject:
             "type": "window_views",
             "method": "session",
             "schema": schema,
-            # independent models of one command run at once: much of a model's time is waiting
-            # (the metastore, a micro-batch's commit), which another model's work fills
-            "threads": TEST_THREADS,
+            "threads": 1,
             "server_side_parameters": spark_params(home),
         }
         (root / "profiles.yml").write_text(yaml.safe_dump({"wv_test": {"target": "dev", "outputs": {"dev": profile}}}))

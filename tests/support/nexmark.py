@@ -19,7 +19,7 @@ from typing import Any, Dict, List, Mapping, Sequence, Tuple
 import duckdb
 import yaml
 
-from tests.support.dbt_projects import REPO, TEST_THREADS, spark_params
+from tests.support.dbt_projects import REPO, spark_params
 
 PROJECT = REPO / "bench" / "nexmark" / "project"
 KINDS = ("person", "auction", "bid")
@@ -168,7 +168,7 @@ def copy_project(root: Path, home: Path, targets: Mapping[str, str]) -> Path:
             "type": "window_views",
             "method": "session",
             "schema": schema,
-            "threads": TEST_THREADS,
+            "threads": 1,
             "server_side_parameters": spark_params(home),
         }
         for name, schema in targets.items()
