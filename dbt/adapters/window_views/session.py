@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Tuple
 
@@ -156,6 +157,9 @@ def check_java() -> None:
             raise DbtRuntimeError(f"Java {major} found at {java}; Spark 4 needs Java 17 or newer. {JAVA_HINT}")
 
 
+_STARTING = threading.RLock()
+
+
 def spark_session(params: Dict[str, str]) -> SparkSession:
     """The process-wide session; the first caller's static settings (warehouse, metastore) win.
     With `warm_spark`, a Spark Connect client of the project's warm server (warm_server.py)."""
@@ -181,11 +185,14 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
         if key != "spark.remote":
             builder = builder.config(key, value)
     quiet_query_context_logs()
-    session = builder.getOrCreate()
-    if not remote:
-        session.sparkContext.setLogLevel("ERROR")
-        quiet_sketches_notice(session)
-        quiet_failure_logs(session)
+    # dbt's threads each get here (the active session is per thread): one at a time, or two
+    # quiet_sketches_notice calls interleave and leave the JVM's System.err pointing at nothing
+    with _STARTING:
+        session = builder.getOrCreate()
+        if not remote:
+            session.sparkContext.setLogLevel("ERROR")
+            quiet_sketches_notice(session)
+            quiet_failure_logs(session)
     return session
 
 
