@@ -15,7 +15,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, panes, paths
+from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
@@ -98,6 +98,15 @@ class WindowViewsAdapter(SparkAdapter):
         """The statement that builds a batch window view, and the metadata to record with it."""
         refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
         return batch.statement(self, plan)
+
+    @available
+    def run_batches(
+        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, location_root: Optional[str]
+    ) -> Dict[str, Any]:
+        """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
+        refresh_inputs(self, plan.inputs)
+        output = batch.checked_output(self, plan)
+        return incremental.run(self, plan, relation, full_refresh, location_root, output)
 
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
