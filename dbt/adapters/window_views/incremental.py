@@ -164,8 +164,7 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    location = adapter.table_location(found)
-    return Table(name, paths.normalize(location), written)
+    return Table(name, _location(adapter, name), written)
 
 
 def _create(
@@ -187,8 +186,14 @@ def _create(
     location = None if location_root is None else f"{location_root}/{identifier}/batches"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(name, output, column, location, properties))
-    created = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
-    return Table(name, paths.normalize(adapter.table_location(created)), ())
+    return Table(name, _location(adapter, name), ())
+
+
+def _location(adapter: Any, name: str) -> str:
+    location = adapter.table_location(name)  # DESCRIBE EXTENDED: dbt's relation cache does not know a new table
+    if location is None:
+        raise DbtRuntimeError(f"Spark gives no location for the table {name}")
+    return str(paths.normalize(location))
 
 
 def _property(adapter: Any, name: str, key: str) -> Optional[str]:
