@@ -2,8 +2,10 @@
 with batch_size computes its table day by day, each day's windows from the day widened by their
 reach. On random data, TUMBLE and HOP (offsets not aligned to days) and over windows (ROWS, a
 RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
-(the last day again, by lookback, and a new day), and a backfill of a middle day; a batch that
-fails leaves its rows and the other batches in place, and the next run redoes it."""
+(the last day again, by lookback, and a new day), and a backfill of a middle day; with
+emit='on_window_close' each run writes the windows its watermark closed; a batch that fails
+leaves its rows and the other batches in place, and the next run redoes it; a begin after the
+input and changed columns are refused before any batch runs."""
 
 from __future__ import annotations
 
@@ -46,8 +48,13 @@ def assert_equal_full(project) -> None:
     )
     for view, table in (("inc_w", "full_windows"), ("inc_o", "full_over")):
         project.spark.sql(f"create or replace temp view {view}_full as select * from {project.schema}.{table}")
+    # on_window_close: the windows the watermark (the input's latest time - 3 hours) closed
+    (w,) = project.spark.sql(f"select max(ts) - interval 3 hours from {project.schema}.events").collect()[0]
+    project.spark.sql(f"create or replace temp view inc_c as select {columns} from {project.schema}.inc_close")
+    project.spark.sql(f"create or replace temp view inc_c_full as select * from inc_w_full where window_end <= '{w}'")
     where_w, where_o = f"window_time >= '{BEGIN}'", f"ts >= '{BEGIN}'"
-    for a, b, where in (("inc_w", "inc_w_full", where_w), ("inc_o", "inc_o_full", where_o)):
+    pairs = (("inc_w", "inc_w_full", where_w), ("inc_o", "inc_o_full", where_o), ("inc_c", "inc_c_full", where_w))
+    for a, b, where in pairs:
         sa, sb = f"select * from {a} where {where}", f"select * from {b} where {where}"
         only_a = project.spark.sql(f"{sa} except all {sb}").collect()
         only_b = project.spark.sql(f"{sb} except all {sa}").collect()
@@ -78,6 +85,8 @@ def test_incremental_batches_equal_the_full_build(project):
     project.model("full_windows", config() + TVF)
     project.model("inc_over", config(BATCHES.format(et="ts")) + OVER)
     project.model("full_over", config() + OVER)
+    closing = "emit='on_window_close', watermark={'column': 'ts', 'delay': '3 hours'}"
+    project.model("inc_close", config(BATCHES.format(et="window_time") + ", " + closing) + TVF)
     events_table = f"{project.schema}.events"
     project.dbt("build")
     assert_equal_full(project)
@@ -129,3 +138,13 @@ def test_incremental_batches_equal_the_full_build(project):
     redone = locations(project, "inc_windows", "window_time_day")
     assert [d for d in failed if failed[d] != redone[d]] == ["2024-01-02", "2024-01-04", "2024-01-05"]
     assert_equal_full(project)
+
+    # refused as the run starts, before any batch: a begin after the input, changed columns
+    project.model("late_begin", config(BATCHES.format(et="window_time").replace(BEGIN, "2030-01-01")) + TVF)
+    project.model("inc_over", config(BATCHES.format(et="ts")) + OVER.replace("ts, v,", "ts, v, v * 2 as v2,", 1))
+    text = errors(project.dbt("run", "--select", "late_begin", "inc_over", ok=False))
+    assert (
+        "window_view model 'late_begin': config 'begin' = '2030-01-01 00:00:00' is after the latest input time" in text
+    ), text
+    assert "window_view model 'inc_over': its columns (id, k, ts, v, v2, rows2" in text
+    assert "fix: run it with --full-refresh" in text

@@ -9,7 +9,7 @@ from datetime import datetime
 
 import pytest
 
-from dbt.adapters.window_views.batch_reads import shape_of
+from dbt.adapters.window_views.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
 from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
@@ -114,16 +114,6 @@ def test_config_keys_parsed():
             },
             "config 'batch_size' = 'day' only applies to execution='batch'",
         ),
-        (
-            {
-                "batch_size": "day",
-                "event_time": "t",
-                "begin": "2024-01-01",
-                "emit": "on_window_close",
-                "watermark": {"column": "t"},
-            },
-            "config 'emit' = 'on_window_close' cannot be combined with batch_size",
-        ),
     ],
 )
 def test_config_errors_name_model_key_and_fix(config, message):
@@ -150,9 +140,9 @@ def tvf_sql(*markers: str, read: str = "`s`.`events`") -> str:
     return "\nunion all\n".join(selects)
 
 
-def shape(sql: str, event_time: str = "window_time", size: str = "day"):
+def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False):
     b = parse(event_time=event_time, batch_size=size, begin="2024-01-01").batches
-    return shape_of("m", sql, b)
+    return shape_of("m", sql, b, closing)
 
 
 def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
@@ -201,3 +191,15 @@ def test_shapes_a_batch_cannot_own_are_refused(sql, event_time, message):
 
 def test_window_start_owns_windows_inside_a_batch():
     shape(tvf_sql(marker("tumble", size=H, offset=0)), "window_start")  # hours never cross midnight
+
+
+def test_on_window_close_keeps_the_closed_windows_and_holds_the_batch_open():
+    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    w = 1_704_196_800_000_000  # 2024-01-02 12:00 UTC
+    closing = Closing("ts", w, ("k", "window_start", "window_end", "window_time", "n"))
+    sql = shape(tvf_sql(marker("tumble", size=H, offset=0)), closing=True).sql(day, closing)
+    assert f"UNIX_MICROS(CAST(`window_end` AS TIMESTAMP)) <= {w}" in sql
+    assert closing.holds_open(day) and not closing.holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))
+    assert Closing("ts", None, ()).holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))  # nothing seen: nothing closed
+    with pytest.raises(ModelSqlError, match="its over windows cannot be emit='on_window_close' yet"):
+        shape("select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`", "ts", closing=True)

@@ -22,7 +22,7 @@ from typing import Dict, List, Optional, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, over_reads, sqlexpr, tvf
+from dbt.adapters.window_views import analysis, emit, over_reads, sqlexpr, tvf
 from dbt.adapters.window_views.batches import Batch
 from dbt.adapters.window_views.config import Batches, BatchSize
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
@@ -43,6 +43,22 @@ _SHIFT = {"window_time": 0, "window_end": -1, "window_start": 0}
 
 
 @dataclass(frozen=True)
+class Closing:
+    """emit='on_window_close': a batch keeps the windows the watermark W closed (emit.py)."""
+
+    column: str  # the watermark's
+    reached: Optional[int]  # W in epoch micros; None: no event time seen, nothing closed
+    output: Tuple[str, ...]  # the model's output columns
+
+    def closed(self, sql: str) -> str:
+        return emit.close_filter(sql, self.column, self.reached, self.output)
+
+    def holds_open(self, batch: Batch) -> bool:
+        """Whether the batch may own a window W has not closed (one ending after W)."""
+        return self.reached is None or micros(batch.end) > self.reached
+
+
+@dataclass(frozen=True)
 class Read:
     """An input the batches read, by its time column: a run asks Spark its latest time."""
 
@@ -56,8 +72,8 @@ class BatchShape(ABC):
     event_time: str
 
     @abstractmethod
-    def sql(self, batch: Batch) -> str:
-        """The batch's rows: the model over its widened inputs, owned rows only."""
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+        """The batch's rows: the model over its widened inputs, owned rows only (closed ones only)."""
 
     @property
     @abstractmethod
@@ -91,7 +107,7 @@ class TvfShape(BatchShape):
     windows: Tuple[Window, ...]  # in the order of the SELECTs that hold their markers
     read_list: Tuple[Read, ...]
 
-    def sql(self, batch: Batch) -> str:
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
         tree = analysis.parse(self.base_sql)
         shift = _SHIFT[self.event_time.lower()]
         owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
@@ -101,7 +117,8 @@ class TvfShape(BatchShape):
             assert read.start is not None and read.end is not None  # a batch is bounded
             start, end = as_datetime(read.start, batch.start), as_datetime(read.end, batch.start)
             table.replace(_filtered(table, window.time_col, start, end))
-        return self.owned(sqlexpr.to_sql(tree), batch)
+        sql = sqlexpr.to_sql(tree)
+        return self.owned(closing.closed(sql) if closing is not None else sql, batch)
 
     @property
     def reads(self) -> Tuple[Read, ...]:
@@ -117,7 +134,7 @@ class OverShape(BatchShape):
     event_time: str
     read_list: Tuple[Read, ...]
 
-    def sql(self, batch: Batch) -> str:
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
         tree = analysis.parse(self.base_sql)
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
@@ -174,7 +191,7 @@ def _over_tables(tree: exp.Expression) -> List[exp.Table]:
     return list(tables.values())
 
 
-def shape_of(model: str, compiled_sql: str, batches: Batches) -> BatchShape:
+def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = False) -> BatchShape:
     """The model's batch shape, or the error naming what it cannot own by batches and the fix."""
     try:
         tree = analysis.parse(compiled_sql)
@@ -199,6 +216,13 @@ def shape_of(model: str, compiled_sql: str, batches: Batches) -> BatchShape:
                 model,
                 f"with batch_size its over window `{over[0].shown}` must read its input table directly",
                 "read the ref()/source() in the SELECT with the over window (`from {{ ref(...) }}`)",
+            )
+        if closing:
+            raise ModelSqlError(
+                model,
+                "with batch_size its over windows cannot be emit='on_window_close' yet (a batch would hold back the "
+                "rows whose frame the watermark has not closed)",
+                "use emit='on_update', or remove batch_size",
             )
         reads = tuple(Read(_name(t), batches.event_time) for t in tables)
         shape = OverShape(compiled_sql, batches.event_time, reads)

@@ -228,7 +228,7 @@ class WindowViewConfig:
             )
         trigger = read.trigger()
         event_time = read.event_time()
-        batches = read.batches(execution, emit, event_time)
+        batches = read.batches(execution, event_time)
         read.locations()
         if execution is Execution.STREAMING:
             read.streamable(file_format)
@@ -342,9 +342,9 @@ class _Reader:
             )
         return value
 
-    def batches(self, execution: Execution, emit: Emit, event_time: Optional[str]) -> Optional[Batches]:
+    def batches(self, execution: Execution, event_time: Optional[str]) -> Optional[Batches]:
         """dbt's microbatch keys on a window view: none of them (beyond dbt's default lookback),
-        or batch_size with event_time and begin, in execution='batch' with emit='on_update'."""
+        or batch_size with event_time and begin, in execution='batch'."""
         raw_size, raw_begin = self.config.get("batch_size"), self.config.get("begin")
         if raw_size is None:
             if raw_begin is not None:
@@ -367,13 +367,6 @@ class _Reader:
                 "batch_size",
                 f"= '{size}' needs event_time: the output time column whose {size} a row belongs to",
                 "add event_time='window_time' (window TVFs) or the row time an over-window model selects",
-            )
-        if emit is Emit.ON_WINDOW_CLOSE:
-            raise self.fail(
-                "emit",
-                "= 'on_window_close' cannot be combined with batch_size yet: a batch would have to hold back the "
-                "windows its watermark has not closed",
-                "use emit='on_update' (each run recomputes its last batches, `lookback` of them), or remove batch_size",
             )
         lookback = self.config.get("lookback", 1)
         if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 0:

@@ -21,10 +21,11 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views import batch_reads, ddl, paths
 from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, select
-from dbt.adapters.window_views.config import Batches
-from dbt.adapters.window_views.errors import ModelOutputError
+from dbt.adapters.window_views.config import Batches, Emit
+from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermark
 
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
@@ -89,9 +90,12 @@ def run(
     logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
     planned = sorted(set(record.pending) | {b.key for b in selection.batches})
     _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
-    failures = _write_batches(adapter, plan, table, column, selection)
+    closing = _closing(adapter, plan, output)
+    failures = _write_batches(adapter, plan, table, column, selection, closing)
     done = {b.key for b in selection.batches} - set(failures)
-    left = tuple(k for k in planned if k not in done)
+    # a batch that may own a window W has not closed is redone by a later run, which closes it
+    unclosed = {b.key for b in selection.batches if closing is not None and closing.holds_open(b)}
+    left = tuple(k for k in planned if k not in done or k in unclosed)
     _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(left).to_property())
     if failures:
         first_key, first = next(iter(failures.items()))
@@ -102,6 +106,8 @@ def run(
         )
     properties = plan.properties()
     properties[COLUMN_PROPERTY] = column
+    if closing is not None:
+        properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
     return {
         "properties": properties,
         "summary": summary(properties),
@@ -109,8 +115,27 @@ def run(
     }
 
 
+def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> Optional[batch_reads.Closing]:
+    """emit='on_window_close': the watermark the inputs reached (watermark.py), as batch builds it."""
+    if plan.config.emit is not Emit.ON_WINDOW_CLOSE:
+        return None
+    watermark = plan.config.required_watermark
+    try:
+        reached = batch_watermark(adapter, plan.inputs, watermark)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(
+            plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+        ) from exc
+    return batch_reads.Closing(watermark.column, reached.micros, tuple(c for c, _ in output))
+
+
 def _write_batches(
-    adapter: Any, plan: WindowViewPlan, table: Table, column: str, selection: Selection
+    adapter: Any,
+    plan: WindowViewPlan,
+    table: Table,
+    column: str,
+    selection: Selection,
+    closing: Optional[batch_reads.Closing],
 ) -> Dict[str, str]:
     """Each batch written in turn; the failed ones' keys and first error lines."""
     failures: Dict[str, str] = {}
@@ -118,7 +143,7 @@ def _write_batches(
     for batch in selection.batches:
         location = f"{table.location}/{BATCHES_DIR}/{batch.start.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         try:
-            _write(adapter, plan, table, column, batch, location, batch.key in written)
+            _write(adapter, plan, table, column, batch, location, batch.key in written, closing)
         except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
             failures[batch.key] = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
             adapter.remove_location(location)
@@ -133,9 +158,10 @@ def _write(
     batch: Batch,
     location: str,
     exists: bool,
+    closing: Optional[batch_reads.Closing],
 ) -> None:
     shape = plan.required_batch_shape
-    adapter.execute(ddl.write_directory(location, shape.sql(batch)))
+    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing)))
     if exists:
         old = _partition_location(adapter, table.name, column, batch.key)
         adapter.execute(ddl.set_partition_location(table.name, column, batch.key, location))

@@ -101,7 +101,8 @@ class WindowViewPlan:
             sql = _owned_sql(model, compiled_sql) if tree is not None else compiled_sql
         if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
             close_sql = _close_sql(model, sql, parsed)
-        shape = None if parsed.batches is None else batch_reads.shape_of(model, compiled_sql, parsed.batches)
+        closing = parsed.emit is Emit.ON_WINDOW_CLOSE
+        shape = None if parsed.batches is None else batch_reads.shape_of(model, compiled_sql, parsed.batches, closing)
         return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs, shape)
 
     @property
