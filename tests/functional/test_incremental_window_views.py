@@ -129,7 +129,7 @@ def test_incremental_batches_equal_the_full_build(project):
     )
     text = errors(result)
     assert "window_view model 'inc_windows': 1 of 3 batch(es) failed: 2024-01-02 00:00:00" in text, text
-    assert "the next run redoes these" in text
+    assert "the next run redoes these). The batch 2024-01-02 00:00:00 failed with: [USER_RAISED_EXCEPTION]" in text
     assert sorted(project.spark.sql(f"select * from {project.schema}.inc_windows").collect()) == sorted(before)
     failed = locations(project, "inc_windows", "window_time_day")
     assert [d for d in backfilled if backfilled[d] != failed[d]] == ["2024-01-01", "2024-01-03"]

@@ -8,11 +8,13 @@ import json
 from datetime import datetime
 
 import pytest
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
 from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
+from dbt.adapters.window_views.incremental import _first_line
 
 D = datetime
 
@@ -203,3 +205,12 @@ def test_on_window_close_keeps_the_closed_windows_and_holds_the_batch_open():
     assert Closing("ts", None, ()).holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))  # nothing seen: nothing closed
     with pytest.raises(ModelSqlError, match="its over windows cannot be emit='on_window_close' yet"):
         shape("select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`", "ts", closing=True)
+
+
+def test_a_failed_batch_is_named_by_sparks_error_line():
+    raised = DbtRuntimeError(
+        "An error occurred while calling o43.sql.\n: org.apache.spark.SparkRuntimeException: "
+        "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001\n\tat org.apache.spark..."
+    )
+    assert _first_line(raised) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
+    assert _first_line(ValueError("no class here\nsecond")) == "no class here"

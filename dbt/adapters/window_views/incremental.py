@@ -2,13 +2,15 @@
 materialized='incremental'). The table is partitioned by its batch column, one partition per
 batch, each partition a directory of its own. A batch writes its rows (batch_reads.py) to a new
 directory, then points its partition at it: one catalog statement, so readers see the batch's old
-rows or its new ones, on a local disk as on an object store (no rename anywhere), and a batch that
-fails leaves its partition as it was. The batches a run planned are recorded with the table
+rows or its new ones, on a local disk as on an object store (nothing reads the new directory
+before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
+its partition as it was. The batches a run planned are recorded with the table
 before they run (batches.BatchRecord); those that did not finish are redone by the next run.
 """
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -31,6 +33,7 @@ logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 COLUMN_PROPERTY = "window_views.batch_column"
 _EPOCH = datetime(1970, 1, 1)
+_SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
 
 
 class BatchesFailed(DbtRuntimeError):
@@ -145,9 +148,20 @@ def _write_batches(
         try:
             _write(adapter, plan, table, column, batch, location, batch.key in written, closing)
         except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
-            failures[batch.key] = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            failures[batch.key] = _first_line(exc)
             adapter.remove_location(location)
     return failures
+
+
+def _first_line(exc: Exception) -> str:
+    """Spark's error as dbt-spark raised it: its error class and message (`[DIVIDE_BY_ZERO] ...`),
+    not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
+    text = str(getattr(exc, "msg", None) or exc)
+    found = _SPARK_ERROR.search(text)
+    if found is not None:
+        return found.group(0).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
+    return lines[0] if lines else type(exc).__name__
 
 
 def _write(
