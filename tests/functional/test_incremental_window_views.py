@@ -5,7 +5,7 @@ RANGE interval, LAG, LEAD) equal their full build after the first run, a run aft
 (the last day again, by lookback, and a new day), and a backfill of a middle day; with
 emit='on_window_close' each run writes the windows its watermark closed; a batch that fails
 leaves its rows and the other batches in place, and the next run redoes it; a begin after the
-input and changed columns are refused before any batch runs."""
+input and changed columns are refused before any batch runs, and --full-refresh rebuilds."""
 
 from __future__ import annotations
 
@@ -148,3 +148,7 @@ def test_incremental_batches_equal_the_full_build(project):
     ), text
     assert "window_view model 'inc_over': its columns (id, k, ts, v, v2, rows2" in text
     assert "fix: run it with --full-refresh" in text
+    # which recomputes every batch from begin, the new column too
+    project.dbt("run", "--select", "inc_over", "--full-refresh")
+    assert_equal_full(project)
+    assert project.spark.sql(f"select * from {project.schema}.inc_over where v2 <> v * 2").count() == 0

@@ -104,14 +104,14 @@ def _time(t: datetime) -> exp.Expression:
 class TvfShape(BatchShape):
     base_sql: str
     event_time: str
-    windows: Tuple[Window, ...]  # in the order of the SELECTs that hold their markers
+    windows: Tuple[Window, ...]
     read_list: Tuple[Read, ...]
 
     def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
         tree = analysis.parse(self.base_sql)
         shift = _SHIFT[self.event_time.lower()]
         owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
-        for table, window in zip(_tvf_reads(tree), self.windows):
+        for window, table in _tvf_reads(tree):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
             read = reach_of(window).read(owned)
             assert read.start is not None and read.end is not None  # a batch is bounded
@@ -171,13 +171,14 @@ def _filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> 
     return select.subquery(table.alias_or_name)
 
 
-def _tvf_reads(tree: exp.Expression) -> List[Optional[exp.Expression]]:
-    """What the SELECT of each window TVF (its marker heads it) reads, in order."""
-    return [
-        getattr(select.args.get("from_"), "this", None)
-        for select in tree.find_all(exp.Select)
-        if any("window_views:tvf:" in c for c in select.comments or [])
-    ]
+def _tvf_reads(tree: exp.Expression) -> List[Tuple[Window, Optional[exp.Expression]]]:
+    """Each window TVF, read from the marker heading its SELECT, and what that SELECT reads."""
+    found = []
+    for select in tree.find_all(exp.Select):
+        markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
+        for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
+            found.append((window, getattr(select.args.get("from_"), "this", None)))
+    return found
 
 
 def _over_tables(tree: exp.Expression) -> List[exp.Table]:
@@ -267,8 +268,15 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
                 "expected one of: window_time, window_end (a window is owned by the batch it ends in)",
             )
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    found = _tvf_reads(tree)
+    if len(found) != len(windows):  # a marker outside a TVF's SELECT: SQL copied, not rendered by the macro
+        raise ModelSqlError(
+            model,
+            "with batch_size each window TVF must be the window macro's own SQL, which a batch reads over its range",
+            "call window_views.tumble/hop/cumulate rather than copying their SQL",
+        )
     reads: List[Read] = []
-    for table, window in zip(_tvf_reads(tree), windows):
+    for window, table in found:
         if not isinstance(table, exp.Table) or table.name.lower() in ctes:
             raise ModelSqlError(
                 model,

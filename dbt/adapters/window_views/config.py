@@ -229,6 +229,8 @@ class WindowViewConfig:
         trigger = read.trigger()
         event_time = read.event_time()
         batches = read.batches(execution, event_time)
+        if batches is not None:
+            read.batchable(file_format)
         read.locations()
         if execution is Execution.STREAMING:
             read.streamable(file_format)
@@ -418,6 +420,24 @@ class _Reader:
             if why:
                 raise self.fail(
                     key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
+                )
+
+    def batchable(self, file_format: FileFormat) -> None:
+        """What batch_size cannot honour: its table is parquet, partitioned by batch (incremental.py)."""
+        if file_format is not FileFormat.PARQUET:
+            raise self.fail(
+                "file_format",
+                f"= '{file_format}' cannot be used with batch_size: the table is parquet, one partition per batch, "
+                "each replaced by pointing it at a new directory",
+                "leave file_format unset (parquet), or remove batch_size",
+            )
+        for key in STREAMING_LAYOUT_KEYS:
+            if self.config.get(key):
+                raise self.fail(
+                    key,
+                    "is not supported with batch_size, whose table is partitioned by its batch column "
+                    "(<event_time>_<batch_size>)",
+                    f"remove '{key}'",
                 )
 
     def streamable(self, file_format: FileFormat) -> None:
