@@ -10,11 +10,13 @@ from datetime import datetime
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.window_views import incremental
 from dbt.adapters.window_views.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
 from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
-from dbt.adapters.window_views.errors import ModelSqlError
+from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.incremental import _first_line
+from dbt.adapters.window_views.plan import WindowViewPlan
 
 D = datetime
 
@@ -222,3 +224,11 @@ def test_a_failed_batch_is_named_by_sparks_error_line():
     )
     assert _first_line(raised) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
     assert _first_line(ValueError("no class here\nsecond")) == "no class here"
+
+
+def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    output = [("window_time", "timestamp"), ("window_time_day", "date")]
+    with pytest.raises(ModelOutputError, match="it selects a column `window_time_day`, the column an incremental"):
+        incremental.run(None, plan, "s.t", False, None, output)  # no adapter: refused before any statement
