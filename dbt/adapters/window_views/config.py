@@ -228,9 +228,9 @@ class WindowViewConfig:
             )
         trigger = read.trigger()
         event_time = read.event_time()
-        batches = read.batches(execution, event_time)
+        batches = _batches(read, execution, event_time)
         if batches is not None:
-            read.batchable(file_format)
+            _batchable(read, file_format)
         read.locations()
         if execution is Execution.STREAMING:
             read.streamable(file_format)
@@ -344,59 +344,6 @@ class _Reader:
             )
         return value
 
-    def batches(self, execution: Execution, event_time: Optional[str]) -> Optional[Batches]:
-        """dbt's microbatch keys on a window view: none of them (beyond dbt's default lookback),
-        or batch_size with event_time and begin, in execution='batch'."""
-        raw_size, raw_begin = self.config.get("batch_size"), self.config.get("begin")
-        if raw_size is None:
-            if raw_begin is not None:
-                raise self.fail(
-                    "begin",
-                    "is set without batch_size",
-                    f"add batch_size (expected one of: {', '.join(b.value for b in BatchSize)}), or remove 'begin'",
-                )
-            return None
-        size = self.choice("batch_size", BatchSize, BatchSize.DAY)
-        if execution is not Execution.BATCH:
-            raise self.fail(
-                "batch_size",
-                f"= '{size}' only applies to execution='batch' (a stream computes each window once, as its input "
-                "arrives)",
-                "remove batch_size, begin and lookback, or set execution='batch'",
-            )
-        if event_time is None:
-            raise self.fail(
-                "batch_size",
-                f"= '{size}' needs event_time: the output time column whose {size} a row belongs to",
-                "add event_time='window_time' (window TVFs) or the row time an over-window model selects",
-            )
-        lookback = self.config.get("lookback", 1)
-        if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 0:
-            raise self.fail(
-                "lookback", f"= {lookback!r} is not valid", "expected a whole number of batches >= 0, e.g. 1"
-            )
-        return Batches(event_time, size, self._begin(raw_begin), lookback)
-
-    def _begin(self, raw: Any) -> datetime:
-        fix = "set begin to the first time to compute, e.g. begin='2024-01-01' or '2024-01-01 06:00:00'"
-        if raw is None:
-            raise self.fail("begin", "is missing: batch_size needs it (the first batch a full refresh computes)", fix)
-        begin: Optional[datetime] = None
-        if isinstance(raw, datetime):
-            begin = raw
-        elif isinstance(raw, date):
-            begin = datetime(raw.year, raw.month, raw.day)
-        elif isinstance(raw, str):
-            try:
-                begin = datetime.fromisoformat(raw.strip())
-            except ValueError:
-                begin = None
-        if begin is None:
-            raise self.fail("begin", f"= {raw!r} is not a timestamp", fix)
-        if begin.tzinfo is not None:
-            begin = begin.astimezone(timezone.utc).replace(tzinfo=None)
-        return begin
-
     def trigger(self) -> Trigger:
         raw = self.config.get("trigger")
         if raw is None or raw == "available_now":
@@ -422,24 +369,6 @@ class _Reader:
                     key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
                 )
 
-    def batchable(self, file_format: FileFormat) -> None:
-        """What batch_size cannot honour: its table is parquet, partitioned by batch (incremental.py)."""
-        if file_format is not FileFormat.PARQUET:
-            raise self.fail(
-                "file_format",
-                f"= '{file_format}' cannot be used with batch_size: the table is parquet, one partition per batch, "
-                "each replaced by pointing it at a new directory",
-                "leave file_format unset (parquet), or remove batch_size",
-            )
-        for key in STREAMING_LAYOUT_KEYS:
-            if self.config.get(key):
-                raise self.fail(
-                    key,
-                    "is not supported with batch_size, whose table is partitioned by its batch column "
-                    "(<event_time>_<batch_size>)",
-                    f"remove '{key}'",
-                )
-
     def streamable(self, file_format: FileFormat) -> None:
         """What execution='streaming' cannot honour: another file format, dbt-spark's layout keys."""
         if file_format is not FileFormat.PARQUET:
@@ -457,3 +386,74 @@ class _Reader:
                     "so that a run rewrites only the days that changed",
                     f"fix: remove '{key}'",
                 )
+
+
+def _batches(read: _Reader, execution: Execution, event_time: Optional[str]) -> Optional[Batches]:
+    """dbt's microbatch keys on a window view: none of them (beyond dbt's default lookback),
+    or batch_size with event_time and begin, in execution='batch'."""
+    raw_size, raw_begin = read.config.get("batch_size"), read.config.get("begin")
+    if raw_size is None:
+        if raw_begin is not None:
+            raise read.fail(
+                "begin",
+                "is set without batch_size",
+                f"add batch_size (expected one of: {', '.join(b.value for b in BatchSize)}), or remove 'begin'",
+            )
+        return None
+    size = read.choice("batch_size", BatchSize, BatchSize.DAY)
+    if execution is not Execution.BATCH:
+        raise read.fail(
+            "batch_size",
+            f"= '{size}' only applies to execution='batch' (a stream computes each window once, as its input arrives)",
+            "remove batch_size, begin and lookback, or set execution='batch'",
+        )
+    if event_time is None:
+        raise read.fail(
+            "batch_size",
+            f"= '{size}' needs event_time: the output time column whose {size} a row belongs to",
+            "add event_time='window_time' (window TVFs) or the row time an over-window model selects",
+        )
+    lookback = read.config.get("lookback", 1)
+    if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 0:
+        raise read.fail("lookback", f"= {lookback!r} is not valid", "expected a whole number of batches >= 0, e.g. 1")
+    return Batches(event_time, size, _begin(read, raw_begin), lookback)
+
+
+def _begin(read: _Reader, raw: Any) -> datetime:
+    fix = "set begin to the first time to compute, e.g. begin='2024-01-01' or '2024-01-01 06:00:00'"
+    if raw is None:
+        raise read.fail("begin", "is missing: batch_size needs it (the first batch a full refresh computes)", fix)
+    begin: Optional[datetime] = None
+    if isinstance(raw, datetime):
+        begin = raw
+    elif isinstance(raw, date):
+        begin = datetime(raw.year, raw.month, raw.day)
+    elif isinstance(raw, str):
+        try:
+            begin = datetime.fromisoformat(raw.strip())
+        except ValueError:
+            begin = None
+    if begin is None:
+        raise read.fail("begin", f"= {raw!r} is not a timestamp", fix)
+    if begin.tzinfo is not None:
+        begin = begin.astimezone(timezone.utc).replace(tzinfo=None)
+    return begin
+
+
+def _batchable(read: _Reader, file_format: FileFormat) -> None:
+    """What batch_size cannot honour: its table is parquet, partitioned by batch (incremental.py)."""
+    if file_format is not FileFormat.PARQUET:
+        raise read.fail(
+            "file_format",
+            f"= '{file_format}' cannot be used with batch_size: the table is parquet, one partition per batch, "
+            "each replaced by pointing it at a new directory",
+            "leave file_format unset (parquet), or remove batch_size",
+        )
+    for key in STREAMING_LAYOUT_KEYS:
+        if read.config.get(key):
+            raise read.fail(
+                key,
+                "is not supported with batch_size, whose table is partitioned by its batch column "
+                "(<event_time>_<batch_size>)",
+                f"remove '{key}'",
+            )

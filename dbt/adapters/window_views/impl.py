@@ -102,7 +102,7 @@ class WindowViewsAdapter(SparkAdapter):
     @available
     def run_batches(
         self, plan: WindowViewPlan, relation: Any, full_refresh: bool, location_root: Optional[str]
-    ) -> Dict[str, Any]:
+    ) -> incremental.BatchesWritten:
         """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
         refresh_inputs(self, plan.inputs)
         output = batch.checked_output(self, plan)
@@ -147,26 +147,12 @@ class WindowViewsAdapter(SparkAdapter):
     def check_stream_columns(self, plan: WindowViewPlan) -> None:
         """The plan's column check (plan.check_columns) against the stream's input, before any
         other check that would let Spark report a misspelled column in its own words."""
-        spark = self._stream_session(plan)
+        spark = _stream_session(self.config.credentials, plan.model)
         plan.check_columns(
             lambda r: [
                 (f.name, f.dataType.simpleString()) for f in spark.table(".".join(p for p in r if p)).schema.fields
             ]
         )
-
-    def _stream_session(self, plan: WindowViewPlan) -> Any:
-        """The SparkSession a stream runs on; other connection methods have none."""
-        creds = self.config.credentials
-        if creds.method != SparkConnectionMethod.SESSION:
-            raise ModelConfigError(
-                plan.model,
-                "execution",
-                f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
-                f"`method: {creds.method}` does not give",
-                "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
-                "Connect), or execution='batch'",
-            )
-        return spark_session(creds.server_side_parameters)
 
     @available
     def run_stream(
@@ -175,7 +161,7 @@ class WindowViewsAdapter(SparkAdapter):
         """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
         with `--empty`, leave its state untouched."""
         model, stream = plan.model, plan.stream_plan
-        spark = self._stream_session(plan)
+        spark = _stream_session(self.config.credentials, plan.model)
         if stream.over and stream.over.unbounded:
             logger.warning(
                 f"window_view model '{model}': {'; '.join(stream.over.unbounded)} read(s) the whole partition "
@@ -206,6 +192,20 @@ class WindowViewsAdapter(SparkAdapter):
             "plan": {"properties": properties, "summary": summary(properties)},
             "late_relation": late_relation if plan.config.late_data is LateData.TABLE else None,
         }
+
+
+def _stream_session(creds: Any, model: str) -> Any:
+    """The SparkSession a stream runs on; other connection methods have none."""
+    if creds.method != SparkConnectionMethod.SESSION:
+        raise ModelConfigError(
+            model,
+            "execution",
+            f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
+            f"`method: {creds.method}` does not give",
+            "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
+            "Connect), or execution='batch'",
+        )
+    return spark_session(creds.server_side_parameters)
 
 
 def _window_view_stats(comment: str) -> Mapping[str, object]:

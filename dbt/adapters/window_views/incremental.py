@@ -49,6 +49,15 @@ class Table:
     written: Tuple[str, ...]  # the batch keys it holds
 
 
+@dataclass(frozen=True)
+class BatchesWritten:
+    """What a run wrote, for the materialization: the table's properties and comment, dbt's response."""
+
+    properties: Dict[str, str]
+    summary: str
+    response: AdapterResponse
+
+
 def batch_column(config: Batches) -> str:
     """The table's partition column: the batch period of event_time, e.g. window_time_day."""
     return f"{config.event_time}_{config.size}"
@@ -61,7 +70,7 @@ def run(
     full_refresh: bool,
     location_root: Optional[str],
     output: Sequence[Tuple[str, str]],
-) -> Dict[str, Any]:
+) -> BatchesWritten:
     """Compute the batches the run owes (batches.select) and replace each one's partition.
     `output`: the model's columns and types. Raises BatchesFailed naming the failed batches."""
     config = plan.config.required_batches
@@ -111,11 +120,8 @@ def run(
     properties[COLUMN_PROPERTY] = column
     if closing is not None:
         properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
-    return {
-        "properties": properties,
-        "summary": summary(properties),
-        "response": AdapterResponse(_message=f"{len(selection.batches)} batch(es) written"),
-    }
+    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
+    return BatchesWritten(properties, summary(properties), response)
 
 
 def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> Optional[batch_reads.Closing]:
