@@ -25,6 +25,15 @@ def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List
     return [(c.name, c.dtype) for c in adapter.get_columns_in_relation(found)]
 
 
+def checked_output(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
+    """An incremental batch window view's output columns and types, its columns checked first and
+    its event_time after (incremental.py partitions the table by event_time's batch)."""
+    plan.check_columns(lambda relation: _columns(adapter, relation))
+    output = _output_columns(adapter, plan.sql)
+    plan.config.check_event_time(plan.model, output)
+    return output
+
+
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
     plan.check_columns(lambda relation: _columns(adapter, relation))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from dataclasses import dataclass
+from datetime import date, datetime, timezone
 from enum import Enum
 from typing import Any, Dict, Mapping, Optional, Sequence, Tuple, Type, TypeVar
 
@@ -50,6 +51,15 @@ class FileFormat(Choice):
 class OnChange(Choice):
     FAIL = "fail"
     REBUILD = "rebuild"
+
+
+class BatchSize(Choice):
+    """dbt's microbatch `batch_size`: the period one batch of an incremental window view covers."""
+
+    HOUR = "hour"
+    DAY = "day"
+    MONTH = "month"
+    YEAR = "year"
 
 
 C = TypeVar("C", bound=Choice)
@@ -138,6 +148,20 @@ class Trigger:
 
 
 @dataclass(frozen=True)
+class Batches:
+    """An incremental batch window view (batches.py): dbt's microbatch keys, read by the plugin,
+    which drives the batches itself (dbt drives them only for materialized='incremental')."""
+
+    event_time: str  # the output time column whose batch period owns a row
+    size: BatchSize
+    begin: datetime  # naive UTC, as dbt's batch bounds
+    lookback: int  # batches before the last one written that a run recomputes
+
+    def describe(self) -> str:
+        return f"{self.event_time} by {self.size} from {self.begin.isoformat(sep=' ')}, lookback {self.lookback}"
+
+
+@dataclass(frozen=True)
 class WindowViewConfig:
     execution: Execution
     emit: Emit
@@ -150,6 +174,8 @@ class WindowViewConfig:
     on_change: OnChange = OnChange.FAIL  # a streaming model whose SQL or window config changed: fail, or rebuild beside
     # dbt's event_time: the output column a downstream microbatch model (or --sample) filters this table by
     event_time: Optional[str] = None
+    # execution='batch' with batch_size: the plugin computes the table batch by batch (batches.py)
+    batches: Optional[Batches] = None
 
     def check_event_time(self, model: str, output: Sequence[Tuple[str, str]]) -> None:
         """dbt's `event_time` must be a time the model outputs (`output`: its columns and types, as
@@ -176,6 +202,13 @@ class WindowViewConfig:
             raise ValueError("this window view has no watermark")
         return self.watermark
 
+    @property
+    def required_batches(self) -> Batches:
+        """The batch config of an incremental batch window view (batch_size set)."""
+        if self.batches is None:
+            raise ValueError("this window view has no batch_size")
+        return self.batches
+
     @classmethod
     def from_model(cls, model: str, config: Mapping[str, Any]) -> "WindowViewConfig":
         read = _Reader(model, config)
@@ -195,6 +228,9 @@ class WindowViewConfig:
             )
         trigger = read.trigger()
         event_time = read.event_time()
+        batches = _batches(read, execution, event_time)
+        if batches is not None:
+            _batchable(read, file_format)
         read.locations()
         if execution is Execution.STREAMING:
             read.streamable(file_format)
@@ -209,6 +245,7 @@ class WindowViewConfig:
             config.get("location_root"),
             on_change,
             event_time,
+            batches,
         )
 
     def properties(self) -> Dict[str, str]:
@@ -222,6 +259,8 @@ class WindowViewConfig:
             props["window_views.watermark"] = self.watermark.describe()
             if self.watermark.idle_timeout is not None:
                 props["window_views.watermark_idle_timeout"] = str(self.watermark.idle_timeout)
+        if self.batches is not None:
+            props["window_views.batches"] = self.batches.describe()
         return props
 
 
@@ -347,3 +386,74 @@ class _Reader:
                     "so that a run rewrites only the days that changed",
                     f"fix: remove '{key}'",
                 )
+
+
+def _batches(read: _Reader, execution: Execution, event_time: Optional[str]) -> Optional[Batches]:
+    """dbt's microbatch keys on a window view: none of them (beyond dbt's default lookback),
+    or batch_size with event_time and begin, in execution='batch'."""
+    raw_size, raw_begin = read.config.get("batch_size"), read.config.get("begin")
+    if raw_size is None:
+        if raw_begin is not None:
+            raise read.fail(
+                "begin",
+                "is set without batch_size",
+                f"add batch_size (expected one of: {', '.join(b.value for b in BatchSize)}), or remove 'begin'",
+            )
+        return None
+    size = read.choice("batch_size", BatchSize, BatchSize.DAY)
+    if execution is not Execution.BATCH:
+        raise read.fail(
+            "batch_size",
+            f"= '{size}' only applies to execution='batch' (a stream computes each window once, as its input arrives)",
+            "remove batch_size, begin and lookback, or set execution='batch'",
+        )
+    if event_time is None:
+        raise read.fail(
+            "batch_size",
+            f"= '{size}' needs event_time: the output time column whose {size} a row belongs to",
+            "add event_time='window_time' (window TVFs) or the row time an over-window model selects",
+        )
+    lookback = read.config.get("lookback", 1)
+    if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 0:
+        raise read.fail("lookback", f"= {lookback!r} is not valid", "expected a whole number of batches >= 0, e.g. 1")
+    return Batches(event_time, size, _begin(read, raw_begin), lookback)
+
+
+def _begin(read: _Reader, raw: Any) -> datetime:
+    fix = "set begin to the first time to compute, e.g. begin='2024-01-01' or '2024-01-01 06:00:00'"
+    if raw is None:
+        raise read.fail("begin", "is missing: batch_size needs it (the first batch a full refresh computes)", fix)
+    begin: Optional[datetime] = None
+    if isinstance(raw, datetime):
+        begin = raw
+    elif isinstance(raw, date):
+        begin = datetime(raw.year, raw.month, raw.day)
+    elif isinstance(raw, str):
+        try:
+            begin = datetime.fromisoformat(raw.strip())
+        except ValueError:
+            begin = None
+    if begin is None:
+        raise read.fail("begin", f"= {raw!r} is not a timestamp", fix)
+    if begin.tzinfo is not None:
+        begin = begin.astimezone(timezone.utc).replace(tzinfo=None)
+    return begin
+
+
+def _batchable(read: _Reader, file_format: FileFormat) -> None:
+    """What batch_size cannot honour: its table is parquet, partitioned by batch (incremental.py)."""
+    if file_format is not FileFormat.PARQUET:
+        raise read.fail(
+            "file_format",
+            f"= '{file_format}' cannot be used with batch_size: the table is parquet, one partition per batch, "
+            "each replaced by pointing it at a new directory",
+            "leave file_format unset (parquet), or remove batch_size",
+        )
+    for key in STREAMING_LAYOUT_KEYS:
+        if read.config.get(key):
+            raise read.fail(
+                key,
+                "is not supported with batch_size, whose table is partitioned by its batch column "
+                "(<event_time>_<batch_size>)",
+                f"remove '{key}'",
+            )

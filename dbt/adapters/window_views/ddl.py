@@ -76,3 +76,52 @@ def describe_query(sql: str) -> str:
 
 def refresh(relation: exp.Table) -> str:
     return to_sql(exp.Refresh(this=relation, kind="TABLE"))
+
+
+def create_partitioned(
+    name: str, columns: Sequence[ColumnType], partition: str, location: str | None, properties: Mapping[str, str]
+) -> str:
+    """An empty parquet table of `columns` plus the STRING column `partition` it is partitioned by
+    (an incremental batch window view: one partition per batch)."""
+    defs = [
+        exp.ColumnDef(this=exp.to_identifier(column, quoted=True), kind=exp.DataType.build(kind, dialect=DIALECT))
+        for column, kind in [*columns, (partition, "string")]
+    ]
+    props: list[exp.Expression] = [
+        exp.FileFormatProperty(this=exp.var("parquet")),
+        exp.PartitionedByProperty(this=exp.Schema(expressions=[exp.to_identifier(partition, quoted=True)])),
+    ]
+    if location is not None:
+        props.append(exp.LocationProperty(this=exp.Literal.string(location)))
+    props += [exp.Property(this=exp.Literal.string(k), value=exp.Literal.string(v)) for k, v in properties.items()]
+    schema = exp.Schema(this=table(name), expressions=defs)
+    return to_sql(exp.Create(this=schema, kind="TABLE", properties=exp.Properties(expressions=props)))
+
+
+def _partition(column: str, value: str) -> exp.Tuple:
+    return exp.Tuple(
+        expressions=[exp.EQ(this=exp.to_identifier(column, quoted=True), expression=exp.Literal.string(value))]
+    )
+
+
+def add_partition(name: str, column: str, value: str, location: str) -> str:
+    spec = _partition(column, value)
+    return _command("ALTER", "TABLE", table(name), "ADD PARTITION", spec, "LOCATION", exp.Literal.string(location))
+
+
+def set_partition_location(name: str, column: str, value: str, location: str) -> str:
+    spec = _partition(column, value)
+    return _command("ALTER", "TABLE", table(name), "PARTITION", spec, "SET LOCATION", exp.Literal.string(location))
+
+
+def describe_partition(name: str, column: str, value: str) -> str:
+    return _command("DESCRIBE", "TABLE EXTENDED", table(name), "PARTITION", _partition(column, value))
+
+
+def show_partitions(name: str) -> str:
+    return _command("SHOW", "PARTITIONS", table(name))
+
+
+def write_directory(location: str, sql: str) -> str:
+    """The query's rows as the parquet files of a new directory (Spark's job commit: all or none)."""
+    return _command("INSERT", "OVERWRITE DIRECTORY", exp.Literal.string(location), "USING parquet", sql)

@@ -15,7 +15,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, panes, paths
+from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
@@ -99,6 +99,15 @@ class WindowViewsAdapter(SparkAdapter):
         refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
         return batch.statement(self, plan)
 
+    @available
+    def run_batches(
+        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, location_root: Optional[str]
+    ) -> incremental.BatchesWritten:
+        """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
+        refresh_inputs(self, plan.inputs)
+        output = batch.checked_output(self, plan)
+        return incremental.run(self, plan, relation, full_refresh, location_root, output)
+
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
         window summary, so `dbt docs` shows it; a row count only where Spark knows one."""
@@ -138,26 +147,12 @@ class WindowViewsAdapter(SparkAdapter):
     def check_stream_columns(self, plan: WindowViewPlan) -> None:
         """The plan's column check (plan.check_columns) against the stream's input, before any
         other check that would let Spark report a misspelled column in its own words."""
-        spark = self._stream_session(plan)
+        spark = _stream_session(self.config.credentials, plan.model)
         plan.check_columns(
             lambda r: [
                 (f.name, f.dataType.simpleString()) for f in spark.table(".".join(p for p in r if p)).schema.fields
             ]
         )
-
-    def _stream_session(self, plan: WindowViewPlan) -> Any:
-        """The SparkSession a stream runs on; other connection methods have none."""
-        creds = self.config.credentials
-        if creds.method != SparkConnectionMethod.SESSION:
-            raise ModelConfigError(
-                plan.model,
-                "execution",
-                f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
-                f"`method: {creds.method}` does not give",
-                "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
-                "Connect), or execution='batch'",
-            )
-        return spark_session(creds.server_side_parameters)
 
     @available
     def run_stream(
@@ -166,7 +161,7 @@ class WindowViewsAdapter(SparkAdapter):
         """Run an execution='streaming' window view as a Structured Streaming query (streaming/);
         with `--empty`, leave its state untouched."""
         model, stream = plan.model, plan.stream_plan
-        spark = self._stream_session(plan)
+        spark = _stream_session(self.config.credentials, plan.model)
         if stream.over and stream.over.unbounded:
             logger.warning(
                 f"window_view model '{model}': {'; '.join(stream.over.unbounded)} read(s) the whole partition "
@@ -197,6 +192,20 @@ class WindowViewsAdapter(SparkAdapter):
             "plan": {"properties": properties, "summary": summary(properties)},
             "late_relation": late_relation if plan.config.late_data is LateData.TABLE else None,
         }
+
+
+def _stream_session(creds: Any, model: str) -> Any:
+    """The SparkSession a stream runs on; other connection methods have none."""
+    if creds.method != SparkConnectionMethod.SESSION:
+        raise ModelConfigError(
+            model,
+            "execution",
+            f"= 'streaming' drives a Structured Streaming query through a SparkSession, which "
+            f"`method: {creds.method}` does not give",
+            "fix: use method: session (in-process, spark.master for a cluster, or spark.remote for Spark "
+            "Connect), or execution='batch'",
+        )
+    return spark_session(creds.server_side_parameters)
 
 
 def _window_view_stats(comment: str) -> Mapping[str, object]:

@@ -109,6 +109,15 @@ def _dbt_filter(field: str, start: Optional[datetime], end: Optional[datetime]) 
     return analysis.parse(f"select * from _ where {rendered}").args["where"].this if rendered else None
 
 
+def dbt_filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> exp.Subquery:
+    """`table` read as dbt renders a relation filtered to [start, end) by `column` (an incremental
+    batch window view's batch reads its over windows' input so, batch_reads.py)."""
+    where = _dbt_filter(sqlexpr.to_sql(sqlexpr.column(column)), start, end)
+    bare = table.copy()
+    bare.set("alias", None)
+    return exp.select("*").from_(bare).where(where).subquery(table.alias or None)
+
+
 def _extra(select: exp.Select) -> bool:
     """Whether the SELECT has more than `* FROM ... WHERE ...` (dbt renders nothing else)."""
     return any(v for k, v in select.args.items() if k not in ("expressions", "from_", "where"))

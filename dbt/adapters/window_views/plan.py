@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit, over_reads, overwindows, tvf
+from dbt.adapters.window_views import analysis, batch_reads, emit, over_reads, overwindows, tvf
 from dbt.adapters.window_views.analysis import FrameKind
 from dbt.adapters.window_views.config import TIME_TYPES, Emit, Execution, WindowViewConfig, reject_window_view_keys
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
@@ -57,6 +57,7 @@ class WindowViewPlan:
     close_sql: Optional[str]  # batch on_window_close: the SQL with descending frames mirrored
     columns: Tuple[ColumnUse, ...]  # checked against the inputs before Spark runs the SQL
     inputs: Tuple[Tuple[Optional[str], str], ...]  # the relations read, (schema, name)
+    batch_shape: Optional[batch_reads.BatchShape] = None  # batch_size: how one batch is computed
 
     @classmethod
     def from_model(
@@ -100,7 +101,9 @@ class WindowViewPlan:
             sql = _owned_sql(model, compiled_sql) if tree is not None else compiled_sql
         if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
             close_sql = _close_sql(model, sql, parsed)
-        return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs)
+        closing = parsed.emit is Emit.ON_WINDOW_CLOSE
+        shape = None if parsed.batches is None else batch_reads.shape_of(model, compiled_sql, parsed.batches, closing)
+        return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs, shape)
 
     @property
     def stream_plan(self) -> stream_plan.StreamPlan:
@@ -108,6 +111,13 @@ class WindowViewPlan:
         if self.stream is None:
             raise ValueError(f"window_view model '{self.model}' is not a streaming window view")
         return self.stream
+
+    @property
+    def required_batch_shape(self) -> batch_reads.BatchShape:
+        """The batch shape of an incremental batch window view (batch_size set)."""
+        if self.batch_shape is None:
+            raise ValueError(f"window_view model '{self.model}' has no batch_size")
+        return self.batch_shape
 
     def check_columns(self, columns_of: ColumnsOf) -> None:
         """Every column a macro argument or the watermark names must exist where it is read, and a

@@ -43,3 +43,24 @@
 
   {{ return({'relations': [target_relation]}) }}
 {%- endmacro %}
+
+{#- execution='batch' with batch_size: the plugin computes the batches the run owes and replaces
+    each one's partition of the table (incremental.py); a failed batch leaves its rows as they were. -#}
+{% macro _window_view_batches(plan) -%}
+  {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table') -%}
+  {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
+
+  {{ run_hooks(pre_hooks) }}
+
+  {% do window_views._assert_contract(compiled_code) %}
+  {%- set result = adapter.run_batches(plan, target_relation, should_full_refresh(), config.get('location_root')) -%}
+  {% do store_result('main', response=result['response']) %}
+  {% do window_views._describe_window_view(target_relation, result) %}
+
+  {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
+  {% do persist_docs(target_relation, model, for_relation=false) %}
+
+  {{ run_hooks(post_hooks) }}
+
+  {{ return({'relations': [target_relation]}) }}
+{%- endmacro %}

@@ -5,5 +5,8 @@
   {%- if plan.config.execution == 'streaming' -%}
     {{ return(window_views._window_view_streaming(plan)) }}
   {%- endif -%}
+  {%- if plan.config.batches is not none -%}
+    {{ return(window_views._window_view_batches(plan)) }}
+  {%- endif -%}
   {{ return(window_views._window_view_batch(plan)) }}
 {% endmaterialization %}

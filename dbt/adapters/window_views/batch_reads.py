@@ -1,0 +1,308 @@
+"""One batch of an incremental batch window view as SQL: the model's inputs read over the batch's
+range widened by the windows' reach (reach.py, the rule the microbatch path's macros follow), and
+the output rows whose event_time the batch holds kept, so each window or row is computed once,
+whole, by the batch that owns it.
+
+The shape is decided once per model (plan.py, at compile time, so a model that cannot run by
+batches fails `dbt compile`); a run asks it for each batch's SQL.
+- window TVFs: each TVF's input read from the first window start its owned windows need
+  (`Reach.read`) to the batch's end. event_time window_time owns a window by window_time (the
+  design's rule); window_end by window_end (window_time + 1 µs); window_start only where no
+  window crosses a batch boundary (a TUMBLE whose size divides the batch), where it is the same.
+- over windows: the input read as dbt's own filter of the batch's range, which over_reads.py
+  widens as under --sample and a microbatch batch.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Dict, List, Optional, Tuple
+
+from sqlglot import exp
+
+from dbt.adapters.window_views import analysis, emit, over_reads, sqlexpr, tvf
+from dbt.adapters.window_views.batches import Batch
+from dbt.adapters.window_views.config import Batches, BatchSize
+from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
+from dbt.adapters.window_views.reach import TimeRange, as_datetime, micros, reach_of
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
+
+_US = 1_000_000
+# every batch boundary of a batch_size is a multiple of this from the epoch (months start at midnight)
+_BOUNDARY: Dict[BatchSize, int] = {
+    BatchSize.HOUR: 3600 * _US,
+    BatchSize.DAY: 86400 * _US,
+    BatchSize.MONTH: 86400 * _US,
+    BatchSize.YEAR: 86400 * _US,
+}
+_WINDOW_COLUMNS = ("window_time", "window_end", "window_start")
+# a window owned by its window_end's batch is the window whose window_time lies 1 µs before it
+_SHIFT = {"window_time": 0, "window_end": -1, "window_start": 0}
+
+
+@dataclass(frozen=True)
+class Closing:
+    """emit='on_window_close': a batch keeps the windows the watermark W closed (emit.py)."""
+
+    column: str  # the watermark's
+    reached: Optional[int]  # W in epoch micros; None: no event time seen, nothing closed
+    output: Tuple[str, ...]  # the model's output columns
+
+    def closed(self, sql: str) -> str:
+        return emit.close_filter(sql, self.column, self.reached, self.output)
+
+    def holds_open(self, batch: Batch) -> bool:
+        """Whether the batch may own a window W has not closed (one ending after W)."""
+        return self.reached is None or micros(batch.end) > self.reached
+
+
+@dataclass(frozen=True)
+class Read:
+    """An input the batches read, by its time column: a run asks Spark its latest time."""
+
+    table: str  # as the model's SQL names it
+    column: str
+
+
+class BatchShape(ABC):
+    """How a model computes one batch."""
+
+    event_time: str
+
+    @abstractmethod
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+        """The batch's rows: the model over its widened inputs, owned rows only (closed ones only)."""
+
+    @property
+    @abstractmethod
+    def reads(self) -> Tuple[Read, ...]:
+        """The inputs whose latest time decides the last batch."""
+
+    @abstractmethod
+    def last_time(self, latest_input: datetime) -> datetime:
+        """The latest event_time the input up to `latest_input` makes (a window ending after it)."""
+
+    def owned(self, sql: str, batch: Batch) -> str:
+        """`sql`'s rows whose event_time the batch holds."""
+        column = sqlexpr.column(self.event_time)
+        held = exp.and_(
+            exp.GTE(this=column, expression=_time(batch.start)), exp.LT(this=column.copy(), expression=_time(batch.end))
+        )
+        query = sqlexpr.parse(sql)
+        if not isinstance(query, exp.Query):
+            raise AnalysisError("the model's SQL is not a query")
+        return sqlexpr.to_sql(sqlexpr.wrap(query, where=held))
+
+
+def _time(t: datetime) -> exp.Expression:
+    return exp.Literal.string(t.isoformat(sep=" "))
+
+
+@dataclass(frozen=True)
+class TvfShape(BatchShape):
+    base_sql: str
+    event_time: str
+    windows: Tuple[Window, ...]
+    read_list: Tuple[Read, ...]
+
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+        tree = analysis.parse(self.base_sql)
+        shift = _SHIFT[self.event_time.lower()]
+        owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
+        for window, table in _tvf_reads(tree):
+            assert isinstance(table, exp.Table)  # shape_of refused any other read
+            read = reach_of(window).read(owned)
+            assert read.start is not None and read.end is not None  # a batch is bounded
+            start, end = as_datetime(read.start, batch.start), as_datetime(read.end, batch.start)
+            table.replace(_filtered(table, window.time_col, start, end))
+        sql = sqlexpr.to_sql(tree)
+        return self.owned(closing.closed(sql) if closing is not None else sql, batch)
+
+    @property
+    def reads(self) -> Tuple[Read, ...]:
+        return self.read_list
+
+    def last_time(self, latest_input: datetime) -> datetime:
+        return latest_input + timedelta(microseconds=max(_extent(w) for w in self.windows))
+
+
+@dataclass(frozen=True)
+class OverShape(BatchShape):
+    base_sql: str
+    event_time: str
+    read_list: Tuple[Read, ...]
+
+    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+        tree = analysis.parse(self.base_sql)
+        for table in _over_tables(tree):
+            table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
+        widened = over_reads.owned_sql(sqlexpr.to_sql(tree))
+        if widened is None:
+            raise AnalysisError("no over window reads an input table directly")
+        return self.owned(widened, batch)
+
+    @property
+    def reads(self) -> Tuple[Read, ...]:
+        return self.read_list
+
+    def last_time(self, latest_input: datetime) -> datetime:
+        return latest_input
+
+
+def _extent(window: Window) -> int:
+    """How far after a row the last window holding it ends (at most); sessions are refused."""
+    return window.size if isinstance(window, (Tumble, Hop, Cumulate)) else 0
+
+
+def _name(table: exp.Table) -> str:
+    """The table as the model names it, without its alias."""
+    bare = table.copy()
+    bare.set("alias", None)
+    return bare.sql("spark")
+
+
+def _filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> exp.Subquery:
+    """`(select * from table where column >= start and column < end) as <table's name>`."""
+    col = sqlexpr.column(column)
+    where = exp.and_(exp.GTE(this=col, expression=_time(start)), exp.LT(this=col.copy(), expression=_time(end)))
+    select = exp.select("*").from_(table.copy()).where(where)
+    return select.subquery(table.alias_or_name)
+
+
+def _tvf_reads(tree: exp.Expression) -> List[Tuple[Window, Optional[exp.Expression]]]:
+    """Each window TVF, read from the marker heading its SELECT, and what that SELECT reads."""
+    found = []
+    for select in tree.find_all(exp.Select):
+        markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
+        for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
+            found.append((window, getattr(select.args.get("from_"), "this", None)))
+    return found
+
+
+def _over_tables(tree: exp.Expression) -> List[exp.Table]:
+    """The tables the SELECTs with over windows read directly (not a CTE)."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    tables: Dict[int, exp.Table] = {}
+    for call in analysis.over_calls(tree):
+        source = getattr(call.select.args.get("from_"), "this", None)
+        if not call.generated and isinstance(source, exp.Table) and source.name.lower() not in ctes:
+            tables[id(source)] = source
+    return list(tables.values())
+
+
+def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = False) -> BatchShape:
+    """The model's batch shape, or the error naming what it cannot own by batches and the fix."""
+    try:
+        tree = analysis.parse(compiled_sql)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "write the model's SQL as one query") from exc
+    windows = tvf.find(compiled_sql)
+    over = [call for call in analysis.over_calls(tree) if not call.generated]
+    if windows and over:
+        raise ModelSqlError(
+            model,
+            f"with batch_size it computes both window TVFs and the over window `{over[0].shown}`, which incremental "
+            "batches do not own together yet",
+            "compute the over window in a downstream window_view model, or remove batch_size",
+        )
+    shape: BatchShape
+    if windows:
+        shape = _tvf_shape(model, tree, compiled_sql, windows, batches)
+    elif over:
+        tables = _over_tables(tree)
+        if not tables:
+            raise ModelSqlError(
+                model,
+                f"with batch_size its over window `{over[0].shown}` must read its input table directly",
+                "read the ref()/source() in the SELECT with the over window (`from {{ ref(...) }}`)",
+            )
+        if closing:
+            raise ModelSqlError(
+                model,
+                "with batch_size its over windows cannot be emit='on_window_close' yet (a batch would hold back the "
+                "rows whose frame the watermark has not closed)",
+                "use emit='on_update', or remove batch_size",
+            )
+        reads = tuple(Read(_name(t), batches.event_time) for t in tables)
+        shape = OverShape(compiled_sql, batches.event_time, reads)
+    else:
+        raise ModelSqlError(
+            model,
+            "has batch_size but neither a window TVF nor an over window, so no batch owns its rows",
+            "remove batch_size (a plain dbt incremental model with incremental_strategy='microbatch' fits it)",
+        )
+    try:  # the rewrite's own checks (an over window's reach, its ORDER BY), now rather than at the run
+        shape.sql(Batch(batches.begin, batches.begin + timedelta(hours=1)))
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on incremental batch window views") from exc
+    return shape
+
+
+def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window], batches: Batches) -> TvfShape:
+    column = batches.event_time.lower()
+    if column not in _WINDOW_COLUMNS:
+        raise ModelConfigError(
+            model,
+            "event_time",
+            f"= {batches.event_time!r} is not a window column, so a batch cannot tell which windows it owns",
+            f"expected one of: {', '.join(_WINDOW_COLUMNS)} (window_time: each window is owned by the batch its "
+            "last instant falls in)",
+        )
+    for window in windows:
+        if isinstance(window, Session) or window.via is not None:
+            what = "window_views.session" if isinstance(window, Session) else "window_views.window_aggregate"
+            raise ModelSqlError(
+                model,
+                f"with batch_size it reads {what}, which incremental batch window views do not support yet",
+                f"use window_views.tumble/hop/cumulate, or a plain incremental model with "
+                f"incremental_strategy='microbatch' that calls {what}",
+            )
+        if column == "window_start" and not _inside(window, batches.size):
+            raise ModelConfigError(
+                model,
+                "event_time",
+                f"= 'window_start' with batch_size='{batches.size}': a {window.kind} window can start in one "
+                f"{batches.size} and end in the next, so the batch of its window_start cannot own it whole",
+                "expected one of: window_time, window_end (a window is owned by the batch it ends in)",
+            )
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    found = _tvf_reads(tree)
+    if len(found) != len(windows):  # a marker outside a TVF's SELECT: SQL copied, not rendered by the macro
+        raise ModelSqlError(
+            model,
+            "with batch_size each window TVF must be the window macro's own SQL, which a batch reads over its range",
+            "call window_views.tumble/hop/cumulate rather than copying their SQL",
+        )
+    reads: List[Read] = []
+    for window, table in found:
+        if not isinstance(table, exp.Table) or table.name.lower() in ctes:
+            raise ModelSqlError(
+                model,
+                f"with batch_size its window_views.{window.kind} must read an input table (a ref() or source()), "
+                "which a batch reads over its range widened by the window's reach",
+                "move the CTE's logic into an upstream model and window its ref()",
+            )
+        reads.append(Read(_name(table), window.time_col))
+    return TvfShape(sql, batches.event_time, tuple(windows), tuple(reads))
+
+
+def _inside(window: Window, size: BatchSize) -> bool:
+    """Whether no window crosses a batch boundary: a TUMBLE whose size divides every batch."""
+    boundary = _BOUNDARY[size]
+    return isinstance(window, Tumble) and boundary % window.size == 0 and window.offset % window.size == 0
+
+
+def latest_input_sql(reads: Tuple[Read, ...]) -> str:
+    """One row, one column: the latest time over the reads' tables in epoch micros (NULL: no rows)."""
+    maxima: List[exp.Query] = [
+        exp.select(exp.alias_(sqlexpr.epoch_micros(exp.Max(this=sqlexpr.column(r.column))), "t", quoted=True)).from_(
+            exp.to_table(r.table, dialect="spark")
+        )
+        for r in reads
+    ]
+    union: exp.Query = maxima[0]
+    for query in maxima[1:]:
+        union = exp.union(union, query, distinct=False)
+    return sqlexpr.to_sql(exp.select(exp.Max(this=exp.column("t"))).from_(union.subquery("maxima")))

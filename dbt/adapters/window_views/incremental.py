@@ -1,0 +1,277 @@
+"""execution='batch' with batch_size: the plugin drives the batches (dbt does so only for
+materialized='incremental'). The table is partitioned by its batch column, one partition per
+batch, each partition a directory of its own. A batch writes its rows (batch_reads.py) to a new
+directory, then points its partition at it: one catalog statement, so readers see the batch's old
+rows or its new ones, on a local disk as on an object store (nothing reads the new directory
+before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
+its partition as it was. The batches a run planned are recorded with the table
+before they run (batches.BatchRecord); those that did not finish are redone by the next run.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Dict, Optional, Sequence, Tuple
+from urllib.parse import unquote
+
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views import batch_reads, ddl, paths
+from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, select
+from dbt.adapters.window_views.config import Batches, Emit
+from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermark
+
+logger = AdapterLogger("WindowViews")
+BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
+COLUMN_PROPERTY = "window_views.batch_column"
+_EPOCH = datetime(1970, 1, 1)
+_SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
+
+
+class BatchesFailed(DbtRuntimeError):
+    """Some batches of an incremental batch window view failed; the others are written."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The table as a run finds (or makes) it."""
+
+    name: str
+    location: str
+    written: Tuple[str, ...]  # the batch keys it holds
+
+
+@dataclass(frozen=True)
+class BatchesWritten:
+    """What a run wrote, for the materialization: the table's properties and comment, dbt's response."""
+
+    properties: Dict[str, str]
+    summary: str
+    response: AdapterResponse
+
+
+def batch_column(config: Batches) -> str:
+    """The table's partition column: the batch period of event_time, e.g. window_time_day."""
+    return f"{config.event_time}_{config.size}"
+
+
+def run(
+    adapter: Any,
+    plan: WindowViewPlan,
+    relation: Any,
+    full_refresh: bool,
+    location_root: Optional[str],
+    output: Sequence[Tuple[str, str]],
+) -> BatchesWritten:
+    """Compute the batches the run owes (batches.select) and replace each one's partition.
+    `output`: the model's columns and types. Raises BatchesFailed naming the failed batches."""
+    config = plan.config.required_batches
+    shape = plan.required_batch_shape
+    column = batch_column(config)
+    if any(name.lower() == column.lower() for name, _ in output):
+        raise ModelOutputError(
+            plan.model,
+            f"it selects a column `{column}`, the column an incremental batch window view partitions its table by "
+            f"(event_time '{config.event_time}' by batch_size '{config.size}')",
+            f"rename the model's column `{column}`",
+        )
+    name = str(relation)
+    table = _existing(adapter, plan, name, column, output) if not full_refresh else None
+    record = (
+        BatchRecord.from_property(_property(adapter, name, RECORD_PROPERTY)) if table is not None else BatchRecord()
+    )
+    if table is None:
+        table = _create(adapter, plan, relation, column, output, location_root)
+    latest = _latest_input(adapter, shape.reads)
+    last_time = None if latest is None else shape.last_time(latest)
+    selection = select(config, last_time, table.written, record, full_refresh or not table.written, _backfill())
+    if not selection.batches and latest is not None and latest < config.begin:
+        raise ModelOutputError(
+            plan.model,
+            f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
+            "set begin at or before the input's first time",
+        )
+    logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
+    planned = sorted(set(record.pending) | {b.key for b in selection.batches})
+    _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
+    closing = _closing(adapter, plan, output)
+    failures = _write_batches(adapter, plan, table, column, selection, closing)
+    done = {b.key for b in selection.batches} - set(failures)
+    # a batch that may own a window W has not closed is redone by a later run, which closes it
+    unclosed = {b.key for b in selection.batches if closing is not None and closing.holds_open(b)}
+    left = tuple(k for k in planned if k not in done or k in unclosed)
+    _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(left).to_property())
+    if failures:
+        first_key, first = next(iter(failures.items()))
+        raise BatchesFailed(
+            f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
+            f"{', '.join(failures)} (their rows are as they were; the other batches are written, and the next run "
+            f"redoes these). The batch {first_key} failed with: {first}"
+        )
+    properties = plan.properties()
+    properties[COLUMN_PROPERTY] = column
+    if closing is not None:
+        properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
+    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
+    return BatchesWritten(properties, summary(properties), response)
+
+
+def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> Optional[batch_reads.Closing]:
+    """emit='on_window_close': the watermark the inputs reached (watermark.py), as batch builds it."""
+    if plan.config.emit is not Emit.ON_WINDOW_CLOSE:
+        return None
+    watermark = plan.config.required_watermark
+    try:
+        reached = batch_watermark(adapter, plan.inputs, watermark)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(
+            plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+        ) from exc
+    return batch_reads.Closing(watermark.column, reached.micros, tuple(c for c, _ in output))
+
+
+def _write_batches(
+    adapter: Any,
+    plan: WindowViewPlan,
+    table: Table,
+    column: str,
+    selection: Selection,
+    closing: Optional[batch_reads.Closing],
+) -> Dict[str, str]:
+    """Each batch written in turn; the failed ones' keys and first error lines."""
+    failures: Dict[str, str] = {}
+    written = set(table.written)
+    for batch in selection.batches:
+        location = f"{table.location}/{BATCHES_DIR}/{batch.start.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        try:
+            _write(adapter, plan, table, column, batch, location, batch.key in written, closing)
+        except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
+            failures[batch.key] = _first_line(exc)
+            adapter.remove_location(location)
+    return failures
+
+
+def _first_line(exc: Exception) -> str:
+    """Spark's error as dbt-spark raised it: its error class and message (`[DIVIDE_BY_ZERO] ...`),
+    not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
+    text = str(getattr(exc, "msg", None) or exc)
+    found = _SPARK_ERROR.search(text)
+    if found is not None:
+        return found.group(0).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
+    return lines[0] if lines else type(exc).__name__
+
+
+def _write(
+    adapter: Any,
+    plan: WindowViewPlan,
+    table: Table,
+    column: str,
+    batch: Batch,
+    location: str,
+    exists: bool,
+    closing: Optional[batch_reads.Closing],
+) -> None:
+    shape = plan.required_batch_shape
+    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing)))
+    if exists:
+        old = _partition_location(adapter, table.name, column, batch.key)
+        adapter.execute(ddl.set_partition_location(table.name, column, batch.key, location))
+        if old is not None and f"/{BATCHES_DIR}/" in old:
+            adapter.remove_location(old)
+    else:
+        adapter.execute(ddl.add_partition(table.name, column, batch.key, location))
+
+
+def _existing(
+    adapter: Any, plan: WindowViewPlan, name: str, column: str, output: Sequence[Tuple[str, str]]
+) -> Optional[Table]:
+    """The table of an earlier run with the same batch column, or None (a first run)."""
+    schema, _, identifier = name.rpartition(".")
+    found = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
+    if found is None or _property(adapter, name, COLUMN_PROPERTY) != column:
+        return None
+    have = [c.name.lower() for c in adapter.get_columns_in_relation(found) if c.name.lower() != column.lower()]
+    want = [c.lower() for c, _ in output]
+    if have != want:
+        raise ModelOutputError(
+            plan.model,
+            f"its columns ({', '.join(want)}) differ from its table's ({', '.join(have)}), and a run replaces only "
+            "some batches",
+            "run it with --full-refresh, which recomputes every batch from begin",
+        )
+    _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
+    written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
+    return Table(name, _location(adapter, name), written)
+
+
+def _create(
+    adapter: Any,
+    plan: WindowViewPlan,
+    relation: Any,
+    column: str,
+    output: Sequence[Tuple[str, str]],
+    location_root: Optional[str],
+) -> Table:
+    """A new empty table (a first run, a full refresh, or a table of another shape replaced)."""
+    name = str(relation)
+    schema, _, identifier = name.rpartition(".")
+    found = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
+    if found is not None:
+        old = adapter.table_location(found) if location_root is not None else None
+        adapter.drop_relation(found)
+        adapter.remove_location(old)
+    location = None if location_root is None else f"{location_root}/{identifier}/batches"
+    properties = {COLUMN_PROPERTY: column}
+    adapter.execute(ddl.create_partitioned(name, output, column, location, properties))
+    return Table(name, _location(adapter, name), ())
+
+
+def _location(adapter: Any, name: str) -> str:
+    location = adapter.table_location(name)  # DESCRIBE EXTENDED: dbt's relation cache does not know a new table
+    if location is None:
+        raise DbtRuntimeError(f"Spark gives no location for the table {name}")
+    return str(paths.normalize(location))
+
+
+def _property(adapter: Any, name: str, key: str) -> Optional[str]:
+    _, table = adapter.execute(ddl.show_properties(name), fetch=True)
+    return next((str(row[1]) for row in table.rows if row[0] == key), None)
+
+
+def _set_property(adapter: Any, name: str, key: str, value: str) -> None:
+    adapter.execute(ddl.set_properties(name, {key: value}))
+
+
+def _partition_location(adapter: Any, name: str, column: str, key: str) -> Optional[str]:
+    """The partition's directory (the first Location row: the partition's, before the table's)."""
+    _, table = adapter.execute(ddl.describe_partition(name, column, key), fetch=True)
+    return next((str(row[1]) for row in table.rows if row[0] == "Location"), None)
+
+
+def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...]) -> Optional[datetime]:
+    _, table = adapter.execute(batch_reads.latest_input_sql(reads), fetch=True)
+    value = table.rows[0][0] if table.rows else None
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def _naive_utc(t: Optional[datetime]) -> Optional[datetime]:
+    if t is None or t.tzinfo is None:
+        return t
+    return t.astimezone(timezone.utc).replace(tzinfo=None)
+
+
+def _backfill() -> Tuple[Optional[datetime], Optional[datetime]]:
+    """dbt's --event-time-start/--event-time-end of this invocation."""
+    from dbt.flags import get_flags  # dbt-core's invocation flags: the CLI's, as the run has them
+
+    flags = get_flags()
+    return _naive_utc(getattr(flags, "EVENT_TIME_START", None)), _naive_utc(getattr(flags, "EVENT_TIME_END", None))

@@ -1,0 +1,154 @@
+"""Incremental batch window views (docs/batch.md "Incremental batch window views"): a window_view
+with batch_size computes its table day by day, each day's windows from the day widened by their
+reach. On random data, TUMBLE and HOP (offsets not aligned to days) and over windows (ROWS, a
+RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
+(the last day again, by lookback, and a new day), and a backfill of a middle day; with
+emit='on_window_close' each run writes the windows its watermark closed; a batch that fails
+leaves its rows and the other batches in place, and the next run redoes it; a begin after the
+input and changed columns are refused before any batch runs, and --full-refresh rebuilds."""
+
+from __future__ import annotations
+
+import random
+
+from tests.functional.test_microbatch_windows import events
+from tests.support.dbt_projects import errors
+
+BEGIN = "2024-01-01"
+BATCHES = f"event_time='{{et}}', batch_size='day', begin='{BEGIN}'"
+# n counts the rows; on the row whose id is the var bad_id the batch that reads it fails
+N = "count(*) + count(assert_true(id <> {{ var('bad_id', -1) }})) as n"
+TVF = "\nunion all\n".join(
+    f"select '{kind}' as kind, k, window_start, window_end, window_time, {N}, sum(v) as s\n"
+    f"from {{{{ {call} }}}}\ngroup by k, window_start, window_end, window_time"
+    for kind, call in [
+        ("tumble", "window_views.tumble(ref('events'), 'ts', '7 hours', offset='1 hour')"),
+        ("hop", "window_views.hop(ref('events'), 'ts', '2 hours', '5 hours', offset='30 minutes')"),
+    ]
+)
+OVER = """select id, k, ts, v,
+  sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as rows2,
+  sum(v) over (partition by k order by ts range between interval 3 hours preceding and current row) as range3h,
+  lag(v, 2) over (partition by k order by ts, id) as lag2,
+  lead(v) over (partition by k order by ts, id) as lead1
+from {{ ref('events') }}
+"""
+
+
+def config(batches: str = "") -> str:
+    return "{{ config(materialized='window_view'" + (", " + batches if batches else "") + ") }}\n"
+
+
+def assert_equal_full(project) -> None:
+    columns = "kind, k, window_start, window_end, window_time, n, s"
+    project.spark.sql(f"create or replace temp view inc_w as select {columns} from {project.schema}.inc_windows")
+    project.spark.sql(
+        f"create or replace temp view inc_o as select id, k, ts, v, rows2, range3h, lag2, lead1 "
+        f"from {project.schema}.inc_over"
+    )
+    for view, table in (("inc_w", "full_windows"), ("inc_o", "full_over")):
+        project.spark.sql(f"create or replace temp view {view}_full as select * from {project.schema}.{table}")
+    # on_window_close: the windows the watermark (the input's latest time - 3 hours) closed
+    (w,) = project.spark.sql(f"select max(ts) - interval 3 hours from {project.schema}.events").collect()[0]
+    project.spark.sql(f"create or replace temp view inc_c as select {columns} from {project.schema}.inc_close")
+    project.spark.sql(f"create or replace temp view inc_c_full as select * from inc_w_full where window_end <= '{w}'")
+    where_w, where_o = f"window_time >= '{BEGIN}'", f"ts >= '{BEGIN}'"
+    pairs = (("inc_w", "inc_w_full", where_w), ("inc_o", "inc_o_full", where_o), ("inc_c", "inc_c_full", where_w))
+    for a, b, where in pairs:
+        sa, sb = f"select * from {a} where {where}", f"select * from {b} where {where}"
+        only_a = project.spark.sql(f"{sa} except all {sb}").collect()
+        only_b = project.spark.sql(f"{sb} except all {sa}").collect()
+        assert not only_a and not only_b, f"{a}: only incremental {only_a[:5]}, only full {only_b[:5]}"
+        assert project.spark.sql(sa).count() > 50
+
+
+def locations(project, table: str, column: str) -> dict:
+    """Each batch's partition directory: a batch recomputed gets a new one."""
+    found = {}
+    for row in project.spark.sql(f"show partitions {project.schema}.{table}").collect():
+        key = row[0].split("=", 1)[1].replace("%3A", ":")
+        rows = project.spark.sql(
+            f"describe table extended {project.schema}.{table} partition ({column} = '{key}')"
+        ).collect()
+        found[key[:10]] = next(r[1] for r in rows if r[0] == "Location")
+    return found
+
+
+def test_incremental_batches_equal_the_full_build(project):
+    project.seed("events", events(random.Random(11), 300))
+    project.write(
+        "seeds/events.yml",
+        "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
+        "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
+    )
+    project.model("inc_windows", config(BATCHES.format(et="window_time")) + TVF)
+    project.model("full_windows", config() + TVF)
+    project.model("inc_over", config(BATCHES.format(et="ts")) + OVER)
+    project.model("full_over", config() + OVER)
+    closing = "emit='on_window_close', watermark={'column': 'ts', 'delay': '3 hours'}"
+    project.model("inc_close", config(BATCHES.format(et="window_time") + ", " + closing) + TVF)
+    events_table = f"{project.schema}.events"
+    project.dbt("build")
+    assert_equal_full(project)
+    first = locations(project, "inc_windows", "window_time_day")
+    # the last window (7 hours from 2024-01-03 22:00) is owned by 2024-01-04
+    assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
+
+    # late input on the day before the last written one (lookback 1) and a new day
+    project.spark.sql(
+        f"insert into {events_table} values (9001, 'a', timestamp'2024-01-03 15:00:00', 7), "
+        "(9002, 'b', timestamp'2024-01-05 02:00:00', 3), (9003, 'c', timestamp'2024-01-05 09:30:00', -4)"
+    )
+    project.dbt("run")
+    assert_equal_full(project)
+    late = locations(project, "inc_windows", "window_time_day")
+    assert sorted(late) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"]
+    assert [d for d in first if first[d] != late[d]] == ["2024-01-03", "2024-01-04"]
+
+    # input for a middle day, beyond the lookback: a backfill of that day alone takes it in
+    project.spark.sql(f"insert into {events_table} values (9004, 'b', timestamp'2024-01-02 12:00:00', 11)")
+    project.dbt("run", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-03")
+    assert_equal_full(project)
+    backfilled = locations(project, "inc_windows", "window_time_day")
+    assert [d for d in late if late[d] != backfilled[d]] == ["2024-01-02"]
+
+    # a batch that fails (a row of 2024-01-02 that the SQL rejects) in a backfill of three days:
+    # its rows stay as they were, the two others are written, and the run names it
+    before = project.spark.sql(f"select * from {project.schema}.inc_windows").collect()
+    result = project.dbt(
+        "run",
+        "--select",
+        "inc_windows",
+        "--event-time-start",
+        BEGIN,
+        "--event-time-end",
+        "2024-01-04",
+        "--vars",
+        "{bad_id: 9004}",
+        ok=False,
+    )
+    text = errors(result)
+    assert "window_view model 'inc_windows': 1 of 3 batch(es) failed: 2024-01-02 00:00:00" in text, text
+    assert "the next run redoes these). The batch 2024-01-02 00:00:00 failed with: [USER_RAISED_EXCEPTION]" in text
+    assert sorted(project.spark.sql(f"select * from {project.schema}.inc_windows").collect()) == sorted(before)
+    failed = locations(project, "inc_windows", "window_time_day")
+    assert [d for d in backfilled if backfilled[d] != failed[d]] == ["2024-01-01", "2024-01-03"]
+    # the next run redoes the failed batch, and its own last batches (lookback)
+    project.dbt("run", "--select", "inc_windows")
+    redone = locations(project, "inc_windows", "window_time_day")
+    assert [d for d in failed if failed[d] != redone[d]] == ["2024-01-02", "2024-01-04", "2024-01-05"]
+    assert_equal_full(project)
+
+    # refused as the run starts, before any batch: a begin after the input, changed columns
+    project.model("late_begin", config(BATCHES.format(et="window_time").replace(BEGIN, "2030-01-01")) + TVF)
+    project.model("inc_over", config(BATCHES.format(et="ts")) + OVER.replace("ts, v,", "ts, v, v * 2 as v2,", 1))
+    text = errors(project.dbt("run", "--select", "late_begin", "inc_over", ok=False))
+    assert (
+        "window_view model 'late_begin': config 'begin' = '2030-01-01 00:00:00' is after the latest input time" in text
+    ), text
+    assert "window_view model 'inc_over': its columns (id, k, ts, v, v2, rows2" in text
+    assert "fix: run it with --full-refresh" in text
+    # which recomputes every batch from begin, the new column too
+    project.dbt("run", "--select", "inc_over", "--full-refresh")
+    assert_equal_full(project)
+    assert project.spark.sql(f"select * from {project.schema}.inc_over where v2 <> v * 2").count() == 0

@@ -1,0 +1,234 @@
+"""Incremental batch window views without Spark: the batch periods, which batches a run computes
+(batches.py), the config keys and the model shapes refused at compile time (config.py,
+batch_reads.py), and a batch's SQL (each TVF's read widened by its reach, the owned rows kept)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views import incremental
+from dbt.adapters.window_views.batch_reads import Closing, shape_of
+from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
+from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
+from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.incremental import _first_line
+from dbt.adapters.window_views.plan import WindowViewPlan
+
+D = datetime
+
+
+def parse(**config):
+    return WindowViewConfig.from_model("m", {"materialized": "window_view", **config})
+
+
+def batches(**config):
+    return parse(event_time="window_time", batch_size="day", begin="2024-01-01", **config).batches
+
+
+def keys(selection):
+    return [b.key[:10] for b in selection.batches]
+
+
+def test_periods_floor_and_shift():
+    day, month, year, hour = (PERIODS[s] for s in (BatchSize.DAY, BatchSize.MONTH, BatchSize.YEAR, BatchSize.HOUR))
+    assert day.floor(D(2024, 3, 5, 17, 3)) == D(2024, 3, 5) and day.shift(D(2024, 3, 5), -2) == D(2024, 3, 3)
+    assert hour.floor(D(2024, 3, 5, 17, 3)) == D(2024, 3, 5, 17)
+    assert month.floor(D(2024, 3, 5)) == D(2024, 3, 1) and month.shift(D(2024, 1, 1), -1) == D(2023, 12, 1)
+    assert year.floor(D(2024, 3, 5)) == D(2024, 1, 1) and year.shift(D(2024, 1, 1), 1) == D(2025, 1, 1)
+    assert [b.key for b in covering(month, D(2024, 1, 15), D(2024, 3, 1))] == [
+        "2024-01-01 00:00:00",
+        "2024-02-01 00:00:00",
+    ]
+
+
+def test_first_run_from_begin_to_the_latest_input():
+    picked = select(batches(), D(2024, 1, 4, 5), (), BatchRecord(), full_refresh=False)
+    assert keys(picked) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
+    assert picked.reason == "the first run"
+    assert select(batches(), None, (), BatchRecord(), full_refresh=False).batches == ()
+
+
+def test_later_runs_from_the_last_written_back_lookback_plus_pending():
+    written = ["2024-01-01 00:00:00", "2024-01-02 00:00:00", "2024-01-03 00:00:00"]
+    assert keys(select(batches(), D(2024, 1, 5, 1), written, BatchRecord(), False)) == [
+        "2024-01-02",
+        "2024-01-03",
+        "2024-01-04",
+        "2024-01-05",
+    ]
+    assert keys(select(batches(lookback=0), D(2024, 1, 3, 1), written, BatchRecord(), False)) == ["2024-01-03"]
+    # a batch a previous run left unfinished is redone whatever the range
+    pending = BatchRecord(("2024-01-01 00:00:00",))
+    picked = select(batches(lookback=0), D(2024, 1, 3, 1), written, pending, False)
+    assert keys(picked) == ["2024-01-01", "2024-01-03"] and "left unfinished" in picked.reason
+    # a full refresh: every batch from begin again
+    assert keys(select(batches(), D(2024, 1, 2, 1), written, pending, True)) == ["2024-01-01", "2024-01-02"]
+
+
+def test_a_backfill_computes_its_range_only():
+    written = ["2024-01-01 00:00:00", "2024-01-05 00:00:00"]
+    picked = select(batches(), D(2024, 1, 5, 1), written, BatchRecord(), False, (D(2024, 1, 2), D(2024, 1, 4)))
+    assert keys(picked) == ["2024-01-02", "2024-01-03"]
+    assert keys(select(batches(), D(2024, 1, 3, 1), written, BatchRecord(), False, (D(2024, 1, 2, 6), None))) == [
+        "2024-01-02",
+        "2024-01-03",
+    ]
+
+
+def test_the_record_round_trips_and_reads_damage_as_empty():
+    record = BatchRecord(("2024-01-02 00:00:00",))
+    assert BatchRecord.from_property(record.to_property()) == record
+    assert json.loads(record.to_property()) == {"pending": ["2024-01-02 00:00:00"]}
+    assert BatchRecord.from_property("not json") == BatchRecord() == BatchRecord.from_property(None)
+
+
+def test_config_keys_parsed():
+    b = parse(event_time="window_time", batch_size="day", lookback=2, begin="2024-01-01 06:00:00+02:00").batches
+    assert (b.event_time, b.size, b.lookback, b.begin) == ("window_time", "day", 2, D(2024, 1, 1, 4))
+    assert parse().batches is None and parse(lookback=1).batches is None  # dbt's default lookback alone
+    assert "window_views.batches" in parse(event_time="t", batch_size="hour", begin="2024-01-01").properties()
+
+
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        (
+            {"batch_size": "week", "event_time": "t", "begin": "2024-01-01"},
+            "config 'batch_size' = 'week' is not valid; expected one of: hour, day, month, year",
+        ),
+        ({"batch_size": "day", "begin": "2024-01-01"}, "config 'batch_size' = 'day' needs event_time"),
+        ({"batch_size": "day", "event_time": "t"}, "config 'begin' is missing"),
+        ({"batch_size": "day", "event_time": "t", "begin": "soon"}, "config 'begin' = 'soon' is not a timestamp"),
+        ({"begin": "2024-01-01"}, "config 'begin' is set without batch_size"),
+        (
+            {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "lookback": -1},
+            "config 'lookback' = -1 is not valid; expected a whole number of batches >= 0",
+        ),
+        (
+            {
+                "batch_size": "day",
+                "event_time": "t",
+                "begin": "2024-01-01",
+                "execution": "streaming",
+                "watermark": {"column": "t"},
+            },
+            "config 'batch_size' = 'day' only applies to execution='batch'",
+        ),
+        (
+            {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "file_format": "delta"},
+            "config 'file_format' = 'delta' cannot be used with batch_size",
+        ),
+        (
+            {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "partition_by": ["d"]},
+            "config 'partition_by' is not supported with batch_size",
+        ),
+    ],
+)
+def test_config_errors_name_model_key_and_fix(config, message):
+    with pytest.raises(ConfigError) as raised:
+        parse(**config)
+    assert "window_view model 'm': " in str(raised.value) and message in str(raised.value)
+
+
+def marker(kind: str, **us) -> str:
+    spec = {"kind": kind, "time_col": "ts", **{f"{k}_us": v for k, v in us.items()}, "text": {}, "partition_by": []}
+    return f"/* window_views:tvf:v1 {json.dumps(spec)} */"
+
+
+H = 3_600_000_000
+
+
+def tvf_sql(*markers: str, read: str = "`s`.`events`") -> str:
+    selects = [
+        f"select k, window_start, window_end, window_time, count(*) as n from ({m}\nselect * from {read} "
+        "lateral view inline(array(named_struct('window_start', ts, 'window_end', ts, 'window_time', ts))) w "
+        "as window_start, window_end, window_time) group by 1, 2, 3, 4"
+        for m in markers
+    ]
+    return "\nunion all\n".join(selects)
+
+
+def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False):
+    b = parse(event_time=event_time, batch_size=size, begin="2024-01-01").batches
+    return shape_of("m", sql, b, closing)
+
+
+def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
+    hop = marker("hop", slide=2 * H, size=5 * H, offset=H // 2)
+    tumble = marker("tumble", size=7 * H, offset=H)
+    sql = shape(tvf_sql(hop, tumble)).sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    # HOP: the first window ending after midnight starts 20:30 the day before; TUMBLE (7 hours
+    # from the epoch + 1 hour): a window starts at this midnight, so nothing before it is read
+    assert "`ts` >= '2024-01-01 20:30:00' AND `ts` < '2024-01-03 00:00:00'" in sql
+    assert "`ts` >= '2024-01-02 00:00:00' AND `ts` < '2024-01-03 00:00:00'" in sql
+    assert sql.endswith("WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'")
+    # owned by window_end: the windows ending in the day, read to its end minus 1 µs
+    by_end = shape(tvf_sql(hop), "window_end").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    assert "`ts` < '2024-01-02 23:59:59.999999'" in by_end
+
+
+def test_over_windows_read_as_under_a_dbt_filter():
+    sql = "select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`"
+    batch_sql = shape(sql, "ts").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    assert "RANK() OVER" in batch_sql  # the previous row of each key, before the batch's start
+    assert batch_sql.endswith("WHERE `ts` >= '2024-01-02 00:00:00' AND `ts` < '2024-01-03 00:00:00'")
+
+
+@pytest.mark.parametrize(
+    "sql, event_time, message",
+    [
+        (tvf_sql(marker("tumble", size=H, offset=0)), "k", "config 'event_time' = 'k' is not a window column"),
+        (
+            tvf_sql(marker("hop", slide=H, size=2 * H, offset=0)),
+            "window_start",
+            "config 'event_time' = 'window_start' with batch_size='day': a hop window can start in one day",
+        ),
+        (tvf_sql(marker("session", gap=H)), "window_time", "it reads window_views.session"),
+        (tvf_sql(marker("tumble", size=H, offset=0), read="c"), "window_time", "must read an input table"),
+        ("select k, count(*) from `s`.`events` group by k", "k", "neither a window TVF nor an over window"),
+        ("select ts, lag(v) over (order by other) as p from `s`.`events`", "ts", "ORDER BY"),
+    ],
+)
+def test_shapes_a_batch_cannot_own_are_refused(sql, event_time, message):
+    if "read=" in message or sql.endswith("group by 1, 2, 3, 4") and "from c " in sql:
+        sql = "with c as (select * from `s`.`events`)\n" + sql
+    with pytest.raises((ModelSqlError, ConfigError)) as raised:
+        shape(sql, event_time)
+    assert "window_view model 'm': " in str(raised.value) and message in str(raised.value), raised.value
+
+
+def test_window_start_owns_windows_inside_a_batch():
+    shape(tvf_sql(marker("tumble", size=H, offset=0)), "window_start")  # hours never cross midnight
+
+
+def test_on_window_close_keeps_the_closed_windows_and_holds_the_batch_open():
+    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    w = 1_704_196_800_000_000  # 2024-01-02 12:00 UTC
+    closing = Closing("ts", w, ("k", "window_start", "window_end", "window_time", "n"))
+    sql = shape(tvf_sql(marker("tumble", size=H, offset=0)), closing=True).sql(day, closing)
+    assert f"UNIX_MICROS(CAST(`window_end` AS TIMESTAMP)) <= {w}" in sql
+    assert closing.holds_open(day) and not closing.holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))
+    assert Closing("ts", None, ()).holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))  # nothing seen: nothing closed
+    with pytest.raises(ModelSqlError, match="its over windows cannot be emit='on_window_close' yet"):
+        shape("select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`", "ts", closing=True)
+
+
+def test_a_failed_batch_is_named_by_sparks_error_line():
+    raised = DbtRuntimeError(
+        "An error occurred while calling o43.sql.\n: org.apache.spark.SparkRuntimeException: "
+        "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001\n\tat org.apache.spark..."
+    )
+    assert _first_line(raised) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
+    assert _first_line(ValueError("no class here\nsecond")) == "no class here"
+
+
+def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    output = [("window_time", "timestamp"), ("window_time_day", "date")]
+    with pytest.raises(ModelOutputError, match="it selects a column `window_time_day`, the column an incremental"):
+        incremental.run(None, plan, "s.t", False, None, output)  # no adapter: refused before any statement
