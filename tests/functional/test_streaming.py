@@ -93,7 +93,7 @@ def test_small_micro_batches_plan_their_shuffles_in_the_stream_s_own_session(pro
     deliver(project, [("08:11", 3, "B")])
     run(project, "tumble_small")
     assert project.rows("tumble_small") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 3, 1)]
-    assert {key: spark.conf.get(key) for key in own} == own
+    assert {key: spark.conf.get(key, None) for key in own} == own
 
 
 def test_tumble_on_update(project):
