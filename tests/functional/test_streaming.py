@@ -8,6 +8,7 @@ from typing import Sequence
 import pytest
 
 from dbt.adapters.window_views.paths import local_path
+from dbt.adapters.window_views.streaming import shuffles
 from tests.support.dbt_projects import errors, sources_yml
 
 
@@ -81,10 +82,10 @@ def test_tumble_on_window_close(project):
 
 
 def test_small_micro_batches_plan_their_shuffles_in_the_stream_s_own_session(project):
-    """A micro-batch of few rows runs without adaptive re-planning (shuffles.py); the setting is
+    """A micro-batch of few rows runs without adaptive re-planning or code generation (shuffles.py); the setting is
     the streaming query's session's, so the session dbt runs everything else in keeps its own."""
     spark = project.spark
-    own = {key: spark.conf.get(key) for key in ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")}
+    own = {key: spark.conf.get(key, None) for key in shuffles.KEYS}  # code generation too
     make_source(project)
     window_view(project, "tumble_small", "on_update", TUMBLE_SUM)
     deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
@@ -92,7 +93,7 @@ def test_small_micro_batches_plan_their_shuffles_in_the_stream_s_own_session(pro
     deliver(project, [("08:11", 3, "B")])
     run(project, "tumble_small")
     assert project.rows("tumble_small") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 3, 1)]
-    assert {key: spark.conf.get(key) for key in own} == own
+    assert {key: spark.conf.get(key, None) for key in own} == own
 
 
 def test_tumble_on_update(project):
