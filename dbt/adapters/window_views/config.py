@@ -230,10 +230,24 @@ class WindowViewConfig:
         event_time = read.event_time()
         batches = _batches(read, execution, event_time)
         if batches is not None:
-            _batchable(read, file_format)
+            read.parquet_layout(
+                file_format,
+                "cannot be used with batch_size: the table is parquet, one partition per batch, "
+                "each replaced by pointing it at a new directory",
+                "fix: leave file_format unset (parquet), or remove batch_size",
+                "is not supported with batch_size, whose table is partitioned by its batch column "
+                "(<event_time>_<batch_size>)",
+            )
         read.locations()
         if execution is Execution.STREAMING:
-            read.streamable(file_format)
+            read.parquet_layout(
+                file_format,
+                "cannot be used: execution='streaming' writes parquet files through its own commit protocol, "
+                f"not file_format '{file_format}'",
+                "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
+                "is not supported with execution='streaming', whose files are grouped by day of window_end "
+                "so that a run rewrites only the days that changed",
+            )
         return cls(
             execution,
             emit,
@@ -369,23 +383,15 @@ class _Reader:
                     key, f"= {value!r} {why}", "give an absolute directory path or a URI, e.g. '/data/warehouse'"
                 )
 
-    def streamable(self, file_format: FileFormat) -> None:
-        """What execution='streaming' cannot honour: another file format, dbt-spark's layout keys."""
+    def parquet_layout(
+        self, file_format: FileFormat, format_problem: str, format_fix: str, layout_problem: str
+    ) -> None:
+        """A table whose files the plugin lays out itself: parquet, none of dbt-spark's layout keys."""
         if file_format is not FileFormat.PARQUET:
-            raise self.fail(
-                "file_format",
-                f"= '{file_format}' cannot be used: execution='streaming' writes parquet files through its own "
-                f"commit protocol, not file_format '{file_format}'",
-                "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
-            )
+            raise self.fail("file_format", f"= '{file_format}' {format_problem}", format_fix)
         for key in STREAMING_LAYOUT_KEYS:
             if self.config.get(key):
-                raise self.fail(
-                    key,
-                    "is not supported with execution='streaming', whose files are grouped by day of window_end "
-                    "so that a run rewrites only the days that changed",
-                    f"fix: remove '{key}'",
-                )
+                raise self.fail(key, layout_problem, f"fix: remove '{key}'")
 
 
 def _batches(read: _Reader, execution: Execution, event_time: Optional[str]) -> Optional[Batches]:
@@ -438,22 +444,3 @@ def _begin(read: _Reader, raw: Any) -> datetime:
     if begin.tzinfo is not None:
         begin = begin.astimezone(timezone.utc).replace(tzinfo=None)
     return begin
-
-
-def _batchable(read: _Reader, file_format: FileFormat) -> None:
-    """What batch_size cannot honour: its table is parquet, partitioned by batch (incremental.py)."""
-    if file_format is not FileFormat.PARQUET:
-        raise read.fail(
-            "file_format",
-            f"= '{file_format}' cannot be used with batch_size: the table is parquet, one partition per batch, "
-            "each replaced by pointing it at a new directory",
-            "leave file_format unset (parquet), or remove batch_size",
-        )
-    for key in STREAMING_LAYOUT_KEYS:
-        if read.config.get(key):
-            raise read.fail(
-                key,
-                "is not supported with batch_size, whose table is partitioned by its batch column "
-                "(<event_time>_<batch_size>)",
-                f"remove '{key}'",
-            )
