@@ -47,6 +47,7 @@ class Table:
     name: str
     location: str
     written: Tuple[str, ...]  # the batch keys it holds
+    record: BatchRecord  # the batches an earlier run planned and did not finish
 
 
 @dataclass(frozen=True)
@@ -85,11 +86,9 @@ def run(
         )
     name = str(relation)
     table = _existing(adapter, plan, name, column, output) if not full_refresh else None
-    record = (
-        BatchRecord.from_property(_property(adapter, name, RECORD_PROPERTY)) if table is not None else BatchRecord()
-    )
     if table is None:
         table = _create(adapter, plan, relation, column, output, location_root)
+    record = table.record
     latest = _latest_input(adapter, shape.reads)
     last_time = None if latest is None else shape.last_time(latest)
     selection = select(config, last_time, table.written, record, full_refresh or not table.written, _backfill())
@@ -197,7 +196,8 @@ def _existing(
     """The table of an earlier run with the same batch column, or None (a first run)."""
     schema, _, identifier = name.rpartition(".")
     found = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
-    if found is None or _property(adapter, name, COLUMN_PROPERTY) != column:
+    properties = _properties(adapter, name) if found is not None else {}
+    if properties.get(COLUMN_PROPERTY) != column:
         return None
     have = [c.name.lower() for c in adapter.get_columns_in_relation(found) if c.name.lower() != column.lower()]
     want = [c.lower() for c, _ in output]
@@ -210,7 +210,8 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    return Table(name, _location(adapter, name), written)
+    record = BatchRecord.from_property(properties.get(RECORD_PROPERTY))
+    return Table(name, _location(adapter, name), written, record)
 
 
 def _create(
@@ -232,7 +233,7 @@ def _create(
     location = None if location_root is None else f"{location_root}/{identifier}/batches"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(name, output, column, location, properties))
-    return Table(name, _location(adapter, name), ())
+    return Table(name, _location(adapter, name), (), BatchRecord())
 
 
 def _location(adapter: Any, name: str) -> str:
@@ -242,9 +243,10 @@ def _location(adapter: Any, name: str) -> str:
     return str(paths.normalize(location))
 
 
-def _property(adapter: Any, name: str, key: str) -> Optional[str]:
+def _properties(adapter: Any, name: str) -> Dict[str, str]:
+    """The table's properties: one SHOW TBLPROPERTIES for the batch column and the record."""
     _, table = adapter.execute(ddl.show_properties(name), fetch=True)
-    return next((str(row[1]) for row in table.rows if row[0] == key), None)
+    return {str(row[0]): str(row[1]) for row in table.rows}
 
 
 def _set_property(adapter: Any, name: str, key: str, value: str) -> None:
