@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -30,10 +30,10 @@ WORKERS = 2
 START_TIMEOUT = 120  # seconds until both workers must be registered
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# Every daemon binds port 0 and the master's log says where it went: ports picked here and bound
+# later could be taken in between by another test's server (CI once read some other page's HTML).
+MASTER_AT = re.compile(r"Starting Spark master at (spark://\S+)")
+MASTER_UI_AT = re.compile(r"Bound MasterWebUI to \S+, and started at http://[^:/\s]+:(\d+)")
 
 
 def tail(path: Path, chars: int = 3000) -> str:
@@ -56,7 +56,10 @@ class Cluster:
     def state(self) -> dict:
         """The master's status JSON (aliveworkers, activeapps, completedapps, ...)."""
         with urllib.request.urlopen(self.webui_url + "/json/", timeout=5) as resp:
-            return json.loads(resp.read())
+            state = json.loads(resp.read())
+        if state.get("url") != self.master_url:
+            raise ValueError(f"{self.webui_url} answers for {state.get('url')}, not {self.master_url}")
+        return state
 
     def log_tails(self, chars: int = 3000) -> str:
         return "\n".join(f"--- {name} ({path}) ---\n{tail(path, chars)}" for name, path in self.logs.items())
@@ -99,8 +102,7 @@ def start_cluster(
         "PYSPARK_PYTHON": sys.executable,
     }
     env.pop("SPARK_REMOTE", None)
-    port, webui = free_port(), free_port()
-    cluster = Cluster(master_url=f"spark://127.0.0.1:{port}", webui_url=f"http://127.0.0.1:{webui}", root=root)
+    cluster = Cluster(master_url="", webui_url="", root=root)
 
     def launch(name: str, args: List[str]) -> None:
         log = log_dir / f"{name}.log"
@@ -124,11 +126,13 @@ def start_cluster(
                 "--host",
                 "127.0.0.1",
                 "--port",
-                str(port),
+                "0",
                 "--webui-port",
-                str(webui),
+                "0",
             ],
         )
+        deadline = time.time() + timeout
+        _wait_for_master(cluster, deadline)
         for i in range(1, workers + 1):
             work = root / f"worker{i}"
             work.mkdir(parents=True, exist_ok=True)
@@ -146,18 +150,15 @@ def start_cluster(
                     "--work-dir",
                     str(work),
                     "--webui-port",
-                    str(free_port()),
+                    "0",
                 ],
             )
-        deadline = time.time() + timeout
         alive = None
         while time.time() < deadline:
-            dead = [name for name, proc in cluster.procs.items() if proc.poll() is not None]
-            if dead:
-                raise RuntimeError(f"{', '.join(dead)} exited while the cluster started")
+            _check_alive(cluster)
             try:
                 alive = cluster.state().get("aliveworkers")
-            except OSError:
+            except (OSError, ValueError):
                 alive = None
             if alive == workers:
                 return cluster
@@ -169,3 +170,23 @@ def start_cluster(
         if isinstance(exc, RuntimeError):
             pytest.fail(message, pytrace=False)
         raise
+
+
+def _check_alive(cluster: Cluster) -> None:
+    dead = [name for name, proc in cluster.procs.items() if proc.poll() is not None]
+    if dead:
+        raise RuntimeError(f"{', '.join(dead)} exited while the cluster started")
+
+
+def _wait_for_master(cluster: Cluster, deadline: float) -> None:
+    """Read the master's RPC address and web UI port from its log once it has bound both."""
+    while time.time() < deadline:
+        _check_alive(cluster)
+        text = tail(cluster.logs["master"], 1_000_000)
+        rpc, ui = MASTER_AT.search(text), MASTER_UI_AT.search(text)
+        if rpc and ui:
+            cluster.master_url = rpc.group(1)
+            cluster.webui_url = f"http://127.0.0.1:{ui.group(1)}"
+            return
+        time.sleep(0.5)
+    raise RuntimeError("the master did not report its address and web UI")
