@@ -16,4 +16,7 @@ where=tests
 for arg in "$@"; do
   case "$arg" in -*) ;; *) if [ -e "${arg%%::*}" ]; then where=; fi ;; esac
 done
-exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile $where "$@"
+# xdist would order modules by their count of tests, which puts the long one-test modules last and
+# leaves a worker idle at the end; --no-loadscope-reorder keeps conftest's SLOW_FIRST order
+exec .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
+  --durations=15 $where "$@"

@@ -60,15 +60,18 @@ def standalone_cluster(tmp_path_factory):
 # The longest modules first (bench/README.md, "The test suite's time"): with two workers taking
 # one module at a time, a long module started last leaves the other worker idle until it ends
 SLOW_FIRST = (
-    "test_streaming_crash.py",
     "test_streaming_over.py",
-    "test_warm_spark.py",
-    "test_streaming.py",
     "test_streaming_failures.py",
-    "test_cluster.py",
+    "test_streaming.py",
+    "test_streaming_crash.py",
+    "test_streaming_idle.py",
+    "test_streaming_panes.py",
     "test_window_aggregate.py",
+    "test_warm_spark.py",
+    "test_cluster.py",
     "test_streaming_rebuild.py",
     "test_nexmark.py",
+    "test_incremental_window_views.py",
     "test_wheel.py",
     "test_integration_project.py",
     "test_spark_connect.py",
