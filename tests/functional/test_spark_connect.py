@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
-import socket
 import subprocess
 import sys
 import textwrap
@@ -31,16 +31,13 @@ SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# the server binds port 0 and its log says where: a port picked here could be taken before it binds
+STARTED_AT = re.compile(r"Spark Connect server started at: \S+:(\d+)")
 
 
 @pytest.fixture(scope="module")
 def connect_server(tmp_path_factory):
     home = tmp_path_factory.mktemp("connect")
-    port = free_port()
     env = {
         **os.environ,
         "SPARK_HOME": str(SPARK_HOME),
@@ -50,7 +47,7 @@ def connect_server(tmp_path_factory):
     }
     conf = {
         "spark.connect.grpc.binding.address": "127.0.0.1",
-        "spark.connect.grpc.binding.port": str(port),
+        "spark.connect.grpc.binding.port": "0",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
@@ -66,15 +63,14 @@ def connect_server(tmp_path_factory):
         check=True,
         capture_output=True,
     )
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
+    deadline, port = time.time() + 120, None
+    while port is None and time.time() < deadline:
+        logs = "\n".join(p.read_text(errors="replace") for p in (home / "logs").glob("*.out"))
+        started = STARTED_AT.search(logs)
+        port = started.group(1) if started else None
         time.sleep(1)
-    else:
-        logs = "\n".join(p.read_text()[-3000:] for p in (home / "logs").glob("*.out"))
-        pytest.fail(f"Spark Connect server did not listen on {port}:\n{logs}")
+    if port is None:
+        pytest.fail(f"Spark Connect server did not start:\n{logs[-3000:]}")
     yield {"url": f"sc://127.0.0.1:{port}", "home": home}
     subprocess.run(
         ["bash", str(SPARK_HOME / "sbin" / "stop-connect-server.sh")], env=env, cwd=home, capture_output=True

@@ -160,6 +160,16 @@ def setup(project, models, emits=("on_window_close",)):
             )
 
 
+def keep_on_time(project, late: str) -> None:
+    """The batch views' input: every tick delivered to the stream but the late ones (streaming
+    equals batch minus late)."""
+    project.spark.sql(f"truncate table {project.schema}.ticks_kept")
+    project.spark.sql(
+        f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
+        f"except all select stock, ts, seq, price from {project.schema}.{late}"
+    )
+
+
 def test_over_windows_stream_equals_batch_after_every_run(project):
     setup(project, {"over": OVER, "unbounded": UNBOUNDED, "running": RUNNING}, emits=("on_window_close", "on_update"))
     models = ["over", "unbounded", "running", "over_upd", "unbounded_upd", "running_upd"]
@@ -191,11 +201,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
         reported = {r.node.name: r.adapter_response["state_rows"] for r in result.result}
         assert len(set(late.values())) == 1, late
         total_late += late["over_stream"]
-        project.spark.sql(f"truncate table {project.schema}.ticks_kept")
-        project.spark.sql(
-            f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
-            f"except all select stock, ts, seq, price from {project.schema}.over_stream__late"
-        )
+        keep_on_time(project, "over_stream__late")
         project.dbt("run", "-s", *[f"{m}_batch" for m in models])
         for m in models:
             stream = project.rows(f"{m}_stream", "stock, ts, seq")
@@ -530,11 +536,7 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project)
         )
         project.spark.sql(f"insert into {project.schema}.ticks values {values}")
         result = project.dbt("run", "-s", *[f"{m}_stream" for m in models])
-        project.spark.sql(f"truncate table {project.schema}.ticks_kept")
-        project.spark.sql(
-            f"insert into {project.schema}.ticks_kept select * from {project.schema}.ticks "
-            f"except all select stock, ts, seq, price from {project.schema}.top2_upd_stream__late"
-        )
+        keep_on_time(project, "top2_upd_stream__late")
         project.dbt("run", "-s", *[f"{m}_batch" for m in models])
         for m in models:
             assert project.rows(f"{m}_stream", "stock, seq") == project.rows(f"{m}_batch", "stock, seq"), m
