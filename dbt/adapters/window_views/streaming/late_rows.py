@@ -1,7 +1,7 @@
 """A micro-batch's new rows judged against W, the watermark reached by the batch before: a row
 whose first window is closed (over windows: whose ORDER BY value is at or before W) is late,
-and goes to the late table or is dropped, always counted. The write of the late rows counts the
-new rows and their event-time range as it reads them: no job of its own."""
+and goes to the late table or is dropped, always counted: one job that writes nothing counts the
+new rows and their event-time range; the late rows, if any, are written by a second."""
 
 from __future__ import annotations
 
@@ -60,11 +60,10 @@ class NewRows:
     ) -> Mapping[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
-        nothing is written). Usually one job: the late rows' write counts what it reads. A
-        first batch (no watermark yet) has late rows only where the event time is NULL, seldom:
-        it counts from the event times alone (parquet reads that one column) and writes late
-        rows only if there are any. `extra`: more counts over the new rows (State's
-        held_rows_metric), made only after a batch with state, so never on a first batch."""
+        nothing is written). The counts read the event-time columns alone (parquet skips the
+        rest) in a job that writes nothing; the late rows, seldom any, are written only if there
+        are some, since an empty write still costs a commit's files. `extra`: more counts over
+        the new rows (State's held_rows_metric), made only after a batch with state."""
         late, t = F.col(LATE), F.col(T)
         counts = [
             F.count(F.lit(1)).alias("n"),
@@ -73,20 +72,13 @@ class NewRows:
             F.max(F.when(~late, t)).alias("tmax"),
             *self.inputs.stats(late, t),
         ]
-        keep = self.plan.config.late_data == LateData.TABLE
-        judged = [T, LATE, *self.inputs.judged_columns()]
-        if w_prev is None:
-            stats = rows.select(*judged).agg(*counts).first().asDict()
-            if stats["late"] and keep:
-                self._stage_late(rows, columns, batch_id, w_prev)
-            return stats
         observation = Observation()
-        observed = rows.observe(observation, *counts, *extra)
-        if keep:
-            self._stage_late(observed, columns, batch_id, w_prev)
-        else:
-            observed.select(*judged).write.format("noop").mode("overwrite").save()
-        return observation.get
+        judged = [T, LATE, *self.inputs.judged_columns()]
+        rows.observe(observation, *counts, *extra).select(*judged).write.format("noop").mode("overwrite").save()
+        stats = observation.get
+        if stats["late"] and self.plan.config.late_data == LateData.TABLE:
+            self._stage_late(rows, columns, batch_id, w_prev)
+        return stats
 
     def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> None:
         judged_by = (
