@@ -156,7 +156,7 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
 def test_a_cut_window_is_refused_or_left_out(project):
     """A session under a batch filter needs session_lookback, and a session that may reach back
     past it is left out; a window over another column than the input's event_time cannot know
-    its reach."""
+    its reach; a streaming window view does not run under --sample."""
     # a session from 22:00 to 01:00 every 20 minutes (longer than the lookback), and one at 05:00
     long = [datetime(2024, 1, 1, 22) + timedelta(minutes=20 * i) for i in range(10)]
     rows = [f"{i},a,{t},1,{t}" for i, t in enumerate([*long, datetime(2024, 1, 2, 5)])]
@@ -184,9 +184,23 @@ def test_a_cut_window_is_refused_or_left_out(project):
         "{{ config(materialized='window_view') }}\n"
         "select *, lag(v) over (partition by k order by other) as p from {{ ref('events') }}",
     )
+    # a stream reads each row once: under --sample its checkpoint would record the rest as read
+    project.model(
+        "stream_sampled",
+        "{{ config(materialized='window_view', execution='streaming', watermark={'column': 'ts', 'delay': "
+        "'1 minute'}) }}\n" + windowed_sql("tumble", "window_views.tumble(ref('events'), 'ts', '1 hour')"),
+    )
     project.dbt("seed")
     result = project.dbt("run", "--sample", "{'start': '2024-01-02', 'end': '2024-01-03'}", ok=False)
     text = errors(result)
+    assert (
+        "window_view model 'stream_sampled': config 'execution' is 'streaming', but dbt filters its input "
+        f"{project.schema}.events to a time range (--sample)" in text
+    )
+    assert "`--exclude config.execution:streaming`" in text
+    assert not project.spark.catalog.tableExists(f"{project.schema}.stream_sampled")
+    listed = project.dbt("ls", "--select", "config.execution:streaming", "--output", "name").result
+    assert listed == ["stream_sampled"], listed
     assert (
         "model 'over_table': `LAG(v) OVER (PARTITION BY k ORDER BY ts)` reads an input dbt filters to a time range"
         in text

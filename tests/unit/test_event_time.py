@@ -1,8 +1,12 @@
 """dbt's `event_time` on a window view: a column the model selects (compile time) of a time type
 (run time, from the output Spark describes), so a downstream microbatch model can filter by it."""
 
-import pytest
+from datetime import datetime, timezone
 
+import pytest
+from sqlglot import exp
+
+from dbt.adapters.window_views import over_reads
 from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelConfigError, ModelOutputError
 from dbt.adapters.window_views.plan import WindowViewPlan
@@ -42,3 +46,25 @@ def test_a_selected_column_of_another_type_fails_before_the_run_writes():
 
 def test_without_event_time_nothing_is_checked():
     WindowViewConfig.from_model("m", BATCH).check_event_time("m", [])
+
+
+def test_a_streaming_window_view_over_an_input_dbt_filters_is_refused_before_it_runs():
+    read = over_reads.dbt_filtered(
+        exp.to_table("s.events"),
+        "ts",
+        datetime(2024, 1, 2, tzinfo=timezone.utc),
+        datetime(2024, 1, 3, tzinfo=timezone.utc),
+    )
+    sql = f"select k, ts, lag(v) over (partition by k order by ts) as p from {read.sql('spark')}"
+    stream = {
+        "materialized": "window_view",
+        "execution": "streaming",
+        "watermark": {"column": "ts", "delay": "1 minute"},
+    }
+    with pytest.raises(ModelConfigError) as failed:
+        WindowViewPlan.from_model("m", sql, stream)
+    message = str(failed.value)
+    assert "window_view model 'm': config 'execution' is 'streaming', but dbt filters its input s.events" in message
+    assert "fix: run it without --sample" in message
+    # the same read unfiltered streams
+    WindowViewPlan.from_model("m", "select k, ts, lag(v) over (partition by k order by ts) as p from s.events", stream)
