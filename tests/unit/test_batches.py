@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from types import SimpleNamespace
 
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
@@ -273,3 +274,48 @@ def test_a_session_lookback_too_short_or_not_an_interval_is_refused(lookback, me
         shape(tvf_sql(marker("session", gap=H)), session_lookback=lookback)
     assert "window_view model 'm': " in str(raised.value) and message in str(raised.value), raised.value
     assert "; set it to the longest session plus the gap" in str(raised.value) or "e.g. '1 day'" in str(raised.value)
+
+
+class RecordingAdapter:
+    """Enough of the adapter for a first run of incremental.run: every statement kept, the input's
+    latest time (epoch micros) answered."""
+
+    def __init__(self, latest: datetime) -> None:
+        self.latest = int((latest - D(1970, 1, 1)).total_seconds()) * 1_000_000
+        self.statements: list = []
+
+    def execute(self, sql: str, fetch: bool = False):
+        self.statements.append(sql)
+        rows = [[self.latest]] if "MAX(" in sql.upper() else []
+        return None, SimpleNamespace(rows=rows)
+
+    def get_relation(self, **_):
+        return None
+
+    def table_location(self, _):
+        return "file:/tmp/wv/t"
+
+    def remove_location(self, _):
+        pass
+
+
+def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
+    # sessions of gap 1 hour, input up to 01-02 23:30: its last session may still grow, so the
+    # batches ending after 23:30 (01-02, and 01-03 holding its end) are left for the next run,
+    # whatever the lookback
+    config = {
+        "materialized": "window_view",
+        "event_time": "window_time",
+        "batch_size": "day",
+        "begin": "2024-01-01",
+        "lookback": 0,
+        "session_lookback": "6 hours",
+    }
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("session", gap=H)), config)
+    adapter = RecordingAdapter(D(2024, 1, 2, 23, 30))
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    written = [s for s in adapter.statements if "ADD PARTITION" in s.upper()]
+    assert len(written) == 3  # 01-01, 01-02, and 01-03 which holds the last session's end
+    record = [s for s in adapter.statements if "pending_batches" in s][-1]
+    assert '"pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]' in record, record
