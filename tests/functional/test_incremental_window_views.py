@@ -1,8 +1,10 @@
 """Incremental batch window views (docs/batch.md "Incremental batch window views"): a window_view
 with batch_size computes its table day by day, each day's windows from the day widened by their
-reach. On random data, TUMBLE and HOP (offsets not aligned to days) and over windows (ROWS, a
-RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
-(the last day again, by lookback, and a new day), and a backfill of a middle day; with
+reach. On random data, TUMBLE, HOP (offsets not aligned to days), SESSION (read back its
+session_lookback, a session chained across two midnights by later input) and over windows (ROWS,
+a RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
+(the last day again, by lookback, and a new day), and a backfill of a middle day; a session
+longer than its session_lookback allows fails its batch rather than be written short; with
 emit='on_window_close' each run writes the windows its watermark closed; a batch that fails
 leaves its rows and the other batches in place, and the next run redoes it; a begin after the
 input and changed columns are refused before any batch runs, and --full-refresh rebuilds."""
@@ -10,6 +12,7 @@ input and changed columns are refused before any batch runs, and --full-refresh 
 from __future__ import annotations
 
 import random
+from datetime import datetime, timedelta
 
 from tests.functional.test_microbatch_windows import events
 from tests.support.dbt_projects import errors
@@ -24,8 +27,11 @@ TVF = "\nunion all\n".join(
     for kind, call in [
         ("tumble", "window_views.tumble(ref('events'), 'ts', '7 hours', offset='1 hour')"),
         ("hop", "window_views.hop(ref('events'), 'ts', '2 hours', '5 hours', offset='30 minutes')"),
+        ("session", "window_views.session(ref('events'), 'ts', '40 minutes', partition_by='k')"),
     ]
 )
+# the longest session (a chain the late input makes, over a day) plus the gap
+SESSIONS = ", session_lookback='2 days'"
 OVER = """select id, k, ts, v,
   sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as rows2,
   sum(v) over (partition by k order by ts range between interval 3 hours preceding and current row) as range3h,
@@ -81,12 +87,12 @@ def test_incremental_batches_equal_the_full_build(project):
         "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
         "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
     )
-    project.model("inc_windows", config(BATCHES.format(et="window_time")) + TVF)
+    project.model("inc_windows", config(BATCHES.format(et="window_time") + SESSIONS) + TVF)
     project.model("full_windows", config() + TVF)
     project.model("inc_over", config(BATCHES.format(et="ts")) + OVER)
     project.model("full_over", config() + OVER)
     closing = "emit='on_window_close', watermark={'column': 'ts', 'delay': '3 hours'}"
-    project.model("inc_close", config(BATCHES.format(et="window_time") + ", " + closing) + TVF)
+    project.model("inc_close", config(BATCHES.format(et="window_time") + SESSIONS + ", " + closing) + TVF)
     events_table = f"{project.schema}.events"
     project.dbt("build")
     assert_equal_full(project)
@@ -94,10 +100,17 @@ def test_incremental_batches_equal_the_full_build(project):
     # the last window (7 hours from 2024-01-03 22:00) is owned by 2024-01-04
     assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
 
-    # late input on the day before the last written one (lookback 1) and a new day
+    # late input on the day before the last written one (lookback 1) and a new day, and rows
+    # 20 minutes apart from key a's last one (less than the gap): its last session, written by
+    # the first run, grows into the next day
+    (last_a,) = project.spark.sql(f"select max(ts) from {events_table} where k = 'a'").collect()[0]
+    chain = [last_a + timedelta(minutes=20 * i) for i in range(1, 200)]
+    chain = [t for t in chain if t < datetime(2024, 1, 5, 1)]
+    assert last_a > datetime(2024, 1, 3, 12) and len(chain) > 50
     project.spark.sql(
         f"insert into {events_table} values (9001, 'a', timestamp'2024-01-03 15:00:00', 7), "
-        "(9002, 'b', timestamp'2024-01-05 02:00:00', 3), (9003, 'c', timestamp'2024-01-05 09:30:00', -4)"
+        "(9002, 'b', timestamp'2024-01-05 02:00:00', 3), (9003, 'c', timestamp'2024-01-05 09:30:00', -4), "
+        + ", ".join(f"({9100 + i}, 'a', timestamp'{t}', 1)" for i, t in enumerate(chain))
     )
     project.dbt("run")
     assert_equal_full(project)
@@ -140,9 +153,20 @@ def test_incremental_batches_equal_the_full_build(project):
     assert_equal_full(project)
 
     # refused as the run starts, before any batch: a begin after the input, changed columns
-    project.model("late_begin", config(BATCHES.format(et="window_time").replace(BEGIN, "2030-01-01")) + TVF)
+    project.model("late_begin", config(BATCHES.format(et="window_time").replace(BEGIN, "2030-01-01") + SESSIONS) + TVF)
     project.model("inc_over", config(BATCHES.format(et="ts")) + OVER.replace("ts, v,", "ts, v, v * 2 as v2,", 1))
-    text = errors(project.dbt("run", "--select", "late_begin", "inc_over", ok=False))
+    # and, as its batch runs, a session that may begin before the batch's read (each key's rows
+    # are less than 10 hours apart, so one session per key from the first row, read 10 hours back)
+    long = "select * from {{ window_views.session(ref('events'), 'ts', '10 hours', partition_by='k') }}"
+    project.model("long_sessions", config(BATCHES.format(et="window_time") + ", session_lookback='10 hours'") + long)
+    text = errors(project.dbt("run", "--select", "late_begin", "inc_over", "long_sessions", ok=False))
+    assert (
+        "window_view model 'long_sessions': 2 of 5 batch(es) failed: 2024-01-04 00:00:00, 2024-01-05 00:00:00" in text
+    ), text
+    assert "The batch 2024-01-04 00:00:00 failed with: [USER_RAISED_EXCEPTION] a session ending at 2024-01-04 " in text
+    assert "may begin before the batch's read (its first row read, 2024-01-03 " in text
+    assert "is within the gap of the read's start, session_lookback '10 hours' before the batch)" in text
+    assert "fix: raise the model's session_lookback to the longest session plus the gap" in text
     assert (
         "window_view model 'late_begin': config 'begin' = '2030-01-01 00:00:00' is after the latest input time" in text
     ), text

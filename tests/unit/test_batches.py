@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from types import SimpleNamespace
 
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
@@ -152,8 +153,8 @@ def tvf_sql(*markers: str, read: str = "`s`.`events`") -> str:
     return "\nunion all\n".join(selects)
 
 
-def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False):
-    b = parse(event_time=event_time, batch_size=size, begin="2024-01-01").batches
+def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False, **config):
+    b = parse(event_time=event_time, batch_size=size, begin="2024-01-01", **config).batches
     return shape_of("m", sql, b, closing)
 
 
@@ -187,7 +188,11 @@ def test_over_windows_read_as_under_a_dbt_filter():
             "window_start",
             "config 'event_time' = 'window_start' with batch_size='day': a hop window can start in one day",
         ),
-        (tvf_sql(marker("session", gap=H)), "window_time", "it reads window_views.session"),
+        (
+            tvf_sql(marker("session", gap=H)),
+            "window_time",
+            "config 'session_lookback' is not set, and with batch_size its window_views.session (gap '",
+        ),
         (tvf_sql(marker("tumble", size=H, offset=0), read="c"), "window_time", "must read an input table"),
         ("select k, count(*) from `s`.`events` group by k", "k", "neither a window TVF nor an over window"),
         ("select ts, lag(v) over (order by other) as p from `s`.`events`", "ts", "ORDER BY"),
@@ -224,6 +229,13 @@ def test_a_failed_batch_is_named_by_sparks_error_line():
     )
     assert _first_line(raised) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
     assert _first_line(ValueError("no class here\nsecond")) == "no class here"
+    # two tasks failing together: the first task's error, not the wrapper's
+    both = DbtRuntimeError(
+        "[STAGE_MATERIALIZATION_MULTIPLE_FAILURES] Multiple failures (2) in stage materialization:\n"
+        "  1. SparkRuntimeException: [USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001\n"
+        "  2. SparkRuntimeException: [USER_RAISED_EXCEPTION] ... SQLSTATE: XX000"
+    )
+    assert _first_line(both) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
 
 
 def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
@@ -232,3 +244,78 @@ def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
     output = [("window_time", "timestamp"), ("window_time_day", "date")]
     with pytest.raises(ModelOutputError, match="it selects a column `window_time_day`, the column an incremental"):
         incremental.run(None, plan, "s.t", False, None, output)  # no adapter: refused before any statement
+
+
+def test_a_session_is_owned_by_its_end_and_read_back_session_lookback():
+    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    session = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
+    sql = session.sql(day)
+    # back 6 hours, and to the day's end inclusive: a row at midnight would extend a session ending there
+    assert "`ts` >= '2024-01-01 18:00:00' AND `ts` < '2024-01-03 00:00:00.000001'" in sql
+    assert sql.endswith("WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'")
+    # an owned session starting within the gap of the read's start may reach before it: the batch fails
+    assert "RAISE_ERROR(CONCAT('a session ending at '" in sql
+    assert "UNIX_MICROS(CAST(`window_start` AS TIMESTAMP)) < 1704135600000000" in sql  # 2024-01-01 19:00
+    # its last window ends a gap after the latest input; a batch ending after the input stays pending
+    assert session.last_time(D(2024, 1, 2, 23, 30)) == D(2024, 1, 3, 0, 30)
+    assert session.growing(day, D(2024, 1, 2, 23, 30)) and not session.growing(day, D(2024, 1, 3))
+    assert not session.growing(day, None)
+
+
+@pytest.mark.parametrize(
+    "lookback, message",
+    [
+        ("30 minutes", "config 'session_lookback' = '30 minutes' is shorter than the gap '"),
+        ("soon", "config 'session_lookback' is not valid: 'soon' is not an interval"),
+    ],
+)
+def test_a_session_lookback_too_short_or_not_an_interval_is_refused(lookback, message):
+    with pytest.raises(ConfigError) as raised:
+        shape(tvf_sql(marker("session", gap=H)), session_lookback=lookback)
+    assert "window_view model 'm': " in str(raised.value) and message in str(raised.value), raised.value
+    assert "; set it to the longest session plus the gap" in str(raised.value) or "e.g. '1 day'" in str(raised.value)
+
+
+class RecordingAdapter:
+    """Enough of the adapter for a first run of incremental.run: every statement kept, the input's
+    latest time (epoch micros) answered."""
+
+    def __init__(self, latest: datetime) -> None:
+        self.latest = int((latest - D(1970, 1, 1)).total_seconds()) * 1_000_000
+        self.statements: list = []
+
+    def execute(self, sql: str, fetch: bool = False):
+        self.statements.append(sql)
+        rows = [[self.latest]] if "MAX(" in sql.upper() else []
+        return None, SimpleNamespace(rows=rows)
+
+    def get_relation(self, **_):
+        return None
+
+    def table_location(self, _):
+        return "file:/tmp/wv/t"
+
+    def remove_location(self, _):
+        pass
+
+
+def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
+    # sessions of gap 1 hour, input up to 01-02 23:30: its last session may still grow, so the
+    # batches ending after 23:30 (01-02, and 01-03 holding its end) are left for the next run,
+    # whatever the lookback
+    config = {
+        "materialized": "window_view",
+        "event_time": "window_time",
+        "batch_size": "day",
+        "begin": "2024-01-01",
+        "lookback": 0,
+        "session_lookback": "6 hours",
+    }
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("session", gap=H)), config)
+    adapter = RecordingAdapter(D(2024, 1, 2, 23, 30))
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    written = [s for s in adapter.statements if "ADD PARTITION" in s.upper()]
+    assert len(written) == 3  # 01-01, 01-02, and 01-03 which holds the last session's end
+    record = [s for s in adapter.statements if "pending_batches" in s][-1]
+    assert '"pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]' in record, record

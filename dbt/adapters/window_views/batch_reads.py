@@ -9,6 +9,8 @@ batches fails `dbt compile`); a run asks it for each batch's SQL.
   (`Reach.read`) to the batch's end. event_time window_time owns a window by window_time (the
   design's rule); window_end by window_end (window_time + 1 µs); window_start only where no
   window crosses a batch boundary (a TUMBLE whose size divides the batch), where it is the same.
+  A session is owned by its end too (no later row can extend it), read back `session_lookback`;
+  an owned session that may reach before that read fails its batch rather than be written short.
 - over windows: the input read as dbt's own filter of the batch's range, which over_reads.py
   widens as under --sample and a microbatch batch.
 """
@@ -26,7 +28,9 @@ from dbt.adapters.window_views import analysis, emit, over_reads, sqlexpr, tvf
 from dbt.adapters.window_views.batches import Batch
 from dbt.adapters.window_views.config import Batches, BatchSize
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
-from dbt.adapters.window_views.reach import TimeRange, as_datetime, micros, reach_of
+from dbt.adapters.window_views.intervals import Interval
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.reach import ReachError, TimeRange, as_datetime, micros, reach_of
 from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
 
 _US = 1_000_000
@@ -38,6 +42,7 @@ _BOUNDARY: Dict[BatchSize, int] = {
     BatchSize.YEAR: 86400 * _US,
 }
 _WINDOW_COLUMNS = ("window_time", "window_end", "window_start")
+_ROW = internal("row")  # the session macro's struct of an input row
 # a window owned by its window_end's batch is the window whose window_time lies 1 µs before it
 _SHIFT = {"window_time": 0, "window_end": -1, "window_start": 0}
 
@@ -84,6 +89,11 @@ class BatchShape(ABC):
     def last_time(self, latest_input: datetime) -> datetime:
         """The latest event_time the input up to `latest_input` makes (a window ending after it)."""
 
+    def growing(self, batch: Batch, latest_input: Optional[datetime]) -> bool:
+        """Whether input after `latest_input` can change the batch's rows beyond what the next run's
+        lookback redoes (a run keeps such a batch pending, so the next run redoes it)."""
+        return False
+
     def owned(self, sql: str, batch: Batch) -> str:
         """`sql`'s rows whose event_time the batch holds."""
         column = sqlexpr.column(self.event_time)
@@ -106,17 +116,22 @@ class TvfShape(BatchShape):
     event_time: str
     windows: Tuple[Window, ...]
     read_list: Tuple[Read, ...]
+    session_lookback: Optional[Interval] = None
 
     def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
         tree = analysis.parse(self.base_sql)
         shift = _SHIFT[self.event_time.lower()]
         owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
-        for window, table in _tvf_reads(tree):
+        for window, select, table in _tvf_reads(tree):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
-            read = reach_of(window).read(owned)
+            reach = reach_of(window, self.session_lookback)
+            read = reach.read(owned)
             assert read.start is not None and read.end is not None  # a batch is bounded
             start, end = as_datetime(read.start, batch.start), as_datetime(read.end, batch.start)
             table.replace(_filtered(table, window.time_col, start, end))
+            whole = reach.whole_from(read)
+            if whole is not None:
+                select.replace(_whole_or_fail(select, owned, whole, str(self.session_lookback)))
         sql = sqlexpr.to_sql(tree)
         return self.owned(closing.closed(sql) if closing is not None else sql, batch)
 
@@ -126,6 +141,11 @@ class TvfShape(BatchShape):
 
     def last_time(self, latest_input: datetime) -> datetime:
         return latest_input + timedelta(microseconds=max(_extent(w) for w in self.windows))
+
+    def growing(self, batch: Batch, latest_input: Optional[datetime]) -> bool:
+        # a window ending after the latest input can still take rows (a session can grow past
+        # the batch, by gap after gap), whatever the lookback
+        return latest_input is not None and batch.end > latest_input
 
 
 @dataclass(frozen=True)
@@ -152,8 +172,38 @@ class OverShape(BatchShape):
 
 
 def _extent(window: Window) -> int:
-    """How far after a row the last window holding it ends (at most); sessions are refused."""
-    return window.size if isinstance(window, (Tumble, Hop, Cumulate)) else 0
+    """How far after a row the last window holding it ends (at most): a session's last row, gap."""
+    if isinstance(window, Session):
+        return window.gap
+    assert isinstance(window, (Tumble, Hop, Cumulate))  # the kinds a window TVF has
+    return window.size
+
+
+def _whole_or_fail(select: exp.Select, owned: TimeRange, whole: int, lookback: str) -> exp.Select:
+    """The session rows, failing the batch on a session it owns that may begin before its read
+    (`whole`: the earliest start known whole), so no session is written short."""
+    owns = exp.and_(
+        exp.GTE(this=_micros_of("window_time"), expression=exp.Literal.number(owned.start)),
+        exp.LT(this=_micros_of("window_time"), expression=exp.Literal.number(owned.end)),
+        exp.LT(this=_micros_of("window_start"), expression=exp.Literal.number(whole)),
+    )
+    message = exp.func(
+        "concat",
+        exp.Literal.string("a session ending at "),
+        exp.cast(sqlexpr.column("window_end"), "string"),
+        exp.Literal.string(" may begin before the batch's read (its first row read, "),
+        exp.cast(sqlexpr.column("window_start"), "string"),
+        exp.Literal.string(
+            f", is within the gap of the read's start, session_lookback '{lookback}' before the batch) and would be "
+            "written short; fix: raise the model's session_lookback to the longest session plus the gap"
+        ),
+    )
+    check = exp.Case(ifs=[exp.If(this=owns, true=exp.func("raise_error", message))], default=exp.true())
+    return sqlexpr.wrap(select, where=check)
+
+
+def _micros_of(name: str) -> exp.Expression:
+    return sqlexpr.epoch_micros(sqlexpr.column(name))
 
 
 def _name(table: exp.Table) -> str:
@@ -171,14 +221,27 @@ def _filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> 
     return select.subquery(table.alias_or_name)
 
 
-def _tvf_reads(tree: exp.Expression) -> List[Tuple[Window, Optional[exp.Expression]]]:
-    """Each window TVF, read from the marker heading its SELECT, and what that SELECT reads."""
+def _tvf_reads(tree: exp.Expression) -> List[Tuple[Window, exp.Select, Optional[exp.Expression]]]:
+    """Each window TVF, read from the marker heading its SELECT, the SELECT and what it reads."""
     found = []
-    for select in tree.find_all(exp.Select):
+    for select in list(tree.find_all(exp.Select)):
         markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
         for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
-            found.append((window, getattr(select.args.get("from_"), "this", None)))
+            found.append((window, select, _input_of(select)))
     return found
+
+
+def _input_of(select: exp.Select) -> Optional[exp.Expression]:
+    """What a TVF's SELECT reads: through the macro's own inner SELECTs (a session's, which carry
+    each input row as `_wv_row`) down to the input."""
+    source = getattr(select.args.get("from_"), "this", None)
+    while isinstance(source, exp.Subquery) and _carries_rows(source.this):
+        source = getattr(source.this.args.get("from_"), "this", None)
+    return source
+
+
+def _carries_rows(query: exp.Expression) -> bool:
+    return isinstance(query, exp.Select) and any(e.alias_or_name == _ROW for e in query.expressions)
 
 
 def _over_tables(tree: exp.Expression) -> List[exp.Table]:
@@ -251,14 +314,15 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
             "last instant falls in)",
         )
     for window in windows:
-        if isinstance(window, Session) or window.via is not None:
-            what = "window_views.session" if isinstance(window, Session) else "window_views.window_aggregate"
+        if window.via is not None:
             raise ModelSqlError(
                 model,
-                f"with batch_size it reads {what}, which incremental batch window views do not support yet",
-                f"use window_views.tumble/hop/cumulate, or a plain incremental model with "
-                f"incremental_strategy='microbatch' that calls {what}",
+                "with batch_size it reads window_views.window_aggregate, which incremental batch window views do not "
+                "support yet",
+                "use window_views.tumble/hop/cumulate/session, or a plain incremental model with "
+                "incremental_strategy='microbatch' that calls window_views.window_aggregate",
             )
+        _check_session(model, window, batches)
         if column == "window_start" and not _inside(window, batches.size):
             raise ModelConfigError(
                 model,
@@ -276,7 +340,7 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
             "call window_views.tumble/hop/cumulate rather than copying their SQL",
         )
     reads: List[Read] = []
-    for window, table in found:
+    for window, _, table in found:
         if not isinstance(table, exp.Table) or table.name.lower() in ctes:
             raise ModelSqlError(
                 model,
@@ -285,7 +349,32 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
                 "move the CTE's logic into an upstream model and window its ref()",
             )
         reads.append(Read(_name(table), window.time_col))
-    return TvfShape(sql, batches.event_time, tuple(windows), tuple(reads))
+    return TvfShape(sql, batches.event_time, tuple(windows), tuple(reads), batches.session_lookback)
+
+
+def _check_session(model: str, window: Window, batches: Batches) -> None:
+    """A session's reach needs `session_lookback` (the model's config), at least the gap."""
+    if not isinstance(window, Session):
+        return
+    gap = dict(window.texts).get("gap", f"{window.gap} µs")
+    if batches.session_lookback is None:
+        raise ModelConfigError(
+            model,
+            "session_lookback",
+            f"is not set, and with batch_size its window_views.session (gap '{gap}') reads "
+            "each batch's input back that far, since a session may start any time before the batch",
+            "set session_lookback in the model's config (the macro's argument is for dbt's filtered reads) to the "
+            "longest session plus the gap, e.g. '1 day'",
+        )
+    try:
+        reach_of(window, batches.session_lookback)
+    except ReachError as exc:
+        raise ModelConfigError(
+            model,
+            "session_lookback",
+            f"= '{batches.session_lookback}' is shorter than the gap '{gap}'",
+            "set it to the longest session plus the gap",
+        ) from exc
 
 
 def _inside(window: Window, size: BatchSize) -> bool:

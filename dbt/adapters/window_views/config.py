@@ -156,6 +156,7 @@ class Batches:
     size: BatchSize
     begin: datetime  # naive UTC, as dbt's batch bounds
     lookback: int  # batches before the last one written that a run recomputes
+    session_lookback: Optional[Interval] = None  # how far before a batch its sessions are read back
 
     def describe(self) -> str:
         return f"{self.event_time} by {self.size} from {self.begin.isoformat(sep=' ')}, lookback {self.lookback}"
@@ -422,7 +423,15 @@ def _batches(read: _Reader, execution: Execution, event_time: Optional[str]) -> 
     lookback = read.config.get("lookback", 1)
     if isinstance(lookback, bool) or not isinstance(lookback, int) or lookback < 0:
         raise read.fail("lookback", f"= {lookback!r} is not valid", "expected a whole number of batches >= 0, e.g. 1")
-    return Batches(event_time, size, _begin(read, raw_begin), lookback)
+    return Batches(event_time, size, _begin(read, raw_begin), lookback, _session_lookback(read))
+
+
+def _session_lookback(read: _Reader) -> Optional[Interval]:
+    raw = read.config.get("session_lookback")
+    try:
+        return None if raw is None else Interval.parse(raw, window=True)
+    except IntervalError as exc:
+        raise read.fail("session_lookback", f"is not valid: {exc}", "give it as e.g. '1 day'") from exc
 
 
 def _begin(read: _Reader, raw: Any) -> datetime:

@@ -34,6 +34,7 @@ BATCHES_DIR = internal("batches")  # under the table's location: one directory p
 COLUMN_PROPERTY = "window_views.batch_column"
 _EPOCH = datetime(1970, 1, 1)
 _SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
+_WRAPPER = "[STAGE_MATERIALIZATION_MULTIPLE_FAILURES]"
 
 
 class BatchesFailed(DbtRuntimeError):
@@ -104,8 +105,11 @@ def run(
     closing = _closing(adapter, plan, output)
     failures = _write_batches(adapter, plan, table, column, selection, closing)
     done = {b.key for b in selection.batches} - set(failures)
-    # a batch that may own a window W has not closed is redone by a later run, which closes it
-    unclosed = {b.key for b in selection.batches if closing is not None and closing.holds_open(b)}
+    # a batch that may own a window W has not closed, or one later input can still grow, is
+    # redone by a later run, which closes (or grows) it
+    unclosed = {
+        b.key for b in selection.batches if shape.growing(b, latest) or (closing is not None and closing.holds_open(b))
+    }
     left = tuple(k for k in planned if k not in done or k in unclosed)
     _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(left).to_property())
     if failures:
@@ -163,6 +167,9 @@ def _first_line(exc: Exception) -> str:
     not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
     text = str(getattr(exc, "msg", None) or exc)
     found = _SPARK_ERROR.search(text)
+    if found is not None and found.group(0).startswith(_WRAPPER):
+        # tasks failing together are wrapped in one error: name the first task's
+        found = _SPARK_ERROR.search(text, found.start() + len(_WRAPPER)) or found
     if found is not None:
         return found.group(0).strip()
     lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
