@@ -79,19 +79,25 @@ OVER = """select id, k, v, ts,
   sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as sum3
 from {{ source('raw', 'ev') }}"""
 MODELS = {
-    "kd_tumble_close": ("on_window_close", f"""{AGGREGATES}
+    "kd_tumble_close": (
+        "on_window_close",
+        f"""{AGGREGATES}
 from {{{{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}}}
-group by k, window_start, window_end"""),
-    "kd_hop_update": ("on_update", f"""{AGGREGATES}
+group by k, window_start, window_end""",
+    ),
+    "kd_hop_update": (
+        "on_update",
+        f"""{AGGREGATES}
 from {{{{ window_views.hop(source('raw', 'ev'), 'ts', '5 minutes', '10 minutes') }}}}
-group by k, window_start, window_end"""),
+group by k, window_start, window_end""",
+    ),
     "kd_over_close": ("on_window_close", OVER),
     "kd_over_update": ("on_update", OVER),
 }
 
 # runs in each Spark process: the steps of a JSON plan; the log (rewritten after every step)
 # records each dbt invocation's result and when each step ended (epoch seconds)
-DRIVER = r'''
+DRIVER = r"""
 import json, os, shutil, sys, time
 from pathlib import Path
 
@@ -125,7 +131,7 @@ for step in plan["steps"]:
     entry["ended"] = time.time()
     log["steps"].append(entry)
     Path(plan["log"]).write_text(json.dumps(log, default=str))
-'''
+"""
 
 
 # ---------------------------------------------------------------------------------------------
@@ -176,12 +182,14 @@ def make_deliveries(rng: random.Random, count: int, size: int) -> List[List[Dict
                 t -= t % (MINUTE if rng.random() < 0.6 else SECOND)
             if rng.random() < 0.03:
                 t = None
-            rows.append({
-                "id": next_id,
-                "k": rng.choice("abc") if rng.random() > 0.06 else None,
-                "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
-                "ts": t,
-            })
+            rows.append(
+                {
+                    "id": next_id,
+                    "k": rng.choice("abc") if rng.random() > 0.06 else None,
+                    "v": rng.randint(-5, 40) if rng.random() > 0.08 else None,
+                    "ts": t,
+                }
+            )
             next_id += 1
         rng.shuffle(rows)
         out.append(rows)
@@ -207,8 +215,9 @@ def pids_where(test) -> List[int]:
 def in_group(pgid: int):
     def test(proc: Path) -> bool:
         stat = (proc / "stat").read_text()
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         return int(fields[2]) == pgid and fields[0] != "Z"
+
     return test
 
 
@@ -228,6 +237,7 @@ def holds_files_under(directory: Path):
             except OSError:
                 pass
         return False
+
     return test
 
 
@@ -248,19 +258,31 @@ class Project:
         self.lock_files_removed = 0
         (self.project / "models").mkdir(parents=True)
         self.home.mkdir(parents=True)
-        (self.project / "dbt_project.yml").write_text(yaml.safe_dump(
-            {"name": "kill_drill", "version": "1.0", "config-version": 2, "profile": "kill_drill"}))
-        profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1,
-                   "server_side_parameters": self.spark_params()}
+        (self.project / "dbt_project.yml").write_text(
+            yaml.safe_dump({"name": "kill_drill", "version": "1.0", "config-version": 2, "profile": "kill_drill"})
+        )
+        profile = {
+            "type": "window_views",
+            "method": "session",
+            "schema": SCHEMA,
+            "threads": 1,
+            "server_side_parameters": self.spark_params(),
+        }
         (self.project / "profiles.yml").write_text(
-            yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}}))
-        (self.project / "models" / "sources.yml").write_text(yaml.safe_dump({
-            "version": 2,
-            "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": SOURCE}]}],
-        }))
+            yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}})
+        )
+        (self.project / "models" / "sources.yml").write_text(
+            yaml.safe_dump(
+                {
+                    "version": 2,
+                    "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": SOURCE}]}],
+                }
+            )
+        )
         for model, (emit, sql) in MODELS.items():
             (self.project / "models" / f"{model}.sql").write_text(
-                f"{{{{ config({CONFIG.format(emit=emit)}) }}}}\n{sql}\n")
+                f"{{{{ config({CONFIG.format(emit=emit)}) }}}}\n{sql}\n"
+            )
 
     def spark_params(self) -> Dict[str, str]:
         return {
@@ -277,15 +299,29 @@ class Project:
         base = self.root / "runs" / f"{self.count:03d}-{label}"
         base.parent.mkdir(exist_ok=True)
         plan, log = base.with_suffix(".plan.json"), base.with_suffix(".log.json")
-        plan.write_text(json.dumps({
-            "project": str(self.project), "spark_params": self.spark_params(), "schema_dir": str(self.schema_dir),
-            "tables": [t for m in MODELS for t in (m, f"{m}__late")], "log": str(log), "steps": steps,
-        }))
+        plan.write_text(
+            json.dumps(
+                {
+                    "project": str(self.project),
+                    "spark_params": self.spark_params(),
+                    "schema_dir": str(self.schema_dir),
+                    "tables": [t for m in MODELS for t in (m, f"{m}__late")],
+                    "log": str(log),
+                    "steps": steps,
+                }
+            )
+        )
         env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONUNBUFFERED": "1"}
         out = open(base.with_suffix(".out"), "w")
         started = time.time()
-        proc = subprocess.Popen([self.python, str(self.driver), str(plan)], cwd=self.project, env=env,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [self.python, str(self.driver), str(plan)],
+            cwd=self.project,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         out.close()
         return proc, log, started
 
@@ -339,8 +375,13 @@ class Project:
         checkpoint = table / "_wv_checkpoint"
         if not (checkpoint / "window_views").is_dir():
             checkpoint = self.schema_dir / f"{model}__checkpoint"
-        return {"table": table, "late": self.schema_dir / f"{model}__late", "checkpoint": checkpoint,
-                "state": checkpoint / "window_views", "spark": checkpoint / "spark"}
+        return {
+            "table": table,
+            "late": self.schema_dir / f"{model}__late",
+            "checkpoint": checkpoint,
+            "state": checkpoint / "window_views",
+            "spark": checkpoint / "spark",
+        }
 
     def last_commit(self, model: str) -> int:
         ids = [int(p.stem) for p in (self.locations(model)["state"] / "commits").glob("*.json") if p.stem.isdigit()]
@@ -360,7 +401,11 @@ class Project:
         if committed:
             phase = "committed" + ("" if spark_commit else " (Spark's commit not yet written)")
         elif ready:
-            phase = "publishing (table published, not committed)" if (published or not staged_table) else "ready (nothing published)"
+            phase = (
+                "publishing (table published, not committed)"
+                if (published or not staged_table)
+                else "ready (nothing published)"
+            )
         elif staged_table or staged_late:
             phase = "staged (no READY record)"
         elif spark_offset:
@@ -375,7 +420,11 @@ class Project:
                     files.append(str(p.relative_to(self.schema_dir)))
         for key in ("table", "late"):
             staging = loc[key] / "_wv_staging" / str(batch)
-            files += [str(p.relative_to(self.schema_dir)) for p in sorted(staging.rglob("*.parquet"))] if staging.is_dir() else []
+            files += (
+                [str(p.relative_to(self.schema_dir)) for p in sorted(staging.rglob("*.parquet"))]
+                if staging.is_dir()
+                else []
+            )
         return phase, files
 
 
@@ -411,7 +460,11 @@ def node_failures(step: Optional[Dict[str, Any]]) -> Dict[str, str]:
 def read_table(directory: Path) -> List[tuple]:
     import duckdb
 
-    files = sorted(str(p) for p in directory.glob("*.parquet") if not p.name.startswith(("_", "."))) if directory.is_dir() else []
+    files = (
+        sorted(str(p) for p in directory.glob("*.parquet") if not p.name.startswith(("_", ".")))
+        if directory.is_dir()
+        else []
+    )
     if not files:
         return []
     rel = duckdb.sql(f"select * from read_parquet({files!r}, union_by_name = true)")
@@ -424,8 +477,12 @@ def compare(drilled: List[tuple], reference: List[tuple]) -> Dict[str, Any]:
     missing, extra = want - got, got - want
     duplicated = sum(c for row, c in extra.items() if row in want)
     unexpected = sum(c for row, c in extra.items() if row not in want)
-    return {"lost": sum(missing.values()), "duplicated": duplicated, "unexpected": unexpected,
-            "examples": {"lost": [repr(r) for r in list(missing)[:3]], "extra": [repr(r) for r in list(extra)[:3]]}}
+    return {
+        "lost": sum(missing.values()),
+        "duplicated": duplicated,
+        "unexpected": unexpected,
+        "examples": {"lost": [repr(r) for r in list(missing)[:3]], "extra": [repr(r) for r in list(extra)[:3]]},
+    }
 
 
 def compare_snapshots(drill: Path, reference: Path, model: str) -> Dict[str, Any]:
@@ -448,9 +505,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--workdir", type=Path, help="where the projects go (default: a temp dir, removed on success)")
     parser.add_argument("--out", type=Path, help="write the summary as JSON here")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir even on success")
-    parser.add_argument("--parallel-reference", action="store_true",
-                        help="run the reference project (its own metastore) while the drill runs, not after it: "
-                             "shorter wall time, a second Spark process on the machine")
+    parser.add_argument(
+        "--parallel-reference",
+        action="store_true",
+        help="run the reference project (its own metastore) while the drill runs, not after it: "
+        "shorter wall time, a second Spark process on the machine",
+    )
     args = parser.parse_args(argv)
 
     rng = random.Random(args.seed)
@@ -466,9 +526,11 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     began = time.time()
     drill = Project(work / "drill", driver, sys.executable)
-    setup = [{"sql": f"create database if not exists {SCHEMA}"},
-             {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
-             {"sql": insert_sql(deliveries[0])}]
+    setup = [
+        {"sql": f"create database if not exists {SCHEMA}"},
+        {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
+        {"sql": insert_sql(deliveries[0])},
+    ]
     code, log, _ = drill.run("setup", setup)
     if code != 0:
         raise SystemExit(f"setup failed ({code}); see {drill.root / 'runs'}")
@@ -503,7 +565,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         proc, log_path, started = drill.start(f"r{r}-killed", [{"dbt": ["run"]}])
         while time.time() < started + delay and proc.poll() is None:
             time.sleep(0.05)
-        jvm = bool(pids_where(lambda p: in_group(proc.pid)(p) and (p / "comm").read_text().strip() == "java"))
+        jvm = bool(pids_where(lambda p, pid=proc.pid: in_group(pid)(p) and (p / "comm").read_text().strip() == "java"))
         killed = proc.poll() is None
         if killed:
             os.killpg(proc.pid, signal.SIGKILL)
@@ -513,8 +575,13 @@ def main(argv: Optional[List[str]] = None) -> int:
         killed_log = read_log(log_path)
         phases = {m: drill.phase(m, before[m] + 1) for m in MODELS}
         record: Dict[str, Any] = {
-            "round": r, "delivery": r, "sleep_s": round(delay, 2), "killed": killed, "exit": code,
-            "jvm_up": jvm, "derby_locks_removed": locks,
+            "round": r,
+            "delivery": r,
+            "sleep_s": round(delay, 2),
+            "killed": killed,
+            "exit": code,
+            "jvm_up": jvm,
+            "derby_locks_removed": locks,
             "phases": {m: p for m, (p, _) in phases.items()},
             "batch_files": {m: f for m, (_, f) in phases.items() if f},
         }
@@ -547,9 +614,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         record["recovery"] = {m: (steps[0]["nodes"].get(m, {}).get("message") if steps else None) for m in MODELS}
         record["recovery_failures"] = failures
         rounds.append(record)
-        print(f"round {r:2d}: sleep {delay:5.1f}s {'KILLED' if killed else 'ended '} at {record['point']}"
-              f"{' (removed ' + '+'.join(locks) + ')' if locks else ''}; recovery "
-              f"{'FAILED ' + json.dumps(failures)[:300] if failures else 'ok'} in {seconds:.0f}s", flush=True)
+        print(
+            f"round {r:2d}: sleep {delay:5.1f}s {'KILLED' if killed else 'ended '} at {record['point']}"
+            f"{' (removed ' + '+'.join(locks) + ')' if locks else ''}; recovery "
+            f"{'FAILED ' + json.dumps(failures)[:300] if failures else 'ok'} in {seconds:.0f}s",
+            flush=True,
+        )
         with open(work / "rounds.jsonl", "a") as f:
             f.write(json.dumps(record, default=str) + "\n")
 
@@ -574,8 +644,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         diverged = []
         for r in range(args.rounds + 1):
             snap = compare_snapshots(drill.snapshots / str(r), reference.snapshots / str(r), m)
-            bad = {t: {k: v for k, v in c.items() if k in ("lost", "duplicated", "unexpected") and v}
-                   for t, c in snap.items()}
+            bad = {
+                t: {k: v for k, v in c.items() if k in ("lost", "duplicated", "unexpected") and v}
+                for t, c in snap.items()
+            }
             bad = {t: c for t, c in bad.items() if c}
             if bad:
                 diverged.append({"after_round": r, **bad})
@@ -583,7 +655,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         per_model[m] = {
             **counts,
             "failed_recoveries": len(failed[m]),
-            "rows": final[m]["rows"], "late_rows": final[f"{m}__late"]["rows"],
+            "rows": final[m]["rows"],
+            "late_rows": final[f"{m}__late"]["rows"],
             "tables": final,
             "killed_in": dict(Counter(rec["phases"][m] for rec in rounds if rec["killed"])),
             "diverged_after_rounds": diverged,
@@ -595,29 +668,47 @@ def main(argv: Optional[List[str]] = None) -> int:
     summary = {
         "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
-        "seed": args.seed, "rows_per_delivery": args.rows, "workdir": str(work),
-        "rounds": args.rounds, "killed": sum(r["killed"] for r in rounds),
+        "seed": args.seed,
+        "rows_per_delivery": args.rows,
+        "workdir": str(work),
+        "rounds": args.rounds,
+        "killed": sum(r["killed"] for r in rounds),
         "kill_points": dict(Counter(r["point"].split(" [")[0] for r in rounds)),
         "derby_lock_files_removed": drill.lock_files_removed,
-        "lost": total["lost"], "duplicated": total["duplicated"], "unexpected": total["unexpected"],
+        "lost": total["lost"],
+        "duplicated": total["duplicated"],
+        "unexpected": total["unexpected"],
         "failed_recoveries": total["failed_recoveries"],
         "reference_ok": code == 0 and len(ref_runs) == len(deliveries) and not ref_failures,
         "minutes": round((time.time() - began) / 60, 1),
-        "models": per_model, "round_log": str(work / "rounds.jsonl"),
+        "models": per_model,
+        "round_log": str(work / "rounds.jsonl"),
     }
     print("\n== kill drill summary")
     print(f"rounds {summary['rounds']}, killed {summary['killed']}, kill points {json.dumps(summary['kill_points'])}")
-    print(f"{'model':18s} {'rows':>5s} {'late':>5s} {'lost':>5s} {'dup':>5s} {'unexp':>5s} {'failed rec.':>11s}  diverged after rounds")
+    print(
+        f"{'model':18s} {'rows':>5s} {'late':>5s} {'lost':>5s} {'dup':>5s} {'unexp':>5s} {'failed rec.':>11s}  diverged after rounds"
+    )
     for m, s in per_model.items():
-        print(f"{m:18s} {s['rows']:5d} {s['late_rows']:5d} {s['lost']:5d} {s['duplicated']:5d} {s['unexpected']:5d} "
-              f"{s['failed_recoveries']:11d}  {[d['after_round'] for d in s['diverged_after_rounds']] or '-'}")
-    print(f"total: lost {summary['lost']}, duplicated {summary['duplicated']}, unexpected {summary['unexpected']}, "
-          f"failed recoveries {summary['failed_recoveries']}; reference ok: {summary['reference_ok']}; "
-          f"{summary['minutes']} min")
+        print(
+            f"{m:18s} {s['rows']:5d} {s['late_rows']:5d} {s['lost']:5d} {s['duplicated']:5d} {s['unexpected']:5d} "
+            f"{s['failed_recoveries']:11d}  {[d['after_round'] for d in s['diverged_after_rounds']] or '-'}"
+        )
+    print(
+        f"total: lost {summary['lost']}, duplicated {summary['duplicated']}, unexpected {summary['unexpected']}, "
+        f"failed recoveries {summary['failed_recoveries']}; reference ok: {summary['reference_ok']}; "
+        f"{summary['minutes']} min"
+    )
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(summary, indent=2, default=str))
-    bad = summary["lost"] or summary["duplicated"] or summary["unexpected"] or summary["failed_recoveries"] or not summary["reference_ok"]
+    bad = (
+        summary["lost"]
+        or summary["duplicated"]
+        or summary["unexpected"]
+        or summary["failed_recoveries"]
+        or not summary["reference_ok"]
+    )
     if bad or args.keep or not temp:
         print(f"files kept in {work}")
     else:

@@ -5,8 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 # lint and format first: seconds, before half an hour of Spark
-.venv/bin/ruff check -q dbt tests bench
-.venv/bin/ruff format --check -q dbt tests bench
+.venv/bin/ruff check -q dbt tests bench scripts
+.venv/bin/ruff format --check -q dbt tests bench scripts
 # types of the package (pyproject.toml's [tool.mypy]): seconds too
 .venv/bin/mypy
 # two workers, each with its own Spark session (one alone leaves a third of 2 cores idle while
