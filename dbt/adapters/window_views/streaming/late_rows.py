@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from typing import Any, List, Mapping, Optional, Sequence
 
-from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
 
@@ -60,10 +59,11 @@ class NewRows:
     ) -> Mapping[str, Any]:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
-        nothing is written). The counts read the event-time columns alone (parquet skips the
-        rest) in a job that writes nothing; the late rows, seldom any, are written only if there
-        are some, since an empty write still costs a commit's files. `extra`: more counts over
-        the new rows (State's held_rows_metric), made only after a batch with state."""
+        nothing is written). The counts read only the columns they need (parquet skips the rest)
+        in a job that writes nothing, so a bad file fails no write's task with its logs; the late
+        rows, seldom any, are written only if there are some, since an empty write still costs a
+        commit's files. `extra`: more counts over the new rows (State's held_rows_metric), made
+        only after a batch with state."""
         late, t = F.col(LATE), F.col(T)
         counts = [
             F.count(F.lit(1)).alias("n"),
@@ -72,10 +72,7 @@ class NewRows:
             F.max(F.when(~late, t)).alias("tmax"),
             *self.inputs.stats(late, t),
         ]
-        observation = Observation()
-        judged = [T, LATE, *self.inputs.judged_columns()]
-        rows.observe(observation, *counts, *extra).select(*judged).write.format("noop").mode("overwrite").save()
-        stats = observation.get
+        stats = rows.agg(*counts, *extra).first().asDict()
         if stats["late"] and self.plan.config.late_data == LateData.TABLE:
             self._stage_late(rows, columns, batch_id, w_prev)
         return stats

@@ -53,10 +53,6 @@ class OneInput:
         """Counts of a batch's new rows besides the model's (none for one input)."""
         return []
 
-    def judged_columns(self) -> List[str]:
-        """The columns the count of the new rows reads besides their event time and lateness."""
-        return []
-
     def late_columns(self, columns: Sequence[str]) -> List[str]:
         """A late row as the late table keeps it: the input's own columns."""
         return [f"`{c}`" for c in columns]
@@ -98,9 +94,6 @@ class SeveralInputs(OneInput):
 
     def stats(self, late: Any, t: Any) -> List[Any]:
         return input_stats(self.plan, late, t)
-
-    def judged_columns(self) -> List[str]:
-        return [SIDE]
 
     def late_columns(self, columns: Sequence[str]) -> List[str]:
         return late_columns(self.plan)
