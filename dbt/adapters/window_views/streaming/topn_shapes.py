@@ -25,7 +25,7 @@ from dbt.adapters.window_views.topn import RANK, TopN
 # the output's buckets: a key's is a hash of it, so a batch rewrites those of the keys it changed
 KEY_BUCKET_COUNT = 32
 # up to this many new rows, the keys they have are broadcast to pick the state's and the output's
-# rows of those keys (no shuffle of either); more: Spark's own choice of join
+# rows of those keys (no shuffle of either); more: both sides shuffled, the keys' side hashed
 BROADCAST_ROWS = 500_000
 
 
@@ -45,7 +45,7 @@ class TopNOnUpdate(ModelShape):
     def _keys(self, rows: Any, rows_in: int) -> Any:
         """The keys `rows` have (in `by_<i>`), broadcast for a batch of few new rows."""
         keys = rows.select(*[F.col(f"`{k}`").alias(b) for k, b in zip(self.top_n.keys, self.by)]).distinct()
-        return F.broadcast(keys) if rows_in <= BROADCAST_ROWS else keys
+        return F.broadcast(keys) if rows_in <= BROADCAST_ROWS else keys.hint("shuffle_hash")
 
     def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
         """The new rows and the state's rows of their keys ranked once, only those within the
