@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 import yaml
 from dbt.cli.main import dbtRunner
 
-from bench.jobs import Jobs, streaming
+from bench.jobs import Jobs, describe, streaming
 from bench.nexmark import Landing, NexmarkConfig, generate, spark_jobs
 from dbt.adapters.window_views.session import embedded_defaults, spark_session
 
@@ -221,10 +221,12 @@ def main() -> None:
         if node.status != "success":
             raise SystemExit(f"{r.query}: the increment failed: {node.message}")
         r.increment_s = node.execution_time
-        r.increment_jobs = len(streaming(jobs.since_last()))
+        batch_jobs = streaming(jobs.since_last())
+        r.increment_jobs = len(batch_jobs)
         r.state_rows = node.adapter_response.get("state_rows")
         r.late_rows += node.adapter_response.get("late_rows", 0)
         print(f"{r.query:<4} stream increment {r.increment_s:6.2f} s  ({node.message})", flush=True)
+        print(f"     its jobs: {describe(batch_jobs)}", flush=True)
     increment = own_jobs(spark, args.queries, landing, root, "increment")
     for r in results:
         r.spark_catchup_s, r.spark_increment_s = catchup.get(r.query), increment.get(r.query)

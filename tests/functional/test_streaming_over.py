@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from dbt.adapters.window_views.streaming import shuffles, state
+from dbt.adapters.window_views.streaming import shuffles, state, topn_shapes
 from tests.support.dbt_projects import errors, sources_yml
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
@@ -524,10 +524,20 @@ select stock, ts, seq, price from (
 """
 
 
-def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project):
+def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project, monkeypatch):
     setup(project, {"top2": TOP2, "rank2": RANK2, "last": LAST}, emits=("on_update",))
     models = ["top2_upd", "rank2_upd", "last_upd"]
     at = lambda m: datetime(2024, 1, 1, 9, m)  # noqa: E731
+    # the keys whose rows each batch ranks: those of its new rows only, the state's others carried over
+    ranked = {}
+    retained = topn_shapes.TopNOnUpdate.retained
+
+    def spied(self, *args):
+        rows = retained(self, *args)
+        ranked[self.plan.model] = sorted({r[0] for r in rows.select("stock").collect()}, key=str)
+        return rows
+
+    monkeypatch.setattr(topn_shapes.TopNOnUpdate, "retained", spied)
 
     def deliver(*rows):
         values = ", ".join(
@@ -550,8 +560,12 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project)
         ("B", at(1), 4, 5.0, 1),
     ]
     # A's 09:05 takes its first place: its 11.0 row, emitted before, goes and its 12.0 row moves
-    # down; 09:00 is at or before W (09:02 less the 2 minutes' delay), so late, however high
-    runs = deliver(("A", 5, 6, 20.0), ("A", 0, 7, 99.0))
+    # down; 09:00 is at or before W (09:02 less the 2 minutes' delay), so late, however high.
+    # The keys joined without a broadcast (a batch of many new rows) here
+    with monkeypatch.context() as patched:
+        patched.setattr(topn_shapes, "BROADCAST_ROWS", 0)
+        runs = deliver(("A", 5, 6, 20.0), ("A", 0, 7, 99.0))
+    assert sorted(ranked.values()) == [["A"]] * 3
     assert runs["top2_upd_stream"]["late_rows"] == 1
     assert project.rows("top2_upd_stream", "stock, r") == [
         (None, at(1), 5, 1.0, 1),
@@ -567,6 +581,7 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project)
     # A's new 12.0 ties its second place: below its ROW_NUMBER top (ties by seq), so top2 changes
     # nothing of A and rewrites B's bucket only; RANK keeps it beside the other 12.0
     runs = deliver(("A", 6, 8, 12.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
+    assert sorted(ranked.values()) == [["A", "B"]] * 3  # the NULL stock's row not ranked again
     assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(6), 9, 7.0, 1), ("B", at(7), 10, 6.0, 2)]
     assert len(last_commit(project, "top2_upd_stream")["replaced_buckets"]) == 1
     assert [r[2] for r in project.rows("rank2_upd_stream", "stock, r, seq") if r[0] == "A"] == [6, 2, 8]

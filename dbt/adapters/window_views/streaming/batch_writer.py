@@ -159,7 +159,7 @@ class BatchWriter:
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
         state = State(plan, self.where, query, self.fs, self._small(spark, stats["n"], previous, idle_watermark))
         fresh = rows.where(f"not {LATE}").drop(LATE)
-        retained = self.shape.retained(spark, fresh, state, previous_state)
+        retained = self.shape.retained(spark, fresh, state, previous_state, stats["n"])
         try:
             recompute = (
                 self.shape.recompute(previous, stats.get("held_hit"), query.partitioned_by)
@@ -176,6 +176,8 @@ class BatchWriter:
                 stats["tmax"],
                 state.prefix_states(spark, fresh, previous_state),
                 recompute,
+                stats["n"],
+                previous_state,
             )
             parts = Parts(query, state, Output(plan, self.where, self.fs, batch_id, w_new))
             with labels.step(spark, plan.model, batch_id, "output staged"):

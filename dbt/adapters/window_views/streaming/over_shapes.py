@@ -56,8 +56,8 @@ class OverShape(ModelShape):
         assert plan.over is not None  # chosen for over-window models
         self.over: OverPlan = plan.over
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str]) -> Any:
-        rows = super().retained(spark, fresh, state, previous_state)
+    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
+        rows = super().retained(spark, fresh, state, previous_state, rows_in)
         return sorted_once(spark, rows, self.over, f"{self.plan.view}_sorted")
 
     def event_time(self) -> exp.Expr:

@@ -34,6 +34,8 @@ class Batch:
     tmax: Optional[int]
     states: Sequence[Any] = ()  # over windows: the prefix summaries (State.prefix_states)
     recompute: Optional[Recompute] = None  # over windows on_update: where to recompute from
+    rows_in: int = 0  # the new rows, late ones included
+    previous_state: Optional[str] = None  # the batch whose state this one read (None: none)
 
     @property
     def closes(self) -> bool:
@@ -56,8 +58,9 @@ class ModelShape(ABC):
     def __init__(self, plan: StreamPlan) -> None:
         self.plan = plan
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str]) -> Any:
-        """The rows the batch works on: the state's rows and the `fresh` ones (NEW)."""
+    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
+        """The rows the batch works on: the state's rows and the `fresh` ones (NEW), of `rows_in`
+        new rows."""
         retained = fresh.withColumn(NEW, F.lit(True))
         if not previous_state:
             return retained

@@ -139,7 +139,7 @@ class PaneRows(WindowShape):
     """A window_aggregate (or a TVF aggregate read as one) keeps pane partials, not rows: a
     pane's start is its event time, so the window arithmetic picks and evicts panes."""
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str]) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
         return pane_state.retained(spark, self.plan.slicing, fresh, state, previous_state)
 
