@@ -201,6 +201,9 @@ def test_window_aggregate_reads_back_by_its_reach_and_keeps_its_own():
         assert batch_sql.endswith(
             "WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'"
         )
+    # two pane plans in one model: their CTEs named apart, as sqlglot moves every CTE to the top
+    two = shape(f"{hop}\nunion all\n{cumulate}").sql(day)
+    assert [two.count(f"{name} AS (") for name in ("_wv_panes", "_wv_panes_0", "_wv_panes_1")] == [0, 1, 1]
     # beside a window TVF, and closed by the watermark (the pane plan's frames are the plugin's)
     both = "\nunion all\n".join([tvf_sql(marker("tumble", size=H, offset=0)), hop])
     closing = Closing("ts", 1_704_196_800_000_000, ("k", "window_start", "window_end", "window_time", "n"))
