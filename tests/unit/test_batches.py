@@ -214,6 +214,15 @@ def test_window_aggregate_reads_back_by_its_reach_and_keeps_its_own():
         )
 
 
+def test_a_pane_plans_window_functions_are_the_plugins():
+    """Its over panes partition by the group_by keys and use RANGE frames in micros: not the model's
+    over windows, so a HOP window_aggregate's input is known and it may be emit='on_window_close'."""
+    closing = {"emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 hour"}}
+    built = WindowViewPlan.from_model("m", aggregate_sql("hop", slide=H, size=4 * H, offset=0), closing)
+    assert built.over_calls == () and built.inputs == (("s", "events"),)
+    assert built.close_sql is not None
+
+
 def test_over_windows_read_as_under_a_dbt_filter():
     sql = "select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`"
     batch_sql = shape(sql, "ts").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
