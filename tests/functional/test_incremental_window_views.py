@@ -1,7 +1,8 @@
 """Incremental batch window views (docs/batch.md "Incremental batch window views"): a window_view
 with batch_size computes its table day by day, each day's windows from the day widened by their
 reach. On random data, TUMBLE, HOP (offsets not aligned to days), SESSION (read back its
-session_lookback, a session chained across two midnights by later input) and over windows (ROWS,
+session_lookback, a session chained across two midnights by later input), window_aggregate's HOP
+and CUMULATE pane plans and over windows (ROWS,
 a RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
 (the last day again, by lookback, and a new day), and a backfill of a middle day; a session
 longer than its session_lookback allows fails its batch rather than be written short; with
@@ -28,6 +29,19 @@ TVF = "\nunion all\n".join(
         ("tumble", "window_views.tumble(ref('events'), 'ts', '7 hours', offset='1 hour')"),
         ("hop", "window_views.hop(ref('events'), 'ts', '2 hours', '5 hours', offset='30 minutes')"),
         ("session", "window_views.session(ref('events'), 'ts', '40 minutes', partition_by='k')"),
+    ]
+)
+# window_aggregate's pane plans (HOP, CUMULATE), each window's extent within the TUMBLE's 7 hours
+MEASURES = "{'n': 'count(*) + count(assert_true(id <> ' ~ var('bad_id', -1) ~ '))', 's': 'sum(v)'}"
+TVF += "".join(
+    f"\nunion all\nselect '{kind}' as kind, k, window_start, window_end, window_time, n, s\n"
+    f"from {{{{ window_views.window_aggregate(ref('events'), {window}, {MEASURES}, ['k']) }}}}"
+    for kind, window in [
+        ("agg_hop", "{'kind': 'hop', 'time_col': 'ts', 'slide': '1 hour', 'size': '4 hours', 'offset': '20 minutes'}"),
+        (
+            "agg_cumulate",
+            "{'kind': 'cumulate', 'time_col': 'ts', 'step': '90 minutes', 'size': '6 hours', 'offset': '3 hours'}",
+        ),
     ]
 )
 # the longest session (a chain the late input makes, over a day) plus the gap
@@ -66,6 +80,8 @@ def assert_equal_full(project) -> None:
         only_b = project.spark.sql(f"{sb} except all {sa}").collect()
         assert not only_a and not only_b, f"{a}: only incremental {only_a[:5]}, only full {only_b[:5]}"
         assert project.spark.sql(sa).count() > 50
+    kinds = {r[0] for r in project.spark.sql("select distinct kind from inc_w").collect()}
+    assert kinds == {"tumble", "hop", "session", "agg_hop", "agg_cumulate"}, kinds
 
 
 def locations(project, table: str, column: str) -> dict:

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import incremental
+from dbt.adapters.window_views import incremental, panes
 from dbt.adapters.window_views.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
 from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
@@ -170,6 +170,57 @@ def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
     # owned by window_end: the windows ending in the day, read to its end minus 1 µs
     by_end = shape(tvf_sql(hop), "window_end").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
     assert "`ts` < '2024-01-02 23:59:59.999999'" in by_end
+
+
+def aggregate_sql(kind: str, read: str = "`s`.`events`", **us) -> str:
+    """`select * from {{ window_views.window_aggregate(...) }}` as the macro renders its pane plan."""
+    spec = {"kind": kind, "time_col": "ts", **{f"{k}_us": v for k, v in us.items()}, "text": {}}
+    measures = {"n": "count(*)", "s": "sum(v)"}
+    plan = panes.plan_from_config(read, spec, measures, ["k"])
+    marked = {"via": "window_aggregate", "group_by": ["k"], "measures": measures, **spec}
+    return f"select * from (\n/* window_views:tvf:v1 {json.dumps(marked)} */\nselect * from {plan['sql']} _wv_panes\n)"
+
+
+def test_window_aggregate_reads_back_by_its_reach_and_keeps_its_own():
+    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    hop = aggregate_sql("hop", slide=H, size=4 * H, offset=H // 3)
+    cumulate = aggregate_sql("cumulate", step=3 * H // 2, size=6 * H, offset=3 * H)
+    tumble = aggregate_sql("tumble", size=7 * H, offset=H)
+    # each pane plan's one read of the input widened, its own CTEs (`_wv_panes`, ...) left alone:
+    # HOP from the start of the first window ending after midnight, CUMULATE from its period's start
+    for sql, start in (
+        (hop, "2024-01-01 20:20:00"),
+        (cumulate, "2024-01-01 21:00:00"),
+        (tumble, "2024-01-02 00:00:00"),
+    ):
+        batch_sql = shape(sql).sql(day)
+        assert (
+            f"FROM (SELECT * FROM `s`.`events` WHERE `ts` >= '{start}' AND `ts` < '2024-01-03 00:00:00') AS events"
+            in batch_sql
+        )
+        assert batch_sql.endswith(
+            "WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'"
+        )
+    # two pane plans in one model: their CTEs named apart, as sqlglot moves every CTE to the top
+    two = shape(f"{hop}\nunion all\n{cumulate}").sql(day)
+    assert [two.count(f"{name} AS (") for name in ("_wv_panes", "_wv_panes_0", "_wv_panes_1")] == [0, 1, 1]
+    # beside a window TVF, and closed by the watermark (the pane plan's frames are the plugin's)
+    both = "\nunion all\n".join([tvf_sql(marker("tumble", size=H, offset=0)), hop])
+    closing = Closing("ts", 1_704_196_800_000_000, ("k", "window_start", "window_end", "window_time", "n"))
+    assert "`window_end` AS TIMESTAMP)) <= 1704196800000000" in shape(both, closing=True).sql(day, closing)
+    with pytest.raises(ModelSqlError, match="its window_views.window_aggregate must read an input table"):
+        shape(
+            "with c as (select * from `s`.`events`)\n" + aggregate_sql("hop", read="c", slide=H, size=2 * H, offset=0)
+        )
+
+
+def test_a_pane_plans_window_functions_are_the_plugins():
+    """Its over panes partition by the group_by keys and use RANGE frames in micros: not the model's
+    over windows, so a HOP window_aggregate's input is known and it may be emit='on_window_close'."""
+    closing = {"emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 hour"}}
+    built = WindowViewPlan.from_model("m", aggregate_sql("hop", slide=H, size=4 * H, offset=0), closing)
+    assert built.over_calls == () and built.inputs == (("s", "events"),)
+    assert built.close_sql is not None
 
 
 def test_over_windows_read_as_under_a_dbt_filter():

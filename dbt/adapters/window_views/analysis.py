@@ -111,7 +111,7 @@ def parse(sql: str) -> exp.Expression:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 
 
-def _bound(kind: FrameKind, value: object, side: Optional[Side], call: str) -> FrameBound:
+def _bound(kind: FrameKind, value: object, side: Optional[Side], call: str, generated: bool = False) -> FrameBound:
     if value is None or value == "CURRENT ROW":
         return FrameBound(BoundKind.CURRENT)
     if value == "UNBOUNDED":
@@ -126,19 +126,22 @@ def _bound(kind: FrameKind, value: object, side: Optional[Side], call: str) -> F
             return FrameBound(BoundKind.OFFSET, side, micros=Interval.parse(text.lower(), allow_zero=True).micros)
         except IntervalError as exc:
             raise AnalysisError(f"RANGE frame offset in `{call}`: {exc}") from exc
+    if generated and isinstance(value, exp.Literal) and not value.is_string:
+        # the pane plans' RANGE frames (panes.py) order by pane starts in epoch micros
+        return FrameBound(BoundKind.OFFSET, side, micros=int(value.this))
     raise AnalysisError(f"RANGE frame offset {value} in `{call}` must be an INTERVAL on the ORDER BY timestamp")
 
 
-def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str) -> Frame:
+def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str, generated: bool = False) -> Frame:
     if spec is None:
         # SQL default: with ORDER BY the frame runs to the current row's last peer, else the partition
         end = FrameBound(BoundKind.CURRENT) if has_order else FrameBound(BoundKind.UNBOUNDED, Side.FOLLOWING)
         return Frame(FrameKind.RANGE, FrameBound(BoundKind.UNBOUNDED, Side.PRECEDING), end)
     kind = FrameKind(str(spec.args.get("kind") or "range").lower())
     sides = {k: (Side(str(spec.args[k]).lower()) if spec.args.get(k) else None) for k in ("start_side", "end_side")}
-    start = _bound(kind, spec.args.get("start"), sides["start_side"], call)
+    start = _bound(kind, spec.args.get("start"), sides["start_side"], call, generated)
     end = (
-        _bound(kind, spec.args.get("end"), sides["end_side"], call)
+        _bound(kind, spec.args.get("end"), sides["end_side"], call, generated)
         if spec.args.get("end")
         else FrameBound(BoundKind.CURRENT)
     )
@@ -193,16 +196,19 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         )
         func = function(node)
         lead_offset = row_offset(func, said) if isinstance(func, exp.Lead) else None
-        # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs
+        # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs, or is under their
+        # marker (a pane plan partitions by the user's group_by keys)
         columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
-        generated = bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
+        generated = (
+            _in_macro(node) or bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
+        )
         calls.append(
             OverCall(
                 sql=call,
                 function=func.key,
                 partition_by=tuple(p.sql("spark") for p in definition.args.get("partition_by") or []),
                 order_by=order_by,
-                frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), said),
+                frame=_frame(node.args.get("spec") or definition.args.get("spec"), bool(order_by), said, generated),
                 lead_offset=lead_offset,
                 generated=generated,
                 node=node,
@@ -210,6 +216,16 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             )
         )
     return calls
+
+
+def _in_macro(node: exp.Expression) -> bool:
+    """Whether `node` is in the SQL a window macro rendered: under the SELECT its marker heads."""
+    parent = node.parent
+    while parent is not None:
+        if isinstance(parent, exp.Select) and any("window_views:tvf:" in c for c in parent.comments or []):
+            return True
+        parent = parent.parent
+    return False
 
 
 def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:

@@ -5,7 +5,8 @@ whole, by the batch that owns it.
 
 The shape is decided once per model (plan.py, at compile time, so a model that cannot run by
 batches fails `dbt compile`); a run asks it for each batch's SQL.
-- window TVFs: each TVF's input read from the first window start its owned windows need
+- window TVFs (and window_aggregate's pane plans, which read their input once, under their
+  window's marker): each input read from the first window start its owned windows need
   (`Reach.read`) to the batch's end. event_time window_time owns a window by window_time (the
   design's rule); window_end by window_end (window_time + 1 µs); window_start only where no
   window crosses a batch boundary (a TUMBLE whose size divides the batch), where it is the same.
@@ -20,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from sqlglot import exp
 
@@ -31,7 +32,7 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, Mo
 from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.reach import ReachError, TimeRange, as_datetime, micros, reach_of
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Via, Window
 
 _US = 1_000_000
 # every batch boundary of a batch_size is a multiple of this from the epoch (months start at midnight)
@@ -122,8 +123,9 @@ class TvfShape(BatchShape):
         tree = analysis.parse(self.base_sql)
         shift = _SHIFT[self.event_time.lower()]
         owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
-        for window, select, table in _tvf_reads(tree):
+        for index, (window, select, table) in enumerate(_tvf_reads(tree)):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
+            _ctes_apart(select, index)
             reach = reach_of(window, self.session_lookback)
             read = reach.read(owned)
             assert read.start is not None and read.end is not None  # a batch is bounded
@@ -202,6 +204,17 @@ def _whole_or_fail(select: exp.Select, owned: TimeRange, whole: int, lookback: s
     return sqlexpr.wrap(select, where=check)
 
 
+def _ctes_apart(select: exp.Select, index: int) -> None:
+    """The CTEs under a window's SELECT (a pane plan's `_wv_panes`, ...) renamed apart by its
+    index: sqlglot writes Spark SQL with every CTE moved to the top, where two plans' would clash."""
+    names = {cte.alias_or_name: f"{cte.alias_or_name}_{index}" for cte in select.find_all(exp.CTE)}
+    for cte in select.find_all(exp.CTE):
+        cte.set("alias", exp.TableAlias(this=exp.to_identifier(names[cte.alias_or_name])))
+    for table in select.find_all(exp.Table):
+        if not table.db and table.name in names:
+            table.set("this", exp.to_identifier(names[table.name]))
+
+
 def _micros_of(name: str) -> exp.Expression:
     return sqlexpr.epoch_micros(sqlexpr.column(name))
 
@@ -227,17 +240,32 @@ def _tvf_reads(tree: exp.Expression) -> List[Tuple[Window, exp.Select, Optional[
     for select in list(tree.find_all(exp.Select)):
         markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
         for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
-            found.append((window, select, _input_of(select)))
+            found.append((window, select, _INPUTS[window.via](select)))
     return found
 
 
-def _input_of(select: exp.Select) -> Optional[exp.Expression]:
+def _tvf_input(select: exp.Select) -> Optional[exp.Expression]:
     """What a TVF's SELECT reads: through the macro's own inner SELECTs (a session's, which carry
     each input row as `_wv_row`) down to the input."""
     source = getattr(select.args.get("from_"), "this", None)
     while isinstance(source, exp.Subquery) and _carries_rows(source.this):
         source = getattr(source.this.args.get("from_"), "this", None)
     return source
+
+
+def _pane_plan_input(select: exp.Select) -> Optional[exp.Expression]:
+    """What window_aggregate's pane plan (panes.py, under its marker's SELECT) reads: its one table
+    that is not one of the plan's own CTEs (`_wv_panes`, ...); None if it reads none or several."""
+    own = {cte.alias_or_name.lower() for cte in select.find_all(exp.CTE)}
+    tables = [t for t in select.find_all(exp.Table) if t.db or t.name.lower() not in own]
+    return tables[0] if len(tables) == 1 else None
+
+
+# each window's input by what renders it: a window TVF macro, or window_aggregate's pane plan
+_INPUTS: Dict[Optional[Via], Callable[[exp.Select], Optional[exp.Expression]]] = {
+    None: _tvf_input,
+    Via.WINDOW_AGGREGATE: _pane_plan_input,
+}
 
 
 def _carries_rows(query: exp.Expression) -> bool:
@@ -314,14 +342,6 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
             "last instant falls in)",
         )
     for window in windows:
-        if window.via is not None:
-            raise ModelSqlError(
-                model,
-                "with batch_size it reads window_views.window_aggregate, which incremental batch window views do not "
-                "support yet",
-                "use window_views.tumble/hop/cumulate/session, or a plain incremental model with "
-                "incremental_strategy='microbatch' that calls window_views.window_aggregate",
-            )
         _check_session(model, window, batches)
         if column == "window_start" and not _inside(window, batches.size):
             raise ModelConfigError(
@@ -344,8 +364,8 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
         if not isinstance(table, exp.Table) or table.name.lower() in ctes:
             raise ModelSqlError(
                 model,
-                f"with batch_size its window_views.{window.kind} must read an input table (a ref() or source()), "
-                "which a batch reads over its range widened by the window's reach",
+                f"with batch_size its window_views.{(window.via or window.kind).value} must read an input table "
+                "(a ref() or source()), which a batch reads over its range widened by the window's reach",
                 "move the CTE's logic into an upstream model and window its ref()",
             )
         reads.append(Read(_name(table), window.time_col))

@@ -450,6 +450,11 @@ def _begin(read: _Reader, raw: Any) -> datetime:
             begin = None
     if begin is None:
         raise read.fail("begin", f"= {raw!r} is not a timestamp", fix)
-    if begin.tzinfo is not None:
-        begin = begin.astimezone(timezone.utc).replace(tzinfo=None)
-    return begin
+    return naive_utc(begin)
+
+
+def naive_utc(t: datetime) -> datetime:
+    """`t` as the naive UTC time batches are in (an aware time converted; a naive one is UTC)."""
+    if t.tzinfo is None:
+        return t
+    return t.astimezone(timezone.utc).replace(tzinfo=None)

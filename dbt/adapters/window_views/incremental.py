@@ -10,10 +10,9 @@ before they run (batches.BatchRecord); those that did not finish are redone by t
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Dict, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
@@ -23,18 +22,17 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views import batch_reads, ddl, paths
 from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, select
-from dbt.adapters.window_views.config import Batches, Emit
+from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.spark_messages import error_line
 from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermark
 
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 COLUMN_PROPERTY = "window_views.batch_column"
 _EPOCH = datetime(1970, 1, 1)
-_SPARK_ERROR = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
-_WRAPPER = "[STAGE_MATERIALIZATION_MULTIPLE_FAILURES]"
 
 
 class BatchesFailed(DbtRuntimeError):
@@ -86,9 +84,10 @@ def run(
             f"rename the model's column `{column}`",
         )
     name = str(relation)
-    table = _existing(adapter, plan, name, column, output) if not full_refresh else None
+    found = _in_catalog(adapter, name)
+    table = _existing(adapter, plan, name, found, column, output) if not full_refresh else None
     if table is None:
-        table = _create(adapter, plan, relation, column, output, location_root)
+        table = _create(adapter, relation, found, column, output, location_root)
     record = table.record
     latest = _latest_input(adapter, shape.reads)
     last_time = None if latest is None else shape.last_time(latest)
@@ -166,12 +165,9 @@ def _first_line(exc: Exception) -> str:
     """Spark's error as dbt-spark raised it: its error class and message (`[DIVIDE_BY_ZERO] ...`),
     not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
     text = str(getattr(exc, "msg", None) or exc)
-    found = _SPARK_ERROR.search(text)
-    if found is not None and found.group(0).startswith(_WRAPPER):
-        # tasks failing together are wrapped in one error: name the first task's
-        found = _SPARK_ERROR.search(text, found.start() + len(_WRAPPER)) or found
+    found = error_line(text)
     if found is not None:
-        return found.group(0).strip()
+        return found
     lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
     return lines[0] if lines else type(exc).__name__
 
@@ -197,12 +193,16 @@ def _write(
         adapter.execute(ddl.add_partition(table.name, column, batch.key, location))
 
 
-def _existing(
-    adapter: Any, plan: WindowViewPlan, name: str, column: str, output: Sequence[Tuple[str, str]]
-) -> Optional[Table]:
-    """The table of an earlier run with the same batch column, or None (a first run)."""
+def _in_catalog(adapter: Any, name: str) -> Any:
+    """The relation the catalog holds under `name` (`schema.identifier`), or None."""
     schema, _, identifier = name.rpartition(".")
-    found = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
+    return adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
+
+
+def _existing(
+    adapter: Any, plan: WindowViewPlan, name: str, found: Any, column: str, output: Sequence[Tuple[str, str]]
+) -> Optional[Table]:
+    """The table of an earlier run (`found`) with the same batch column, or None (a first run)."""
     properties = _properties(adapter, name) if found is not None else {}
     if properties.get(COLUMN_PROPERTY) != column:
         return None
@@ -223,21 +223,19 @@ def _existing(
 
 def _create(
     adapter: Any,
-    plan: WindowViewPlan,
     relation: Any,
+    found: Any,
     column: str,
     output: Sequence[Tuple[str, str]],
     location_root: Optional[str],
 ) -> Table:
-    """A new empty table (a first run, a full refresh, or a table of another shape replaced)."""
+    """A new empty table (a first run, a full refresh, or `found`, a table of another shape, replaced)."""
     name = str(relation)
-    schema, _, identifier = name.rpartition(".")
-    found = adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
     if found is not None:
         old = adapter.table_location(found) if location_root is not None else None
         adapter.drop_relation(found)
         adapter.remove_location(old)
-    location = None if location_root is None else f"{location_root}/{identifier}/batches"
+    location = None if location_root is None else f"{location_root}/{relation.identifier}/batches"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(name, output, column, location, properties))
     return Table(name, _location(adapter, name), (), BatchRecord())
@@ -272,15 +270,10 @@ def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...]) -> Optional
     return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
-def _naive_utc(t: Optional[datetime]) -> Optional[datetime]:
-    if t is None or t.tzinfo is None:
-        return t
-    return t.astimezone(timezone.utc).replace(tzinfo=None)
-
-
 def _backfill() -> Tuple[Optional[datetime], Optional[datetime]]:
     """dbt's --event-time-start/--event-time-end of this invocation."""
     from dbt.flags import get_flags  # dbt-core's invocation flags: the CLI's, as the run has them
 
     flags = get_flags()
-    return _naive_utc(getattr(flags, "EVENT_TIME_START", None)), _naive_utc(getattr(flags, "EVENT_TIME_END", None))
+    start, end = getattr(flags, "EVENT_TIME_START", None), getattr(flags, "EVENT_TIME_END", None)
+    return (None if start is None else naive_utc(start)), (None if end is None else naive_utc(end))

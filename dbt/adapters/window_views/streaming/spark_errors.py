@@ -16,6 +16,7 @@ from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
+from dbt.adapters.window_views.spark_messages import before_context
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId
@@ -81,12 +82,7 @@ def spark_error(error: SparkError) -> str:
     """Spark's error class and message on one line, without the query context that follows it
     (`== SQL ... ==`, the plugin's SQL), a JVM stack or internal names:
     `[DIVIDE_BY_ZERO] Division by zero. ... SQLSTATE: 22012`."""
-    lines = []
-    for line in error.message.strip().splitlines():
-        if line.startswith("==") or line.strip().startswith("at ") or line.startswith("JVM stacktrace"):
-            break
-        lines.append(line.strip())
-    text = " ".join(line for line in lines if line) or "an error without a message"
+    text = before_context(error.message) or "an error without a message"
     if error.condition and not text.startswith("["):
         text = f"[{error.condition}] {text}"
     return INTERNAL.sub("(internal)", text)

@@ -1,0 +1,31 @@
+"""Spark's error messages read as text, for the runs that name what Spark said: an incremental
+batch's failure (the text dbt-spark raised) and a stopped micro-batch (PySpark's message)."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
+# tasks failing together are wrapped in one error, which lists each task's
+WRAPPER = "[STAGE_MATERIALIZATION_MULTIPLE_FAILURES]"
+
+
+def error_line(text: str) -> Optional[str]:
+    """The first Spark error in `text` as its class and message line (`[DIVIDE_BY_ZERO] ...`),
+    the first task's under the wrapper; None if `text` holds no error class."""
+    found = ERROR_CLASS.search(text)
+    if found is not None and found.group(0).startswith(WRAPPER):
+        found = ERROR_CLASS.search(text, found.start() + len(WRAPPER)) or found
+    return None if found is None else found.group(0).strip()
+
+
+def before_context(message: str) -> str:
+    """The message's lines on one line, up to the query context Spark appends (`== SQL ... ==`)
+    or a JVM stack; empty if there are none."""
+    lines = []
+    for line in message.strip().splitlines():
+        if line.startswith("==") or line.strip().startswith("at ") or line.startswith("JVM stacktrace"):
+            break
+        lines.append(line.strip())
+    return " ".join(line for line in lines if line)
