@@ -287,6 +287,14 @@ def test_a_failed_batch_is_named_by_sparks_error_line():
         "  2. SparkRuntimeException: [USER_RAISED_EXCEPTION] ... SQLSTATE: XX000"
     )
     assert _first_line(both) == "[USER_RAISED_EXCEPTION] 'NOT (id <> 9004)' is not true! SQLSTATE: P0001"
+    # the plugin's own names (a pane plan's CTE, its columns) are not the user's to read
+    hidden = DbtRuntimeError(
+        "[UNRESOLVED_COLUMN] A column `_wv_p` cannot be resolved in `_wv_panes_0`. SQLSTATE: 42703"
+    )
+    assert (
+        _first_line(hidden)
+        == "[UNRESOLVED_COLUMN] A column (internal) cannot be resolved in (internal). SQLSTATE: 42703"
+    )
 
 
 def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():

@@ -26,7 +26,7 @@ from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
-from dbt.adapters.window_views.spark_messages import error_line
+from dbt.adapters.window_views.spark_messages import error_line, without_internal
 from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermark
 
 logger = AdapterLogger("WindowViews")
@@ -167,9 +167,9 @@ def _first_line(exc: Exception) -> str:
     text = str(getattr(exc, "msg", None) or exc)
     found = error_line(text)
     if found is not None:
-        return found
+        return without_internal(found)
     lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
-    return lines[0] if lines else type(exc).__name__
+    return without_internal(lines[0]) if lines else type(exc).__name__
 
 
 def _write(

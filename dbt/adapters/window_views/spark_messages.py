@@ -6,9 +6,12 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from dbt.adapters.window_views.names import RESERVED_PREFIX
+
 ERROR_CLASS = re.compile(r"\[[A-Z][A-Z0-9_.]*\][^\n]*")  # Spark's error class and its message's line
 # tasks failing together are wrapped in one error, which lists each task's
 WRAPPER = "[STAGE_MATERIALIZATION_MULTIPLE_FAILURES]"
+INTERNAL = re.compile(rf"`?{RESERVED_PREFIX}\w*`?")  # the plugin's views and columns, which the user never wrote
 
 
 def error_line(text: str) -> Optional[str]:
@@ -29,3 +32,8 @@ def before_context(message: str) -> str:
             break
         lines.append(line.strip())
     return " ".join(line for line in lines if line)
+
+
+def without_internal(text: str) -> str:
+    """`text` with the plugin's own names (views, columns, CTEs) as "(internal)"."""
+    return INTERNAL.sub("(internal)", text)

@@ -4,7 +4,6 @@ unreachable; a job cancelled by a processing-time run's end is no failure."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence
 from urllib.parse import unquote
@@ -14,16 +13,14 @@ from pyspark.errors import PySparkException
 
 from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
-from dbt.adapters.window_views.spark_messages import before_context
+from dbt.adapters.window_views.spark_messages import before_context, without_internal
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId
 
 # Spark's way of saying a job was stopped rather than failed (a processing-time run's query.stop())
 CANCELLED = ("SPARK_JOB_CANCELLED", "OPERATION_CANCELED", "InterruptedException", "cancelled")
-INTERNAL = re.compile(rf"`?{RESERVED_PREFIX}\w*`?")  # the plugin's views and columns, which the user never wrote
 # Spark failing to read a data file of an input for what the file holds: the file is in `path`; a
 # Parquet column it cannot read as the table's type also in `column`, `expectedType` (the table's)
 # and `actualType` (Parquet's). NO_HINT: the reader's own error, in the cause (a column read by the
@@ -85,7 +82,7 @@ def spark_error(error: SparkError) -> str:
     text = before_context(error.message) or "an error without a message"
     if error.condition and not text.startswith("["):
         text = f"[{error.condition}] {text}"
-    return INTERNAL.sub("(internal)", text)
+    return without_internal(text)
 
 
 def spark_stopped(model: str, gone: str, path: str, batch: Optional[BatchId] = None) -> StreamFailure:
