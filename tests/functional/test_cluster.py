@@ -30,10 +30,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-import yaml
 
 from tests.support import oracles as o
-from tests.support.dbt_projects import sources_yml, spark_params
+from tests.support.dbt_projects import sources_yml, spark_params, write_project
 from tests.support.processes import short_lived, wait_for_jvm
 
 duckdb = pytest.importorskip("duckdb")
@@ -190,19 +189,7 @@ class Project:
         (models / "sources.yml").write_text(sources_yml("ev"))
         for name, sql in MODELS.items():
             (models / f"{name}.sql").write_text(sql)
-        (self.project / "dbt_project.yml").write_text(
-            yaml.safe_dump({"name": "wv_cluster", "version": "1.0", "config-version": 2, "profile": "wv_cluster"})
-        )
-        profile = {
-            "type": "window_views",
-            "method": "session",
-            "schema": SCHEMA,
-            "threads": 1,
-            "server_side_parameters": self.params,
-        }
-        (self.project / "profiles.yml").write_text(
-            yaml.safe_dump({"wv_cluster": {"target": "dev", "outputs": {"dev": profile}}})
-        )
+        write_project(self.project, "wv_cluster", SCHEMA, self.params)
 
     def start(self, steps: List[Dict[str, Any]]) -> Tuple[subprocess.Popen, Path]:
         """A driver process running the steps, in its own process group (the JVM included)."""

@@ -33,10 +33,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
-import yaml
 
 from tests.support import oracles as o
-from tests.support.dbt_projects import sources_yml, spark_params
+from tests.support.dbt_projects import sources_yml, spark_params, write_project
 from tests.support.processes import short_lived, wait_for_jvm, with_tests_importable
 
 duckdb = pytest.importorskip("duckdb")
@@ -211,19 +210,7 @@ class Processes:
         self.driver.write_text(DRIVER)
         self.count = 0
         (self.project / "models").mkdir(parents=True)
-        (self.project / "dbt_project.yml").write_text(
-            yaml.safe_dump({"name": "wv_crash", "version": "1.0", "config-version": 2, "profile": "wv_crash"})
-        )
-        profile = {
-            "type": "window_views",
-            "method": "session",
-            "schema": SCHEMA,
-            "threads": 1,
-            "server_side_parameters": short_lived(spark_params(self.home)),
-        }
-        (self.project / "profiles.yml").write_text(
-            yaml.safe_dump({"wv_crash": {"target": "dev", "outputs": {"dev": profile}}})
-        )
+        write_project(self.project, "wv_crash", SCHEMA, short_lived(spark_params(self.home)))
 
     def run(
         self, steps: List[Dict[str, Any]], spark: Optional[Dict[str, str]] = None, env: Optional[Dict[str, str]] = None

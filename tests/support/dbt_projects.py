@@ -36,6 +36,22 @@ def spark_params(home: Path) -> Dict[str, str]:
     }
 
 
+def write_project(root: Path, name: str, schema: str, spark: Dict[str, str]) -> None:
+    """`root`'s dbt_project.yml and profiles.yml: a project `name` whose one target runs on the
+    embedded Spark with the settings `spark`, in `schema`."""
+    (root / "dbt_project.yml").write_text(
+        yaml.safe_dump({"name": name, "version": "1.0", "config-version": 2, "profile": name})
+    )
+    profile = {
+        "type": "window_views",
+        "method": "session",
+        "schema": schema,
+        "threads": 1,
+        "server_side_parameters": spark,
+    }
+    (root / "profiles.yml").write_text(yaml.safe_dump({name: {"target": "dev", "outputs": {"dev": profile}}}))
+
+
 class DbtProject:
     """A dbt project on disk, run in this process against the shared Spark session."""
 
@@ -45,17 +61,7 @@ class DbtProject:
         self.spark = spark
         (root / "models").mkdir(parents=True, exist_ok=True)
         (root / "seeds").mkdir(exist_ok=True)
-        (root / "dbt_project.yml").write_text(
-            yaml.safe_dump({"name": "wv_test", "version": "1.0", "config-version": 2, "profile": "wv_test"})
-        )
-        profile = {
-            "type": "window_views",
-            "method": "session",
-            "schema": schema,
-            "threads": 1,
-            "server_side_parameters": spark_params(home),
-        }
-        (root / "profiles.yml").write_text(yaml.safe_dump({"wv_test": {"target": "dev", "outputs": {"dev": profile}}}))
+        write_project(root, "wv_test", schema, spark_params(home))
 
     def write(self, path: str, text: str) -> Path:
         target = self.root / path
