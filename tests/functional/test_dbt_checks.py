@@ -66,6 +66,16 @@ def test_batch_contract_violation_keeps_the_table(project, tmp_path, location_ro
     assert project.rows("revenue") == before
     assert not project.spark.catalog.tableExists(f"{project.schema}.revenue__wv_tmp")
 
+    # what a run killed mid-swap leaves (its new table, the old one renamed aside): the next run
+    # drops both and builds the table again
+    for leftover in ("revenue__wv_tmp", "revenue__wv_backup"):
+        project.spark.sql(f"create table {project.schema}.{leftover} (x int) using parquet")
+    contract(project, "revenue", "bigint")
+    project.dbt("run")
+    assert project.rows("revenue") == before
+    for leftover in ("revenue__wv_tmp", "revenue__wv_backup"):
+        assert not project.spark.catalog.tableExists(f"{project.schema}.{leftover}"), leftover
+
 
 def stream_project(project, contract_price_type: str) -> None:
     project.spark.sql(f"create database if not exists {project.schema}")

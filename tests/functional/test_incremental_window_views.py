@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 from datetime import datetime, timedelta
+from pathlib import Path
 
 from tests.functional.test_microbatch_windows import events
 from tests.support.dbt_projects import errors
@@ -105,7 +106,9 @@ def test_incremental_batches_equal_the_full_build(project):
     )
     project.model("inc_windows", config(BATCHES.format(et="window_time") + SESSIONS) + TVF)
     project.model("full_windows", config() + TVF)
-    project.model("inc_over", config(BATCHES.format(et="ts")) + OVER)
+    # inc_over keeps its files under location_root: an external table, its batches' directories there
+    external = f"location_root='{project.root / 'external'}'"
+    project.model("inc_over", config(BATCHES.format(et="ts") + ", " + external) + OVER)
     project.model("full_over", config() + OVER)
     closing = "emit='on_window_close', watermark={'column': 'ts', 'delay': '3 hours'}"
     project.model("inc_close", config(BATCHES.format(et="window_time") + SESSIONS + ", " + closing) + TVF)
@@ -170,7 +173,9 @@ def test_incremental_batches_equal_the_full_build(project):
 
     # refused as the run starts, before any batch: a begin after the input, changed columns
     project.model("late_begin", config(BATCHES.format(et="window_time").replace(BEGIN, "2030-01-01") + SESSIONS) + TVF)
-    project.model("inc_over", config(BATCHES.format(et="ts")) + OVER.replace("ts, v,", "ts, v, v * 2 as v2,", 1))
+    project.model(
+        "inc_over", config(BATCHES.format(et="ts") + ", " + external) + OVER.replace("ts, v,", "ts, v, v * 2 as v2,", 1)
+    )
     # and, as its batch runs, a session that may begin before the batch's read (each key's rows
     # are less than 10 hours apart, so one session per key from the first row, read 10 hours back)
     long = "select * from {{ window_views.session(ref('events'), 'ts', '10 hours', partition_by='k') }}"
@@ -188,7 +193,24 @@ def test_incremental_batches_equal_the_full_build(project):
     ), text
     assert "window_view model 'inc_over': its columns (id, k, ts, v, v2, rows2" in text
     assert "fix: run it with --full-refresh" in text
-    # which recomputes every batch from begin, the new column too
+    # which recomputes every batch from begin, the new column too, beside the table, and swaps it
+    # in: the old table's directories go
+    old = set(locations(project, "inc_over", "ts_day").values())
     project.dbt("run", "--select", "inc_over", "--full-refresh")
     assert_equal_full(project)
     assert project.spark.sql(f"select * from {project.schema}.inc_over where v2 <> v * 2").count() == 0
+    new = set(locations(project, "inc_over", "ts_day").values())
+    assert not old & new and all(str(project.root / "external" / "inc_over") in d for d in new), new
+    assert not any(Path(d.removeprefix("file:")).exists() for d in old), old
+
+    # a --full-refresh whose batch fails leaves the table as it was: nothing of the rebuild is kept
+    before = sorted(project.spark.sql(f"select * from {project.schema}.inc_windows").collect())
+    kept = locations(project, "inc_windows", "window_time_day")
+    result = project.dbt("run", "--select", "inc_windows", "--full-refresh", "--vars", "{bad_id: 9004}", ok=False)
+    text = errors(result)
+    assert "window_view model 'inc_windows': 1 of 5 batch(es) failed: 2024-01-02 00:00:00 (the table is as it " in text
+    assert "was before this run: a rebuild replaces it only once every batch is written)" in text, text
+    assert sorted(project.spark.sql(f"select * from {project.schema}.inc_windows").collect()) == before
+    assert locations(project, "inc_windows", "window_time_day") == kept
+    left = project.spark.sql(f"show tables in {project.schema} like '*wv_*'").collect()
+    assert not left, left

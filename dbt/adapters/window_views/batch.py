@@ -28,19 +28,25 @@ def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List
 def checked_output(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
     """An incremental batch window view's output columns and types, its columns checked first and
     its event_time after (incremental.py partitions the table by event_time's batch)."""
+    return _checked(adapter, plan, describe=True)
+
+
+def _checked(adapter: Any, plan: WindowViewPlan, describe: bool) -> List[Tuple[str, str]]:
+    """The plan's columns checked against its inputs; with `describe`, its output columns (one
+    DESCRIBE QUERY) and its event_time checked against them."""
     plan.check_columns(lambda relation: _columns(adapter, relation))
+    if not describe:
+        return []
     output = _output_columns(adapter, plan.sql)
-    plan.config.check_event_time(plan.model, output)
+    if plan.config.event_time is not None:
+        plan.config.check_event_time(plan.model, output)
     return output
 
 
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
-    plan.check_columns(lambda relation: _columns(adapter, relation))
     # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
-    output = _output_columns(adapter, plan.sql) if plan.config.event_time or plan.close_sql else []
-    if plan.config.event_time is not None:
-        plan.config.check_event_time(plan.model, output)
+    output = _checked(adapter, plan, describe=plan.config.event_time is not None or plan.close_sql is not None)
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:

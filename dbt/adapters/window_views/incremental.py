@@ -6,6 +6,8 @@ rows or its new ones, on a local disk as on an object store (nothing reads the n
 before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
 its partition as it was. The batches a run planned are recorded with the table
 before they run (batches.BatchRecord); those that did not finish are redone by the next run.
+A full refresh (or a table of another shape) is built beside the table and swapped in once every
+batch is written, so a failed rebuild leaves the table as it was.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ class Table:
     location: str
     written: Tuple[str, ...]  # the batch keys it holds
     record: BatchRecord  # the batches an earlier run planned and did not finish
+    rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """A table built beside the model's (`built`) that replaces it (`replaces`) once whole."""
+
+    built: Any
+    replaces: Any
 
 
 @dataclass(frozen=True)
@@ -93,6 +104,7 @@ def run(
     last_time = None if latest is None else shape.last_time(latest)
     selection = select(config, last_time, table.written, record, full_refresh or not table.written, _backfill())
     if not selection.batches and latest is not None and latest < config.begin:
+        _discard(adapter, table)
         raise ModelOutputError(
             plan.model,
             f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
@@ -100,7 +112,7 @@ def run(
         )
     logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
     planned = sorted(set(record.pending) | {b.key for b in selection.batches})
-    _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
+    _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
     closing = _closing(adapter, plan, output)
     failures = _write_batches(adapter, plan, table, column, selection, closing)
     done = {b.key for b in selection.batches} - set(failures)
@@ -110,14 +122,20 @@ def run(
         b.key for b in selection.batches if shape.growing(b, latest) or (closing is not None and closing.holds_open(b))
     }
     left = tuple(k for k in planned if k not in done or k in unclosed)
-    _set_property(adapter, name, RECORD_PROPERTY, BatchRecord(left).to_property())
+    _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(left).to_property())
     if failures:
         first_key, first = next(iter(failures.items()))
+        _discard(adapter, table)
+        kept = (
+            "the table is as it was before this run: a rebuild replaces it only once every batch is written"
+            if table.rebuild is not None
+            else "their rows are as they were; the other batches are written, and the next run redoes these"
+        )
         raise BatchesFailed(
             f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
-            f"{', '.join(failures)} (their rows are as they were; the other batches are written, and the next run "
-            f"redoes these). The batch {first_key} failed with: {first}"
+            f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
         )
+    _swap(adapter, table, relation, location_root)
     properties = plan.properties()
     properties[COLUMN_PROPERTY] = column
     if closing is not None:
@@ -229,16 +247,53 @@ def _create(
     output: Sequence[Tuple[str, str]],
     location_root: Optional[str],
 ) -> Table:
-    """A new empty table (a first run, a full refresh, or `found`, a table of another shape, replaced)."""
-    name = str(relation)
-    if found is not None:
-        old = adapter.table_location(found) if location_root is not None else None
-        adapter.drop_relation(found)
-        adapter.remove_location(old)
-    location = None if location_root is None else f"{location_root}/{relation.identifier}/batches"
+    """A new empty table: under the model's name on a first run; beside `found` (a full refresh,
+    or a table of another shape), to replace it once every batch is written (_swap)."""
+    beside = relation if found is None else _relation(relation, "tmp")
+    leftover = _in_catalog(adapter, str(beside)) if found is not None else None
+    if leftover is not None:  # a rebuild's table that a killed run left
+        _drop(adapter, leftover, location_root)
+    suffix = "" if found is None else f"-{uuid.uuid4().hex[:12]}"
+    location = None if location_root is None else f"{location_root}/{relation.identifier}/batches{suffix}"
     properties = {COLUMN_PROPERTY: column}
-    adapter.execute(ddl.create_partitioned(name, output, column, location, properties))
-    return Table(name, _location(adapter, name), (), BatchRecord())
+    adapter.execute(ddl.create_partitioned(str(beside), output, column, location, properties))
+    rebuild = None if found is None else Rebuild(beside, found)
+    return Table(str(beside), _location(adapter, str(beside)), (), BatchRecord(), rebuild)
+
+
+def _relation(relation: Any, role: str) -> Any:
+    """The model's table under another name, `<alias>__wv_tmp` or `<alias>__wv_backup`."""
+    return relation.incorporate(path={"identifier": f"{relation.identifier}_{internal(role)}"})
+
+
+def _drop(adapter: Any, relation: Any, location_root: Optional[str]) -> None:
+    """Drop a table and, when it is external (location_root), its files."""
+    location = adapter.table_location(relation) if location_root is not None else None
+    adapter.drop_relation(relation)
+    adapter.remove_location(location)
+
+
+def _discard(adapter: Any, table: Table) -> None:
+    """A rebuild that did not finish: its table and files go, the table it was to replace stays."""
+    if table.rebuild is not None:
+        adapter.drop_relation(table.rebuild.built)
+        adapter.remove_location(table.location)
+
+
+def _swap(adapter: Any, table: Table, relation: Any, location_root: Optional[str]) -> None:
+    """A rebuild written whole takes the model's name; the table it replaces, and its files, go."""
+    if table.rebuild is None:
+        return
+    backup = _relation(relation, "backup")
+    leftover = _in_catalog(adapter, str(backup))
+    if leftover is not None:
+        _drop(adapter, leftover, location_root)
+    replaced = table.rebuild.replaces
+    old = adapter.table_location(replaced) if location_root is not None else None
+    adapter.rename_relation(replaced, backup.incorporate(type=replaced.type))
+    adapter.rename_relation(table.rebuild.built, relation)
+    adapter.drop_relation(backup.incorporate(type=replaced.type))
+    adapter.remove_location(old)
 
 
 def _location(adapter: Any, name: str) -> str:

@@ -10,7 +10,11 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- set built = adapter.batch_statement(plan) -%}
-  {% do adapter.drop_relation(intermediate_relation) %}
+  {#- what a killed run left; dbt's relation cache knows, so a clean run sends no DROP -#}
+  {%- set leftover = adapter.get_relation(database=database, schema=schema, identifier=identifier ~ '__wv_tmp') -%}
+  {% if leftover is not none %}
+    {% do adapter.drop_relation(leftover) %}
+  {% endif %}
   {%- call statement('main') -%}
     {%- if config.get('location_root') is not none -%}
       {{ window_views._create_external_table_as(intermediate_relation, window_views._contracted_sql(built['sql'])) }}
@@ -27,7 +31,10 @@
     {%- if existing_relation.type == 'table' and config.get('location_root') is not none -%}
       {%- set old_location = adapter.table_location(existing_relation) -%}
     {%- endif -%}
-    {% do adapter.drop_relation(backup_relation.incorporate(type=existing_relation.type)) %}
+    {%- set old_backup = adapter.get_relation(database=database, schema=schema, identifier=identifier ~ '__wv_backup') -%}
+    {% if old_backup is not none %}
+      {% do adapter.drop_relation(old_backup) %}
+    {% endif %}
     {% do adapter.rename_relation(existing_relation, backup_relation.incorporate(type=existing_relation.type)) %}
   {% endif %}
   {% do adapter.rename_relation(intermediate_relation, target_relation) %}
