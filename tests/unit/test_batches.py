@@ -305,6 +305,23 @@ def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
         incremental.run(None, plan, "s.t", False, None, output)  # no adapter: refused before any statement
 
 
+@pytest.mark.parametrize(
+    "window, event_time, last",
+    [
+        # the last window holding 23:55 ends at midnight: no batch for the next day
+        (marker("tumble", size=H // 6, offset=0), "window_time", D(2024, 1, 2, 23, 59, 59, 999999)),
+        (marker("tumble", size=H // 6, offset=0), "window_end", D(2024, 1, 3)),
+        (marker("tumble", size=H // 6, offset=0), "window_start", D(2024, 1, 2, 23, 55)),
+        # a HOP's last window holding it reaches into the next day, and holds the row
+        (marker("hop", slide=5 * H // 60, size=H, offset=0), "window_time", D(2024, 1, 3, 0, 54, 59, 999999)),
+        (marker("cumulate", step=H, size=24 * H, offset=0), "window_time", D(2024, 1, 2, 23, 59, 59, 999999)),
+        (marker("cumulate", step=H, size=24 * H, offset=2 * H), "window_time", D(2024, 1, 3, 1, 59, 59, 999999)),
+    ],
+)
+def test_the_last_batch_is_the_one_holding_the_last_window_of_the_latest_row(window, event_time, last):
+    assert shape(tvf_sql(window), event_time=event_time).last_time(D(2024, 1, 2, 23, 55)) == last
+
+
 def test_a_session_is_owned_by_its_end_and_read_back_session_lookback():
     day = Batch(D(2024, 1, 2), D(2024, 1, 3))
     session = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
@@ -316,7 +333,7 @@ def test_a_session_is_owned_by_its_end_and_read_back_session_lookback():
     assert "RAISE_ERROR(CONCAT('a session ending at '" in sql
     assert "UNIX_MICROS(CAST(`window_start` AS TIMESTAMP)) < 1704135600000000" in sql  # 2024-01-01 19:00
     # its last window ends a gap after the latest input; a batch ending after the input stays pending
-    assert session.last_time(D(2024, 1, 2, 23, 30)) == D(2024, 1, 3, 0, 30)
+    assert session.last_time(D(2024, 1, 2, 23, 30)) == D(2024, 1, 3, 0, 29, 59, 999999)
     assert session.growing(day, D(2024, 1, 2, 23, 30)) and not session.growing(day, D(2024, 1, 3))
     assert not session.growing(day, None)
 

@@ -32,7 +32,7 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, Mo
 from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.reach import ReachError, TimeRange, as_datetime, micros, reach_of
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Via, Window
+from dbt.adapters.window_views.windows import Session, Tumble, Via, Window
 
 _US = 1_000_000
 # every batch boundary of a batch_size is a multiple of this from the epoch (months start at midnight)
@@ -142,7 +142,13 @@ class TvfShape(BatchShape):
         return self.read_list
 
     def last_time(self, latest_input: datetime) -> datetime:
-        return latest_input + timedelta(microseconds=max(_extent(w) for w in self.windows))
+        # the last window holding the latest row: no later window holds a row yet, so a batch after
+        # it would be empty (a TUMBLE ending at midnight opens no batch for the next day)
+        column = self.event_time.lower()
+        if column == "window_start":  # every window holding the row starts at or before it
+            return latest_input
+        end = max(w.last_end_at(micros(latest_input)) for w in self.windows)
+        return as_datetime(end - 1 if column == "window_time" else end, latest_input)
 
     def growing(self, batch: Batch, latest_input: Optional[datetime]) -> bool:
         # a window ending after the latest input can still take rows (a session can grow past
@@ -171,14 +177,6 @@ class OverShape(BatchShape):
 
     def last_time(self, latest_input: datetime) -> datetime:
         return latest_input
-
-
-def _extent(window: Window) -> int:
-    """How far after a row the last window holding it ends (at most): a session's last row, gap."""
-    if isinstance(window, Session):
-        return window.gap
-    assert isinstance(window, (Tumble, Hop, Cumulate))  # the kinds a window TVF has
-    return window.size
 
 
 def _whole_or_fail(select: exp.Select, owned: TimeRange, whole: int, lookback: str) -> exp.Select:

@@ -94,6 +94,10 @@ class Window:
         """The latest window end at or before t (micros); None when the ends follow the rows."""
         raise NotImplementedError
 
+    def last_end_at(self, t: int) -> int:
+        """The end of the last window holding t (micros); a session's if t is its last row."""
+        raise NotImplementedError
+
     # SQL text for the streaming modules, which splice it into their own queries
     def first_end(self, t: str) -> str:
         return sqlexpr.to_sql(self.first_end_sql(sqlexpr.parse(t)))
@@ -133,6 +137,9 @@ class Tumble(Window):
 
     def end_at_or_before(self, t: int) -> Optional[int]:
         return t - (t - self.offset) % self.size
+
+    def last_end_at(self, t: int) -> int:
+        return t - (t - self.offset) % self.size + self.size
 
     def as_hop(self) -> Hop:
         """The same windows as a HOP whose slide is its size (one pane per window)."""
@@ -179,6 +186,9 @@ class Hop(Window):
     def end_at_or_before(self, t: int) -> Optional[int]:
         return t - (t - self.end_phase) % self.slide
 
+    def last_end_at(self, t: int) -> int:
+        return t - (t - self.offset) % self.slide + self.size
+
 
 @dataclass(frozen=True)
 class Cumulate(Window):
@@ -208,6 +218,9 @@ class Cumulate(Window):
 
     def end_at_or_before(self, t: int) -> Optional[int]:
         return t - (t - self.offset) % self.step
+
+    def last_end_at(self, t: int) -> int:
+        return t - (t - self.offset) % self.size + self.size
 
 
 @dataclass(frozen=True)
@@ -239,3 +252,6 @@ class Session(Window):
 
     def end_at_or_before(self, t: int) -> Optional[int]:
         return None
+
+    def last_end_at(self, t: int) -> int:
+        return t + self.gap
