@@ -57,3 +57,24 @@ def test_replaced_swaps_a_node_or_the_whole_tree():
 def test_qualified_names_the_table_of_unqualified_columns_only():
     qualified = sqlexpr.qualified(sqlexpr.parse("coalesce(a, u.b) + 1"), "t")
     assert sqlexpr.to_sql(qualified) == "COALESCE(t.a, u.b) + 1"
+
+
+def test_ctes_of_one_name_in_different_scopes_are_named_apart():
+    # sqlglot moves every CTE to the top: unrenamed, both `p`s would clash there, or `p` would
+    # name the wrong one
+    two = (
+        "select * from (with p as (select 1 as a) select a from p) x join (with p as (select 2 as a) select a from p) y"
+    )
+    assert sqlexpr.to_sql(sqlexpr.parse(two)) == (
+        "WITH p_0 AS (SELECT 1 AS a), p_1 AS (SELECT 2 AS a) SELECT * FROM (SELECT a FROM p_0) AS x "
+        "JOIN (SELECT a FROM p_1) AS y ON TRUE"
+    )
+    nested = "with p as (select 0 as a), q as (select * from p) select * from q, (with P as (select 2 as a) select a from p) y"
+    assert sqlexpr.to_sql(sqlexpr.parse(nested)) == (
+        "WITH p_0 AS (SELECT 0 AS a), q AS (SELECT * FROM p_0), P_1 AS (SELECT 2 AS a) SELECT * FROM q "
+        "CROSS JOIN (SELECT a FROM P_1) AS y"
+    )
+    # names used once stay as written
+    assert sqlexpr.to_sql(sqlexpr.parse("with p as (select 1 as a) select a from p")) == (
+        "WITH p AS (SELECT 1 AS a) SELECT a FROM p"
+    )

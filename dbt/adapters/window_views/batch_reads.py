@@ -123,9 +123,8 @@ class TvfShape(BatchShape):
         tree = analysis.parse(self.base_sql)
         shift = _SHIFT[self.event_time.lower()]
         owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
-        for index, (window, select, table) in enumerate(_tvf_reads(tree)):
+        for window, select, table in _tvf_reads(tree):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
-            _ctes_apart(select, index)
             reach = reach_of(window, self.session_lookback)
             read = reach.read(owned)
             assert read.start is not None and read.end is not None  # a batch is bounded
@@ -200,17 +199,6 @@ def _whole_or_fail(select: exp.Select, owned: TimeRange, whole: int, lookback: s
     )
     check = exp.Case(ifs=[exp.If(this=owns, true=exp.func("raise_error", message))], default=exp.true())
     return sqlexpr.wrap(select, where=check)
-
-
-def _ctes_apart(select: exp.Select, index: int) -> None:
-    """The CTEs under a window's SELECT (a pane plan's `_wv_panes`, ...) renamed apart by its
-    index: sqlglot writes Spark SQL with every CTE moved to the top, where two plans' would clash."""
-    names = {cte.alias_or_name: f"{cte.alias_or_name}_{index}" for cte in select.find_all(exp.CTE)}
-    for cte in select.find_all(exp.CTE):
-        cte.set("alias", exp.TableAlias(this=exp.to_identifier(names[cte.alias_or_name])))
-    for table in select.find_all(exp.Table):
-        if not table.db and table.name in names:
-            table.set("this", exp.to_identifier(names[table.name]))
 
 
 def _micros_of(name: str) -> exp.Expression:

@@ -3,6 +3,7 @@ queries are made of, so no module splices SQL text or reads names back out of it
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import List, Optional, Sequence, Tuple, Union
 
 import sqlglot
@@ -37,7 +38,32 @@ _EPOCH_MICROS = parse("unix_micros(cast(:value as timestamp))")
 
 def to_sql(node: exp.Expr) -> str:
     """An expression as Spark SQL."""
-    return node.sql(DIALECT)
+    return _ctes_apart(node).sql(DIALECT)
+
+
+def _ctes_apart(tree: exp.Expr) -> exp.Expr:
+    """sqlglot writes Spark SQL with every CTE moved to the top, so CTEs of one name in different
+    scopes (two pane plans' `_wv_panes`) would clash there: each such CTE gets its WITH's index."""
+    counts = Counter(cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE))
+    if all(count == 1 for count in counts.values()):
+        return tree
+    tree = tree.copy()
+    # innermost WITH first (breadth-first, reversed): a scope's tables still named as written
+    # refer to its own CTEs, not to those of a WITH nested in it, renamed already
+    for index, with_ in reversed(list(enumerate(tree.find_all(exp.With)))):
+        renamed = {
+            cte.alias_or_name.lower(): f"{cte.alias_or_name}_{index}"
+            for cte in with_.expressions
+            if counts[cte.alias_or_name.lower()] > 1
+        }
+        for cte in with_.expressions:
+            if cte.alias_or_name.lower() in renamed:
+                cte.set("alias", exp.TableAlias(this=exp.to_identifier(renamed[cte.alias_or_name.lower()])))
+        scope = with_.parent if with_.parent is not None else with_
+        for table in scope.find_all(exp.Table):
+            if not table.db and table.name.lower() in renamed:
+                table.set("this", exp.to_identifier(renamed[table.name.lower()]))
+    return tree
 
 
 def column(name: str, table: Optional[str] = None) -> exp.Column:
