@@ -256,10 +256,10 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
 
 
 def leaves(measures: List[Measure]) -> Union[Tuple[Dict[Leaf, str], List[exp.Expr]], str]:
-    """Every aggregate of every measure decomposed into pane leaves (streaming sessions too: a
-    session's partials are its leaves), each computed once per pane
+    """Every aggregate of every measure decomposed into pane leaves, each computed once per pane
     and once per window (avg(x) and sum(x) share sum(x) and count(x)): the leaves' columns and
-    the measures computed from them; or why a measure does not decompose."""
+    the measures computed from them; or why a measure does not decompose. A streaming session's
+    partials are these leaves too (streaming/session_slicing.py)."""
     columns: Dict[Leaf, str] = {}
     outputs = []
     for measure in measures:
