@@ -12,6 +12,8 @@ SESSION = TUMBLE.replace(
     '"kind": "tumble", "time_col": "bidtime", "size_us": 600000000',
     '"kind": "session", "time_col": "bidtime", "gap_us": 600000000, "partition_by": []',
 )
+# count(DISTINCT) does not decompose: the sessions' rows are the state
+SESSION_ROWS = SESSION.replace("sum(b.price)", "count(distinct b.price)")
 OVER = "select item, bidtime, sum(price) over (partition by item order by bidtime) as total from s.bid"
 
 
@@ -26,8 +28,10 @@ def config(emit):
     [
         (TUMBLE, "on_window_close", "TvfOnWindowClose"),
         (TUMBLE, "on_update", "TvfOnUpdate"),
-        (SESSION, "on_window_close", "SessionOnWindowClose"),
-        (SESSION, "on_update", "SessionOnUpdate"),
+        (SESSION, "on_window_close", "SessionPartialsOnWindowClose"),
+        (SESSION, "on_update", "SessionPartialsOnUpdate"),
+        (SESSION_ROWS, "on_window_close", "SessionOnWindowClose"),
+        (SESSION_ROWS, "on_update", "SessionOnUpdate"),
         (OVER, "on_window_close", "OverOnWindowClose"),
         (OVER, "on_update", "OverOnUpdate"),
     ],

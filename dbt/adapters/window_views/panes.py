@@ -244,10 +244,10 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
     rows = _Rows(relation, sqlexpr.column(window.time_col), keys)
     if isinstance(window, Tumble):
         return _tumble(rows, window, measures)
-    leaves = _leaves(measures)
-    if isinstance(leaves, str):
-        return Plan(None, leaves)
-    columns, outputs = leaves
+    decomposed = leaves(measures)
+    if isinstance(decomposed, str):
+        return Plan(None, decomposed)
+    columns, outputs = decomposed
     if isinstance(window, Cumulate):
         query = _cumulate(_panes(rows, window, window.step, columns), window, outputs)
     else:
@@ -255,10 +255,11 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
     return Plan(sqlexpr.to_sql(exp.paren(query)))
 
 
-def _leaves(measures: List[Measure]) -> Union[Tuple[Dict[Leaf, str], List[exp.Expr]], str]:
+def leaves(measures: List[Measure]) -> Union[Tuple[Dict[Leaf, str], List[exp.Expr]], str]:
     """Every aggregate of every measure decomposed into pane leaves, each computed once per pane
     and once per window (avg(x) and sum(x) share sum(x) and count(x)): the leaves' columns and
-    the measures computed from them; or why a measure does not decompose."""
+    the measures computed from them; or why a measure does not decompose. A streaming session's
+    partials are these leaves too (streaming/session_slicing.py)."""
     columns: Dict[Leaf, str] = {}
     outputs = []
     for measure in measures:

@@ -51,6 +51,8 @@ from dbt.adapters.window_views.streaming.window_shapes import (
     PanesOnWindowClose,
     SessionOnUpdate,
     SessionOnWindowClose,
+    SessionPartialsOnUpdate,
+    SessionPartialsOnWindowClose,
     TvfOnUpdate,
     TvfOnWindowClose,
 )
@@ -248,8 +250,10 @@ def shape_of(plan: StreamPlan) -> ModelShape:
         return TopNOnUpdate(plan)
     if plan.window is None:
         return OverOnUpdate(plan) if update else OverOnWindowClose(plan)
+    if is_session(plan.window):
+        if plan.slicing is not None:  # decomposable aggregates: one partial row per open session
+            return SessionPartialsOnUpdate(plan) if update else SessionPartialsOnWindowClose(plan)
+        return SessionOnUpdate(plan) if update else SessionOnWindowClose(plan)
     if plan.slicing is not None:
         return PanesOnUpdate(plan) if update else PanesOnWindowClose(plan)
-    if is_session(plan.window):
-        return SessionOnUpdate(plan) if update else SessionOnWindowClose(plan)
     return TvfOnUpdate(plan) if update else TvfOnWindowClose(plan)

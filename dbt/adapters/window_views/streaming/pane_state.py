@@ -1,5 +1,6 @@
 """A streaming window_aggregate's state between micro-batches (streaming/slicing.py): one row of
-partial aggregates per (group keys, pane), the new rows' partials merged into it."""
+partial aggregates per (group keys, pane), the new rows' partials merged into it; a session
+aggregate's the same way, one row per (key, open session) (streaming/session_slicing.py)."""
 
 from __future__ import annotations
 

@@ -17,11 +17,11 @@ from dbt.adapters.window_views.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.shown import shown
-from dbt.adapters.window_views.streaming import slicing, tvf_aggregate
+from dbt.adapters.window_views.streaming import session_slicing, slicing, tvf_aggregate
 from dbt.adapters.window_views.streaming.records import ModelRecord
 from dbt.adapters.window_views.upstream import Upstream
 from dbt.adapters.window_views.window_columns import Bound
-from dbt.adapters.window_views.windows import Via
+from dbt.adapters.window_views.windows import Session, Via
 
 HOUR = 3_600_000_000
 DAY = 24 * HOUR
@@ -531,7 +531,10 @@ def _sliced(
 
 
 def _slicing(model: str, tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[slicing.Slicing]:
-    """A window_aggregate's pane state (`tree` then reads it from `view`), or None: input rows."""
+    """A window_aggregate's pane state, or a session aggregate's session partials (`tree` then
+    reads them from `view`), or None: input rows."""
+    if isinstance(window, Session):
+        return session_slicing.plan(tree, window, view)
     try:
         return slicing.plan(tree, window, view)
     except slicing.SlicingError as exc:

@@ -46,7 +46,7 @@ class Slicing:
     keys: Tuple[str, ...]  # window_aggregate's group_by
 
 
-def _aggregate(tree: exp.Expression) -> Optional[exp.Subquery]:
+def pane_subquery(tree: exp.Expression) -> Optional[exp.Subquery]:
     """The window_aggregate's subquery (its pane plan) in a model's SQL."""
     return next((s for s in tree.find_all(exp.Subquery) if s.alias_or_name == PANES_CTE), None)
 
@@ -55,7 +55,7 @@ def model_only(tree: exp.Expression) -> exp.Expression:
     """A copy of `tree` without the window_aggregate's pane plan: the model's own SQL, whose
     window functions are the user's (the pane plan's are the plugin's)."""
     copy = tree.copy()
-    subquery = _aggregate(copy)
+    subquery = pane_subquery(copy)
     if subquery is not None:
         subquery.set("this", exp.select("*").from_(PANES_CTE))
     return copy
@@ -104,7 +104,7 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     (tree unchanged) when the measures need input rows."""
     if not isinstance(window, (Tumble, Hop, Cumulate)):
         return None  # a SESSION's windows follow the rows: its state keeps them
-    subquery = _aggregate(tree)
+    subquery = pane_subquery(tree)
     if subquery is None:
         raise ValueError(f"the model has no window_aggregate pane plan ({PANES_CTE}) to keep as pane partials")
     read = {t.name for t in subquery.find_all(exp.Table)} - {PANES_CTE, "_wv_slots", "_wv_windows"}

@@ -2,8 +2,10 @@
 the window_aggregate it is, so that a stream keeps one row of partial aggregates per (keys, pane)
 as its state (slicing.py) instead of the open windows' input rows: Flink plans the same query as
 its sliced window aggregate. A HOP 1h/5min then merges each row into one pane, not twelve
-windows, and a micro-batch re-aggregates panes, not rows. HOP and CUMULATE only: a TUMBLE's
-rows are in one window each, and its stream measured slower kept as panes (bench/README.md).
+windows, and a micro-batch re-aggregates panes, not rows. HOP and CUMULATE: a TUMBLE's rows are
+in one window each, and its stream measured slower kept as panes (bench/README.md). SESSION
+grouped by exactly its partition_by: one row of partials per open session
+(session_slicing.py), not its rows.
 
 Only the plain form is read this way: the model's top-level SELECT over the TVF alone, grouped by
 window_start, window_end (and window_time) and input columns, selecting those and expressions of
@@ -22,7 +24,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import analysis, panes, sqlexpr, tvf
 from dbt.adapters.window_views.names import internal, is_identifier, is_reserved
 from dbt.adapters.window_views.streaming.slicing import PANES_CTE
-from dbt.adapters.window_views.windows import Cumulate, Hop, Via
+from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Via
 
 MEASURE = internal("a")  # the prefix of a measure column the rewrite names
 
@@ -111,7 +113,7 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
     """The model (`tree`, reading the stream's `view`) as a window_aggregate over `view`, and
     the window with its keys and measures (what slicing.plan needs); None when the model is not
     the plain TVF aggregate this module reads."""
-    if not isinstance(window, (Hop, Cumulate)) or window.via is not None or not isinstance(tree, exp.Select):
+    if not isinstance(window, (Hop, Cumulate, Session)) or window.via is not None or not isinstance(tree, exp.Select):
         return None
     if any(tree.args.get(k) for k in _REFUSED) or not _tvf_source(tree, view):
         return None
@@ -124,6 +126,8 @@ def rewrite(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[
         return None
     grouped = {k.lower() for k in grouped_by}
     keys = [k for k in grouped_by if k.lower() not in WINDOW_COLUMNS]
+    if isinstance(window, Session) and {k.lower() for k in keys} != {k.lower() for k in window.partition_by}:
+        return None  # grouped by more or fewer columns than the sessions are: a session's rows split or join
     measures: Dict[str, str] = {}
     projections = []
     for projection in tree.expressions:

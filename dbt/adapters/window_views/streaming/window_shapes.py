@@ -1,5 +1,6 @@
 """Window TVF models (TUMBLE / HOP / CUMULATE), their kinds as details: a session window's
-rows, and a window_aggregate's pane partials (pane_state.py) in place of input rows."""
+rows, or its sessions' partials (session_slicing.py), and a window_aggregate's pane partials
+(pane_state.py) in place of input rows."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import sqlexpr
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.streaming import pane_state
+from dbt.adapters.window_views.streaming import pane_state, session_slicing
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -133,6 +134,27 @@ class SessionOnWindowClose(SessionRows, TvfOnWindowClose):
 class SessionOnUpdate(SessionRows, TvfOnUpdate):
     def region(self, batch: Batch) -> Region:
         return batch.retained, self._after(batch), batch.w_prev, None
+
+
+class SessionPartials(SessionRows):
+    """Session windows of decomposable aggregates keep one partial row per open session
+    (session_slicing.py), merged with the batch's new rows as pane partials are."""
+
+    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
+        assert self.plan.slicing is not None  # chosen for sliced plans
+        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous_state)
+
+    def unclosed(self, retained: Any, w_new: int) -> Any:
+        assert isinstance(self.window, Session)  # chosen for session windows only
+        return retained.where(sqlexpr.to_sql(session_slicing.open_after(self.window, w_new)))
+
+
+class SessionPartialsOnWindowClose(SessionPartials, SessionOnWindowClose):
+    pass
+
+
+class SessionPartialsOnUpdate(SessionPartials, SessionOnUpdate):
+    pass
 
 
 class PaneRows(WindowShape):
