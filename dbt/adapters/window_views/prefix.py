@@ -89,8 +89,8 @@ _COMBINE = {
         "min": "least(:s, :L)",
         "max": "greatest(:s, :L)",
         "avg": "coalesce(:s + :LS, :s, :LS) / nullif(coalesce(:c, 0) + :LC, 0)",
-        "rows": "coalesce(:s, 0) + :L",
-        "dense_rank": "coalesce(:s, 0) + :L",
+        "rows": "cast(coalesce(:s, 0) + :L as int)",  # a rank's type, not the count's bigint
+        "dense_rank": "cast(coalesce(:s, 0) + :L as int)",
         "first_value": "case when coalesce(:n, 0) > 0 then :s else :L end",
         "first_value_ignore_nulls": "coalesce(:s, :L)",
     }.items()
