@@ -206,12 +206,13 @@ def test_a_batch_window_view_builds_the_owned_sql_and_other_models_refuse():
         plan.check_node("lagged", materialized, f"select lag(v) over (order by ts) from {read} where ((", {}, [])
 
 
-def test_on_window_close_closes_the_owned_rows_of_the_full_build():
+@pytest.mark.parametrize("names", [["lag2", "range2h", "rows3"], ["running", "rn", "range2h"]])
+def test_on_window_close_closes_the_owned_rows_of_the_full_build(names):
     """The windows the plugin adds to the read are its own: the close filter (batch
-    on_window_close) sees the model's calls only, and closes the rows the range owns."""
+    on_window_close) sees the model's calls only, and closes the rows the range owns (running
+    calls too, combined with the summary of the rows before)."""
     con = connect(events(random.Random(5), 120))
     day = (BASE + timedelta(days=1), BASE + timedelta(days=2))
-    names = ["lag2", "range2h", "rows3"]
     config = {
         "materialized": "window_view",
         "emit": "on_window_close",
