@@ -3,7 +3,8 @@ with batch_size computes its table day by day, each day's windows from the day w
 reach. On random data, TUMBLE, HOP (offsets not aligned to days), SESSION (read back its
 session_lookback, a session chained across two midnights by later input), window_aggregate's HOP
 and CUMULATE pane plans and over windows (ROWS,
-a RANGE interval, LAG, LEAD) equal their full build after the first run, a run after late input
+a RANGE interval, LAG, LEAD; running SUM/COUNT/MIN/MAX and ranks over rows back to before 1970,
+read as a per-partition summary) equal their full build after the first run, a run after late input
 (the last day again, by lookback, and a new day), and a backfill of a middle day; a session
 longer than its session_lookback allows fails its batch rather than be written short; with
 emit='on_window_close' each run writes the windows its watermark closed; a batch that fails
@@ -16,7 +17,7 @@ import random
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from tests.functional.test_microbatch_windows import events
+from tests.functional.test_microbatch_windows import PREFIX, events
 from tests.support.dbt_projects import errors
 
 BEGIN = "2024-01-01"
@@ -67,14 +68,20 @@ def assert_equal_full(project) -> None:
         f"create or replace temp view inc_o as select id, k, ts, v, rows2, range3h, lag2, lead1 "
         f"from {project.schema}.inc_over"
     )
-    for view, table in (("inc_w", "full_windows"), ("inc_o", "full_over")):
+    project.spark.sql(f"create or replace temp view inc_p as select * except (ts_day) from {project.schema}.inc_prefix")
+    for view, table in (("inc_w", "full_windows"), ("inc_o", "full_over"), ("inc_p", "full_prefix")):
         project.spark.sql(f"create or replace temp view {view}_full as select * from {project.schema}.{table}")
     # on_window_close: the windows the watermark (the input's latest time - 3 hours) closed
     (w,) = project.spark.sql(f"select max(ts) - interval 3 hours from {project.schema}.events").collect()[0]
     project.spark.sql(f"create or replace temp view inc_c as select {columns} from {project.schema}.inc_close")
     project.spark.sql(f"create or replace temp view inc_c_full as select * from inc_w_full where window_end <= '{w}'")
     where_w, where_o = f"window_time >= '{BEGIN}'", f"ts >= '{BEGIN}'"
-    pairs = (("inc_w", "inc_w_full", where_w), ("inc_o", "inc_o_full", where_o), ("inc_c", "inc_c_full", where_w))
+    pairs = (
+        ("inc_w", "inc_w_full", where_w),
+        ("inc_o", "inc_o_full", where_o),
+        ("inc_p", "inc_p_full", where_o),
+        ("inc_c", "inc_c_full", where_w),
+    )
     for a, b, where in pairs:
         sa, sb = f"select * from {a} where {where}", f"select * from {b} where {where}"
         only_a = project.spark.sql(f"{sa} except all {sb}").collect()
@@ -98,7 +105,9 @@ def locations(project, table: str, column: str) -> dict:
 
 
 def test_incremental_batches_equal_the_full_build(project):
-    project.seed("events", events(random.Random(11), 300))
+    # and rows before 1970, long before the first batch: only the summaries of the running calls read them
+    early = "".join(f"{9500 + i},{k},1969-12-3{i % 2} 1{i}:00:00,{i - 2}\n" for i, k in enumerate("abcab"))
+    project.seed("events", events(random.Random(11), 300) + early)
     project.write(
         "seeds/events.yml",
         "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
@@ -110,6 +119,9 @@ def test_incremental_batches_equal_the_full_build(project):
     external = f"location_root='{project.root / 'external'}'"
     project.model("inc_over", config(BATCHES.format(et="ts") + ", " + external) + OVER)
     project.model("full_over", config() + OVER)
+    prefix = PREFIX.split("\n", 1)[1]
+    project.model("inc_prefix", config(BATCHES.format(et="ts")) + prefix)
+    project.model("full_prefix", config() + prefix)
     closing = "emit='on_window_close', watermark={'column': 'ts', 'delay': '3 hours'}"
     project.model("inc_close", config(BATCHES.format(et="window_time") + SESSIONS + ", " + closing) + TVF)
     events_table = f"{project.schema}.events"
@@ -140,6 +152,8 @@ def test_incremental_batches_equal_the_full_build(project):
     # input for a middle day, beyond the lookback: a backfill of that day alone takes it in
     project.spark.sql(f"insert into {events_table} values (9004, 'b', timestamp'2024-01-02 12:00:00', 11)")
     project.dbt("run", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-03")
+    # a running total's or rank's rows on every later day count that input too: backfilled to the end
+    project.dbt("run", "--select", "inc_prefix", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-06")
     assert_equal_full(project)
     backfilled = locations(project, "inc_windows", "window_time_day")
     assert [d for d in late if late[d] != backfilled[d]] == ["2024-01-02"]

@@ -4,7 +4,9 @@ to days), HOP (size not a multiple of the slide), CUMULATE, SESSION and window_a
 day over random data, equal the full build of the same SQL; a backfill of a middle day restores
 it; `--sample` emits only whole windows, each equal to the full build's. A window view's over
 windows (ROWS, RANGE interval, LAG, LEAD, a running sum) run day by day under `--sample`, and
-a middle range's backfill, equal its full build; an over window without a bound is refused."""
+a middle range's backfill, equal its full build, as do running SUM/COUNT/MIN/MAX and the ranks
+read over the range and a summary of the rows before it (ties at midnight, NULL keys and
+values); an over window without a bound is refused."""
 
 from __future__ import annotations
 
@@ -41,6 +43,19 @@ select id, k, ts, v,
   sum(v) over (partition by k order by ts, id rows between unbounded preceding and current row) as running
 from {{ ref('events') }}
 """
+# calls summarised per partition before the range's start (over_reads.py, prefix.py): running
+# SUM/COUNT/MIN/MAX and the ranks, with NULL partition keys (nullif) and values, ties on ts
+PREFIX = """{{ config(materialized='window_view') }}
+select id, k, ts, v,
+  sum(v) over (partition by nullif(k, 'c') order by ts) as run_sum,
+  count(nullif(v, 0)) over (partition by nullif(k, 'c') order by ts, id rows unbounded preceding) as run_count,
+  min(nullif(v, 0)) over (partition by k order by ts) as run_min,
+  max(v) over (order by ts, id) as run_max,
+  row_number() over (partition by nullif(k, 'c') order by ts, id) as rn,
+  rank() over (partition by k order by ts) as rk,
+  dense_rank() over (partition by nullif(k, 'c') order by ts) as drk
+from {{ ref('events') }}
+"""
 
 
 def windowed_sql(kind: str, call: str) -> str:
@@ -67,8 +82,13 @@ def events(rng: random.Random, n: int) -> str:
     for i in range(n):
         ts = base + timedelta(seconds=rng.randrange(span))
         lines.append(f"{i},{rng.choice('abc')},{ts.isoformat(sep=' ')},{rng.randint(-20, 20)}")
-    # rows on the batch edges: midnight exactly, and one microsecond before
+    # rows on the batch edges: midnight exactly (tied), and one microsecond before
     lines += [f"{n},a,2024-01-02 00:00:00,1", f"{n + 1},b,2024-01-02 23:59:59.999999,2"]
+    lines += [
+        f"{n + 2},a,2024-01-02 00:00:00,0",
+        f"{n + 3},c,2024-01-03 00:00:00,5",
+        f"{n + 4},c,2024-01-03 00:00:00,-5",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -107,17 +127,24 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
     project.model("windows_full", TABLE + ALL_WINDOWS)
     project.model("hop_view", "{{ config(materialized='window_view') }}\n" + windowed_sql("hop", WINDOWS["hop"]))
     project.model("over_view", OVER)
+    project.model("prefix_view", PREFIX)
     in_range = f"window_time >= '{START}' and window_time < '{END}'"
     project.dbt("build", "--event-time-start", START, "--event-time-end", END)
     # over windows: the full build kept, then the window view run day by day under --sample
     over = f"{project.schema}.over"
     project.spark.sql(f"create table {over}_full using parquet as select * from {project.schema}.over_view")
     project.spark.sql(f"create table {over}_by_day using parquet as select * from {over}_full where false")
+    prefix = f"{project.schema}.prefix"
+    project.spark.sql(f"create table {prefix}_full using parquet as select * from {project.schema}.prefix_view")
+    project.spark.sql(f"create table {prefix}_by_day using parquet as select * from {prefix}_full where false")
     for day in ("2024-01-01", "2024-01-02", "2024-01-03"):
         window = f"{{'start': '{day}', 'end': '{datetime.fromisoformat(day) + timedelta(days=1)}'}}"
-        project.dbt("run", "--select", "over_view", "--sample", window)
+        project.dbt("run", "--select", "over_view", "prefix_view", "--sample", window)
         project.spark.sql(f"insert into {over}_by_day select * from {project.schema}.over_view")
-    assert_same_rows(project, f"{over}_by_day", f"select * from {over}_full where ts >= '{START}' and ts < '{END}'")
+        project.spark.sql(f"insert into {prefix}_by_day select * from {project.schema}.prefix_view")
+    in_days = f"ts >= '{START}' and ts < '{END}'"
+    assert_same_rows(project, f"{over}_by_day", f"select * from {over}_full where {in_days}")
+    assert_same_rows(project, f"{prefix}_by_day", f"select * from {prefix}_full where {in_days}")
     assert_same(project, "windows_mb", "windows_full", in_range)
     assert count(project, "windows_mb", f"not ({in_range})") == 0
 
@@ -135,6 +162,7 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
         "windows_full",
         "hop_view",
         "over_view",
+        "prefix_view",
         "--sample",
         f"{{'start': '{start}', 'end': '{end}'}}",
     )
@@ -144,6 +172,12 @@ def test_microbatch_backfill_and_sample_equal_the_full_build(project):
         f"select * from {over}_by_day where not (ts >= '{start}' and ts < '{end}') "
         f"union all select * from {project.schema}.over_view",
         f"select * from {over}_full where ts >= '{START}' and ts < '{END}'",
+    )
+    assert_same_rows(
+        project,
+        f"select * from {prefix}_by_day where not (ts >= '{start}' and ts < '{end}') "
+        f"union all select * from {project.schema}.prefix_view",
+        f"select * from {prefix}_full where {in_days}",
     )
     sampled = f"window_time >= '{start}' and window_time < '{end}'"
     assert_same(project, "windows_full", "windows_mb", sampled)

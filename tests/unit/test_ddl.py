@@ -69,3 +69,15 @@ def test_the_batch_watermark_query_takes_the_lowest_maximum_over_every_input():
     tables = {(t.db, t.name) for t in tree.find_all(exp.Table)}
     assert tables == {("s", "a"), ("s", "b c")}
     assert {c.name for c in tree.find_all(exp.Column) if c.find_ancestor(exp.Max)} == {"Event Time"}
+
+
+def test_a_batch_is_written_with_its_tables_types():
+    """A batch's running calls can widen a type (a decimal SUM plus its summary), so its files are
+    cast to the table's columns; names quoted as they are."""
+    sql = ddl.write_directory(
+        "/d/it's", "with a as (select 1 as x) select x, 2.5 as `y z` from a", [("x", "int"), ("y z", "decimal(20,2)")]
+    )
+    written = sqlglot.parse_one(sql.split("USING parquet ", 1)[1], read="spark")
+    assert [(e.alias, e.this.to.sql("spark")) for e in written.expressions] == [("x", "INT"), ("y z", "DECIMAL(20, 2)")]
+    assert sql.startswith("INSERT OVERWRITE DIRECTORY '/d/it\\'s' USING parquet ")
+    assert ddl.write_directory("/d", "select 1 as x") == "INSERT OVERWRITE DIRECTORY '/d' USING parquet select 1 as x"

@@ -13,6 +13,7 @@ import duckdb
 import pytest
 import sqlglot
 from dbt_common.exceptions import CompilationError
+from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, emit, plan
 from dbt.adapters.window_views.errors import AnalysisError
@@ -205,12 +206,13 @@ def test_a_batch_window_view_builds_the_owned_sql_and_other_models_refuse():
         plan.check_node("lagged", materialized, f"select lag(v) over (order by ts) from {read} where ((", {}, [])
 
 
-def test_on_window_close_closes_the_owned_rows_of_the_full_build():
+@pytest.mark.parametrize("names", [["lag2", "range2h", "rows3"], ["running", "rn", "range2h"]])
+def test_on_window_close_closes_the_owned_rows_of_the_full_build(names):
     """The windows the plugin adds to the read are its own: the close filter (batch
-    on_window_close) sees the model's calls only, and closes the rows the range owns."""
+    on_window_close) sees the model's calls only, and closes the rows the range owns (running
+    calls too, combined with the summary of the rows before)."""
     con = connect(events(random.Random(5), 120))
     day = (BASE + timedelta(days=1), BASE + timedelta(days=2))
-    names = ["lag2", "range2h", "rows3"]
     config = {
         "materialized": "window_view",
         "emit": "on_window_close",
@@ -223,3 +225,96 @@ def test_on_window_close_closes_the_owned_rows_of_the_full_build():
     columns = ["id", "k", "ts", "v", *names]
     closed = run(con, emit.close_filter(full.close_sql, "ts", w, columns))
     assert run(con, emit.close_filter(built.close_sql, "ts", w, columns)) == [r for r in closed if day[0] <= r[2]]
+
+
+# calls whose rows before the range a per-partition summary stands for (prefix.py)
+PREFIX_CALLS = {
+    "run_sum": "sum(v) over (partition by k order by ts)",  # the default frame: the current row's peers
+    "run_count": "count(v) over (partition by k order by ts, id rows between unbounded preceding and current row)",
+    "rows_seen": "count(*) over (partition by k order by ts)",
+    "run_min": "min(v) over (partition by k order by ts)",
+    "run_max": "max(v) over (order by ts, id rows between unbounded preceding and 1 following)",
+    "run_avg": "avg(v) over (partition by k order by ts)",
+    "rn": "row_number() over (partition by k order by ts, id)",
+    "rk": "rank() over (partition by k order by ts)",
+    "drk": "dense_rank() over (partition by k order by ts)",
+    "drk_v": "dense_rank() over (partition by k order by ts, v)",
+    "first": "first_value(v) over (partition by k order by ts, id)",
+    "upto_1h": "sum(v) over (partition by k order by ts range between unbounded preceding and interval 1 hour preceding)",
+}
+OLD = datetime(1969, 12, 30, 22)
+
+
+def tied_events(rng: random.Random, n: int) -> List[tuple]:
+    """Rows on a 30-minute grid from before 1970 (many share a time), NULL keys and values."""
+    return [
+        (
+            i,
+            rng.choice(["a", "b", None]),
+            OLD + timedelta(minutes=30 * rng.randrange(150)),
+            rng.choice([None, *range(-3, 4)]),
+        )
+        for i in range(n)
+    ]
+
+
+def reads_of(sql: str) -> List[tuple]:
+    """Each read of main.events: its filter, and whether an aggregate (no window) reads it."""
+    found = []
+    for table in analysis.parse(sql).find_all(exp.Table):
+        if table.name != "events":
+            continue
+        select = table.find_ancestor(exp.Select)
+        outer = select.parent.find_ancestor(exp.Select)
+        grouped = outer is not None and outer.find(exp.AggFunc) is not None and outer.find(exp.Window) is None
+        where = select.args.get("where")
+        found.append(("" if where is None else where.this.sql("spark"), grouped))
+    return sorted(found)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_summarised_prefix_equals_the_full_build_with_ties_at_the_edges(seed):
+    rng = random.Random(seed)
+    con = connect(tied_events(rng, 240))
+    where = rng.choice(["", " where v is not null or k is null"])
+    # edges on the grid (ties on both sides of them), off it, before and after 1970
+    cuts = sorted({OLD + timedelta(minutes=30 * rng.randrange(150) + rng.choice([0, 0, 7])) for _ in range(4)})
+    edges: List[Optional[datetime]] = [OLD - timedelta(days=1), *cuts, OLD + timedelta(days=4)]
+    for names in [*([name] for name in PREFIX_CALLS), list(PREFIX_CALLS)]:
+        calls = ", ".join(f"{PREFIX_CALLS[n]} as {n}" for n in names)
+        full = run(con, f"select id, k, ts, v, {calls} from main.events{where}")
+        pieces = []
+        for s, e in zip(edges[:-1], edges[1:]):
+            owned = owned_sql(f"select id, k, ts, v, {calls} from {dbt_read(s, e)}{where}")
+            assert owned is not None and any(grouped for _, grouped in reads_of(owned)), names
+            pieces += run(con, owned)
+        assert sorted(pieces, key=str) == full, names
+
+
+def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
+    s, e = datetime(1969, 12, 31), datetime(1970, 1, 1)
+    read = dbt_read(s, e)
+    ranged, before = "ts >= '1969-12-31 00:00:00' AND ts < '1970-01-01 00:00:00'", "ts < '1969-12-31 00:00:00'"
+    # a running total and ranks: the window reads the range; the rows before are aggregated
+    assert reads_of(owned_sql(f"select *, {PREFIX_CALLS['run_sum']} as a, {PREFIX_CALLS['drk']} as b from {read}")) == [
+        (before, True),
+        (ranged, False),
+    ]
+    # a frame ending an hour before the row reads the hour before the range too
+    assert reads_of(owned_sql(f"select {PREFIX_CALLS['upto_1h']} from {read} where v > 0")) == [
+        ("ts < '1969-12-30 23:00:00' AND v > 0", True),
+        ("ts >= '1969-12-30 23:00:00' AND ts < '1970-01-01 00:00:00'", False),
+    ]
+    # a call that scans every row before anyway (ROWS 3 PRECEDING, LAG ... IGNORE NULLS, NTILE):
+    # every call reads them as before, no aggregate
+    for other in (CALLS["rows3"], CALLS["lag_nn"]):
+        assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']}, {other} from {read}")) == [
+            ("ts < '1970-01-01 00:00:00'", False)
+        ]
+    assert reads_of(
+        owned_sql(f"select {PREFIX_CALLS['rn']}, ntile(2) over (partition by k order by ts) from {read}")
+    ) == [("", False)]
+    # --sample with no start: nothing before it
+    assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']} from {dbt_read(None, e)}")) == [
+        ("ts < '1970-01-01 00:00:00'", False)
+    ]

@@ -85,7 +85,10 @@ def test_rewrite_combines_each_call_with_its_state_columns():
         f"(COALESCE(`_wv_s{avg.index}` + (SUM(v) OVER w), `_wv_s{avg.index}`, (SUM(v) OVER w)) / NULLIF(COALESCE(`_wv_c{avg.index}`, 0) + (COUNT(v) OVER w), 0)) AS a"
         in rewritten
     )
-    assert f"COALESCE(`_wv_s{rows.index}`, 0) + (ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts))" in rewritten
+    # a rank's type (INT), not the count of rows before it's (BIGINT): a batch's rows as a full build's
+    assert (
+        f"CAST(COALESCE(`_wv_s{rows.index}`, 0) + (ROW_NUMBER() OVER (PARTITION BY k ORDER BY ts)) AS INT)" in rewritten
+    )
     # the rewritten calls (AVG's SUM twice, its COUNT, ROW_NUMBER) keep the original windows, so close as they do
     specs = {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(rewritten))}
     assert specs == {(c.partition_by, c.order_by, c.frame) for c in analysis.over_calls(analysis.parse(sql))}

@@ -114,7 +114,7 @@ def run(
     planned = sorted(set(record.pending) | {b.key for b in selection.batches})
     _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
     closing = _closing(adapter, plan, output)
-    failures = _write_batches(adapter, plan, table, column, selection, closing)
+    failures = _write_batches(adapter, plan, table, column, selection, closing, output)
     done = {b.key for b in selection.batches} - set(failures)
     # a batch that may own a window W has not closed, or one later input can still grow, is
     # redone by a later run, which closes (or grows) it
@@ -165,6 +165,7 @@ def _write_batches(
     column: str,
     selection: Selection,
     closing: Optional[batch_reads.Closing],
+    output: Sequence[Tuple[str, str]],
 ) -> Dict[str, str]:
     """Each batch written in turn; the failed ones' keys and first error lines."""
     failures: Dict[str, str] = {}
@@ -172,7 +173,7 @@ def _write_batches(
     for batch in selection.batches:
         location = f"{table.location}/{BATCHES_DIR}/{batch.start.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
         try:
-            _write(adapter, plan, table, column, batch, location, batch.key in written, closing)
+            _write(adapter, plan, table, column, batch, location, batch.key in written, closing, output)
         except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
             failures[batch.key] = _first_line(exc)
             adapter.remove_location(location)
@@ -199,9 +200,11 @@ def _write(
     location: str,
     exists: bool,
     closing: Optional[batch_reads.Closing],
+    output: Sequence[Tuple[str, str]],
 ) -> None:
     shape = plan.required_batch_shape
-    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing)))
+    # the table's types: a running call's summary can widen one (a decimal SUM's precision)
+    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing), output))
     if exists:
         old = _partition_location(adapter, table.name, column, batch.key)
         adapter.execute(ddl.set_partition_location(table.name, column, batch.key, location))

@@ -1,7 +1,10 @@
 """Over windows under dbt's event-time filter (`--sample`; a microbatch batch): the reads dbt
 rendered filtered to [S, E) that feed `OVER (...)` calls ordered by that time, widened by the
 calls' reach (reach.py) and the rows the range owns (row time in [S, E)) kept after the windows,
-so each row is computed as over all input, by exactly one range.
+so each row is computed as over all input, by exactly one range. The calls that read every row
+before the range's start and that prefix.py keeps as a per-partition summary (running totals,
+ranks) read only what the other calls reach, plus one aggregate of the rows before that
+(GROUP BY the partition: no sort, no window over all history), combined by prefix.py's algebra.
 
 dbt renders a filtered ref/source as `(select * from <relation> where <filter>)`
 (BaseRelation.render_event_time_filtered); a read is taken for one only where its filter is
@@ -17,7 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 from dbt.adapters.base.relation import BaseRelation, EventTimeFilter
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, sqlexpr
+from dbt.adapters.window_views import analysis, prefix, sqlexpr
 from dbt.adapters.window_views.analysis import BoundKind, FrameBound, FrameKind, OverCall
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.reach import (
@@ -35,6 +38,7 @@ from dbt.adapters.window_views.reach import (
 )
 
 ROW_TIME = "_wv_row_time"  # the owned rows' time, carried past the windows and dropped
+_SUMMARISED, _BEFORE = "_wv_summarised", "_wv_before"  # the window's rows with their summaries; the rows before
 _FIX_DIRECT = (
     "read the filtered input directly in the SELECT with the OVER window (`from {{ ref(...) }}`, or a CTE "
     "that is only `select * from {{ ref(...) }}`; no join, other CTE or subquery between them), or compute "
@@ -244,8 +248,58 @@ def _micros(t: Optional[datetime]) -> Optional[int]:
     return None if t is None else micros(t)
 
 
-def _widened(read: FilteredRead, reaches: Sequence[OverCallReach], where: Optional[exp.Expression]) -> exp.Subquery:
-    """The filtered read as the windows read it: the range, and past each edge what the calls reach."""
+@dataclass(frozen=True)
+class _Summary:
+    """A SELECT's calls as its filtered read feeds them: each call's reach, and per call the
+    prefix state (prefix.py) that stands for its rows before what the reaches read (None: read)."""
+
+    reaches: Tuple[OverCallReach, ...]
+    states: Tuple[Optional[prefix.PrefixCall], ...]
+
+    @property
+    def calls(self) -> List[prefix.PrefixCall]:
+        return [state for state in self.states if state is not None]
+
+
+def _summary(read: FilteredRead, calls: Sequence[OverCall], indices: Sequence[int]) -> _Summary:
+    """The calls prefix.py can summarise read back only what their frame's end keeps; none is
+    summarised when another call still scans every row before the range (a ROWS offset, LAG,
+    NTILE), which reads them anyway, or the range has no start (--sample)."""
+    reaches = tuple(call_reach(c) for c in calls)
+    read_all = _Summary(reaches, (None,) * len(calls))
+    if read.start is None:
+        return read_all
+    states = tuple(_state(index, call) for index, call in zip(indices, calls))
+    summarised = tuple(
+        reach if state is None else OverCallReach(_kept_back(call), reach.ahead)
+        for call, reach, state in zip(calls, reaches, states)
+    )
+    if not any(states) or any(reach.back.scans_all for reach in summarised):
+        return read_all
+    return _Summary(summarised, states)
+
+
+def _state(index: int, call: OverCall) -> Optional[prefix.PrefixCall]:
+    order = tuple(analysis.unqualified(analysis.parse(o)) for o, _, _ in call.order_by)
+    return prefix.classify(index, call, _partition(call), order)
+
+
+def _kept_back(call: OverCall) -> OverReach:
+    """What a summarised call still reads before the range: a frame ending before the current
+    row (UNBOUNDED PRECEDING AND n PRECEDING) leaves the rows between its end and the range out."""
+    end = call.frame.end
+    if type(call.func) in _FRAMELESS or not end.is_offset(analysis.Side.PRECEDING):
+        return NoRowsPast()
+    return _past(end, call.frame.kind, call)
+
+
+def _widened(
+    read: FilteredRead, summary: _Summary, where: Optional[exp.Expression], before: Optional[exp.Expression]
+) -> exp.Subquery:
+    """The filtered read as the windows read it: the range, and past each edge what the calls
+    reach; with the summaries of the rows before the back edge's reach (their rows filtered by
+    `before`, the SELECT's WHERE), joined per partition."""
+    reaches = summary.reaches
     ranges = _Ranges(read)
     # the row time in the wrappers below, as the plugin's own (analysis: `generated`)
     t = sqlexpr.column(read.column, sqlexpr.ROWS)
@@ -265,7 +319,17 @@ def _widened(read: FilteredRead, reaches: Sequence[OverCallReach], where: Option
         rows = rows.where(exp.and_(*conditions), copy=False)
     ranks = [named for edge in edges for named in edge.ranks.values()]
     kept = exp.or_(*[c for c in (ranges.between(read.column, start, end), *past) if c is not None])
-    query = sqlexpr.wrap(sqlexpr.wrap(rows, ranks), hidden=[name for name, _ in ranks], where=kept)
+    query: exp.Query = sqlexpr.wrap(sqlexpr.wrap(rows, ranks), hidden=[name for name, _ in ranks], where=kept)
+    states = summary.calls
+    if states:
+        earlier = ranges.between(read.column, None, scan[BackEdge])
+        prior = exp.select("*").from_(read.table.copy()).where(exp.and_(*[c for c in (earlier, before) if c]))
+        groups = prefix.groups(states)
+        aggregates = [
+            prefix.aggregate(prior.subquery(_BEFORE), g, partition_by, calls)
+            for g, (partition_by, calls) in enumerate(groups)
+        ]
+        query = prefix.joined(query, _SUMMARISED, aggregates, [p for p, _ in groups], states)
     return exp.Subquery(this=query, alias=read.node.args.get("alias"))
 
 
@@ -354,22 +418,34 @@ def owned_sql(sql: str) -> Optional[str]:
         _refuse_shape(select, select_calls, relation)
         for call in select_calls:
             _check_order(call, source.read.column, relation)
-        rewrites.append((select, source, [call_reach(c) for c in select_calls]))
+        rewrites.append((select, source, select_calls))
     if not rewrites:
         return None
-    for select, source, reaches in rewrites:
+    index = {id(call): i for i, call in enumerate(calls)}
+    for select, source, select_calls in rewrites:
         read = source.read
         ranges = _Ranges(read)
+        summary = _summary(read, select_calls, [index[id(c)] for c in select_calls])
         where = select.args.get("where")
-        # the rows counted past an edge are the rows the windows see: the SELECT's own filter first
-        counted = analysis.without_qualifiers(where.this) if where is not None and _counts(reaches) else None
-        read.node.replace(_widened(read, reaches, counted))
+        # the rows the windows see (counted past an edge, summarised): the SELECT's own filter first
+        filtered = analysis.without_qualifiers(where.this) if where is not None else None
+        read.node.replace(_widened(read, summary, filtered if _counts(summary.reaches) else None, filtered))
+        for call, state in zip(select_calls, summary.states):
+            if state is not None:
+                prefix.combine(call, state)
         time = sqlexpr.column(read.column, source.qualifier)
         carried = select.select(exp.alias_(time, ROW_TIME, quoted=True), copy=True)
         owned = ranges.between(sqlexpr.to_sql(sqlexpr.column(ROW_TIME)), _micros(read.start), _micros(read.end))
-        wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME], where=owned)
+        # a `*` in the SELECT shows the summaries' columns too
+        shown = [name for state in summary.calls for name in state.columns()] if _starred(select) else []
+        wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME, *shown], where=owned)
         tree = sqlexpr.replaced(tree, select, wrapper)
     return sqlexpr.to_sql(tree)
+
+
+def _starred(select: exp.Select) -> bool:
+    """Whether the SELECT lists `*` (or `e.*`): every column of its input."""
+    return any(isinstance(e, exp.Star) or isinstance(e.this, exp.Star) for e in select.expressions)
 
 
 def _counts(reaches: Sequence[OverCallReach]) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, List, Optional, Sequence, Tuple, Type
+from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from sqlglot import exp
 
@@ -89,8 +89,8 @@ _COMBINE = {
         "min": "least(:s, :L)",
         "max": "greatest(:s, :L)",
         "avg": "coalesce(:s + :LS, :s, :LS) / nullif(coalesce(:c, 0) + :LC, 0)",
-        "rows": "coalesce(:s, 0) + :L",
-        "dense_rank": "coalesce(:s, 0) + :L",
+        "rows": "cast(coalesce(:s, 0) + :L as int)",  # a rank's type, not the count's bigint
+        "dense_rank": "cast(coalesce(:s, 0) + :L as int)",
         "first_value": "case when coalesce(:n, 0) > 0 then :s else :L end",
         "first_value_ignore_nulls": "coalesce(:s, :L)",
     }.items()
@@ -161,15 +161,21 @@ def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
     tree = analysis.parse(sql)
     over = [c for c in analysis.over_calls(tree) if not c.generated]
     for call in calls:
-        node = over[call.index].node
-        values = {"L": exp.paren(node.copy()), **{name: column(f"_wv_{name}{call.index}") for name in ("s", "c", "n")}}
-        if call.kind is PrefixKind.AVG:
-            for name, func in (("LS", exp.Sum), ("LC", exp.Count)):
-                part = node.copy()
-                part.set("this", func(this=over[call.index].func.this.copy()))
-                values[name] = exp.paren(part)
-        node.replace(exp.paren(sqlexpr.fill(_COMBINE[call.kind], **values)))
+        combine(over[call.index], call)
     return sqlexpr.to_sql(tree)
+
+
+def combine(over: OverCall, call: PrefixCall) -> None:
+    """Replaces `over` (the call `call` keeps) in its tree by its value over the rows it reads
+    combined with its state columns, which its SELECT's input carries."""
+    node = over.node
+    values = {"L": exp.paren(node.copy()), **{name: column(f"_wv_{name}{call.index}") for name in ("s", "c", "n")}}
+    if call.kind is PrefixKind.AVG:
+        for name, func in (("LS", exp.Sum), ("LC", exp.Count)):
+            part = node.copy()
+            part.set("this", func(this=over.func.this.copy()))
+            values[name] = exp.paren(part)
+    node.replace(exp.paren(sqlexpr.fill(_COMBINE[call.kind], **values)))
 
 
 def groups(calls: Sequence[PrefixCall]) -> List[Tuple[Tuple[str, ...], List[PrefixCall]]]:
@@ -188,17 +194,19 @@ GROUP = "_wv_g"  # which group a row of `aggregate_all` is counted in, with seve
 
 
 def aggregate(
-    view: str,
+    view: Union[str, exp.Expression],
     group: int,
     partition_by: Tuple[str, ...],
     calls: Sequence[PrefixCall],
     where: Optional[exp.Expr] = None,
 ) -> exp.Select:
-    """One group's state over the rows in `view` (the evicted ones). With `where`, over the rows
-    it holds (a FILTER on each aggregate): every partition in `view` gets a row, which merges as
-    no row where no row is evicted (count 0, NULL otherwise; see _MERGE)."""
+    """One group's state over the rows in `view` (the evicted ones; a name or a FROM-able
+    expression). With `where`, over the rows it holds (a FILTER on each aggregate): every
+    partition in `view` gets a row, which merges as no row where no row is evicted (count 0,
+    NULL otherwise; see _MERGE)."""
     keys, values = _group_columns(group, partition_by, calls, where)
-    select = exp.select(*sqlexpr.aliased(keys + values)).from_(exp.to_table(view))
+    source = exp.to_table(view) if isinstance(view, str) else view
+    select = exp.select(*sqlexpr.aliased(keys + values)).from_(source)
     return select.group_by(*[k for _, k in keys]) if keys else select
 
 
@@ -282,20 +290,34 @@ def joined_sql(
     rows: str, states: Sequence[str], partitions: Sequence[Tuple[str, ...]], calls: Sequence[PrefixCall]
 ) -> str:
     """The retained rows with their partitions' state columns, as the rewritten calls read them."""
+    return sqlexpr.to_sql(joined(exp.to_table(rows), rows, [exp.to_table(s) for s in states], partitions, calls))
+
+
+def joined(
+    rows: exp.Expr,
+    name: str,
+    states: Sequence[exp.Expr],
+    partitions: Sequence[Tuple[str, ...]],
+    calls: Sequence[PrefixCall],
+) -> exp.Select:
+    """`joined_sql` over FROM-able expressions: `rows` (known as `name`) and each group's state
+    (a table, or a query such as `aggregate`)."""
     columns = [
-        column(name, f"s{g}")
+        column(state, f"s{g}")
         for g, (_, group_calls) in enumerate(groups(calls))
         for call in group_calls
-        for name in call.columns()
+        for state in call.columns()
     ]
-    select = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(rows)), *columns).from_(exp.to_table(rows))
+    source = rows.subquery(name) if isinstance(rows, exp.Query) else rows
+    select = exp.select(exp.Column(this=exp.Star(), table=exp.to_identifier(name)), *columns).from_(source)
     for g, (state, partition_by) in enumerate(zip(states, partitions)):
         on = [
             exp.NullSafeEQ(this=exp.paren(sqlexpr.parse(p)), expression=column(key(g, j), f"s{g}"))
             for j, p in enumerate(partition_by)
         ]
-        select = select.join(exp.to_table(state).as_(f"s{g}"), on=_all(on), join_type="left", copy=False)
-    return sqlexpr.to_sql(select)
+        alias = state.subquery(f"s{g}") if isinstance(state, exp.Query) else state.as_(f"s{g}")
+        select = select.join(alias, on=_all(on), join_type="left", copy=False)
+    return select
 
 
 def _all(conditions: Sequence[exp.Expr]) -> exp.Expr:

@@ -259,6 +259,7 @@ class OverReach(ABC):
     column, so each row of the range is computed as over all input."""
 
     counts_rows: ClassVar[bool] = False  # whether the rows read are counted, after the SELECT's WHERE
+    scans_all: ClassVar[bool] = False  # whether every row past the edge is scanned (`scan` is None)
 
     @abstractmethod
     def scan(self, edge: Edge) -> Optional[int]:
@@ -301,6 +302,7 @@ class RowsPast(OverReach):
     rows: int
     partition_by: Tuple[str, ...]
     counts_rows: ClassVar[bool] = True
+    scans_all: ClassVar[bool] = True
 
     def scan(self, edge: Edge) -> Optional[int]:
         return None
@@ -311,7 +313,10 @@ class RowsPast(OverReach):
 
 @dataclass(frozen=True)
 class AllPast(OverReach):
-    """UNBOUNDED PRECEDING (FOLLOWING), ranking (the rows before count), NTILE: every row that side."""
+    """UNBOUNDED PRECEDING (FOLLOWING), ranking (the rows before count), NTILE: every row that side
+    (the rows before S summarised per partition instead where prefix.py can, over_reads.py)."""
+
+    scans_all: ClassVar[bool] = True
 
     def scan(self, edge: Edge) -> Optional[int]:
         return None
