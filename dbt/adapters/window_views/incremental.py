@@ -287,15 +287,15 @@ def _swap(adapter: Any, table: Table, relation: Any, location_root: Optional[str
     """A rebuild written whole takes the model's name; the table it replaces, and its files, go."""
     if table.rebuild is None:
         return
-    backup = _relation(relation, "backup")
+    replaced = table.rebuild.replaces
+    backup = _relation(relation, "backup").incorporate(type=replaced.type)
     leftover = _in_catalog(adapter, str(backup))
     if leftover is not None:
         _drop(adapter, leftover, location_root)
-    replaced = table.rebuild.replaces
     old = adapter.table_location(replaced) if location_root is not None else None
-    adapter.rename_relation(replaced, backup.incorporate(type=replaced.type))
+    adapter.rename_relation(replaced, backup)
     adapter.rename_relation(table.rebuild.built, relation)
-    adapter.drop_relation(backup.incorporate(type=replaced.type))
+    adapter.drop_relation(backup)
     adapter.remove_location(old)
 
 
