@@ -4,12 +4,17 @@ import, are in tests/support."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from tests.support.dbt_projects import DbtProject, spark_params
+
+# dbt's usage tracking costs each in-process command a tenth of a second and, on a machine
+# without internet, a failed send; every dbt here (and in subprocesses) runs without it
+os.environ.setdefault("DBT_SEND_ANONYMOUS_USAGE_STATS", "false")
 
 
 @pytest.fixture(scope="session")
