@@ -202,15 +202,31 @@ def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     previous = committed(
         104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 10 * MINUTE, "s.b": 0})
     )
-    asks = {"_wv_n0": 2, "_wv_tmax0": 125 * MINUTE, "_wv_n1": 0, "_wv_tmax1": None}
+    asks = (sides.InputCounts(2, 125 * MINUTE), sides.InputCounts(0, None))
     w, clocks = sides.watermark(plan, asks, previous, 17 * MINUTE)  # bids: 104 + 7 = 111, to the end 110
     assert w == 110 * MINUTE
     assert clocks == InputClocks({"s.a": 125 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 17 * MINUTE, "s.b": 0})
     # a bid, late or not, restarts its clock where its W had moved to
-    bids = {"_wv_n0": 0, "_wv_tmax0": None, "_wv_n1": 1, "_wv_tmax1": None}
+    bids = (sides.InputCounts(0, None), sides.InputCounts(1, None))
     w, clocks = sides.watermark(plan, bids, replace(previous, watermark=w), 17 * MINUTE)
     assert w == 110 * MINUTE and clocks.watermarks["s.b"] == 110 * MINUTE
     assert clocks.arrivals["s.b"] == 17 * MINUTE
     # without idle_timeout the bids hold W where their rows left it
     plain = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     assert sides.watermark(plain, asks, previous, 17 * MINUTE)[0] == 104 * MINUTE
+
+
+def test_each_inputs_counts_are_read_back_from_the_row_of_the_batchs_counts():
+    """SeveralInputs.counted reads the per-input counts its `stats` aggregates wrote, in the
+    plan's order of inputs; one input counts nothing of its own."""
+    from pyspark.sql import Row
+    from test_streaming_join_plan import config as several
+    from test_streaming_join_plan import join
+
+    from dbt.adapters.window_views.streaming import sides
+    from dbt.adapters.window_views.streaming.plan import build
+
+    plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
+    row = Row(n=3, _wv_tmax0=None, _wv_n0=1, _wv_tmax1=7 * MINUTE, _wv_n1=2)
+    assert sides.SeveralInputs(plan).counted(row) == (sides.InputCounts(1, None), sides.InputCounts(2, 7 * MINUTE))
+    assert sides.OneInput(plan).counted(row) == ()

@@ -35,7 +35,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
 from dbt.adapters.window_views.streaming.commits import CommitLog
-from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
+from dbt.adapters.window_views.streaming.late_rows import LATE, NO_NEW_ROWS, NewRows
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output
@@ -151,21 +151,21 @@ class BatchWriter:
         if idle_watermark is None:
             with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
                 held = held_rows_metric(previous, query.partitioned_by, ~F.col(LATE))
-                stats = new_rows.count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
-            if not stats["n"]:
+                counts = new_rows.count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
+            if not counts.rows:
                 return _unchanged(previous, self.inputs)
-            w_new, clocks = self.inputs.watermark(stats, previous, idle.now())
+            w_new, clocks = self.inputs.watermark(counts.tmax, counts.inputs, previous, idle.now())
         else:  # no rows: W moves to the one given, the idle clocks stay (idle.py)
-            stats = {"n": 0, "late": 0, "tmin": None, "tmax": None}
+            counts = NO_NEW_ROWS
             w_new = idle_watermark
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
-        state = State(plan, self.where, query, self.fs, self._small(spark, stats["n"], previous, idle_watermark))
+        state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
         fresh = rows.where(f"not {LATE}").drop(LATE)
-        retained = self.shape.retained(spark, fresh, state, previous_state, stats["n"])
+        retained = self.shape.retained(spark, fresh, state, previous_state, counts.rows)
         try:
             recompute = (
-                self.shape.recompute(previous, stats.get("held_hit"), query.partitioned_by)
-                if stats["tmin"] is not None
+                self.shape.recompute(previous, counts.held_hit, query.partitioned_by)
+                if counts.tmin is not None
                 else None
             )
             batch = Batch(
@@ -174,11 +174,11 @@ class BatchWriter:
                 retained,
                 w_prev,
                 w_new,
-                stats["tmin"],
-                stats["tmax"],
+                counts.tmin,
+                counts.tmax,
                 state.prefix_states(spark, fresh, previous_state),
                 recompute,
-                stats["n"],
+                counts.rows,
                 previous_state,
             )
             parts = Parts(query, state, Output(plan, self.where, self.fs, batch_id, w_new))
@@ -192,8 +192,8 @@ class BatchWriter:
         return BatchRecord(
             watermark=w_new,
             state_batch=str(batch_id),
-            rows_in=stats["n"],
-            late=stats["late"],
+            rows_in=counts.rows,
+            late=counts.late,
             rows_out=out,
             state_rows=state_rows,
             clocks=clocks,

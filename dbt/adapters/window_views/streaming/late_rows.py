@@ -5,7 +5,8 @@ new rows and their event-time range; the late rows, if any, are written by a sec
 
 from __future__ import annotations
 
-from typing import Any, List, Mapping, Optional, Sequence
+from dataclasses import dataclass
+from typing import Any, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -16,10 +17,26 @@ from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId
-from dbt.adapters.window_views.streaming.sides import OneInput
+from dbt.adapters.window_views.streaming.sides import InputCounts, OneInput
 
 T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late
+HELD_HIT = internal("held_hit")
+
+
+@dataclass(frozen=True)
+class NewRowCounts:
+    """What one job counted of a micro-batch's new rows."""
+
+    rows: int
+    late: int
+    tmin: Optional[int]  # the event-time range of the rows on time, micros; None: none on time
+    tmax: Optional[int]
+    inputs: Tuple[InputCounts, ...] = ()  # per input of a model over several (sides.py)
+    held_hit: Optional[Tuple[int, ...]] = None  # state.held_rows_metric's places; None: not counted
+
+
+NO_NEW_ROWS = NewRowCounts(0, 0, None, None)
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
@@ -55,15 +72,15 @@ class NewRows:
         )
 
     def count_and_stage_late(
-        self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int], extra: List[Any]
-    ) -> Mapping[str, Any]:
+        self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int], held: Optional[Any]
+    ) -> NewRowCounts:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
         nothing is written). The counts read only the columns they need (parquet skips the rest)
         in a job that writes nothing, so a bad file fails no write's task with its logs; the late
         rows, seldom any, are written only if there are some, since an empty write still costs a
-        commit's files. `extra`: more counts over the new rows (State's held_rows_metric), made
-        only after a batch with state."""
+        commit's files. `held`: the places of held-back partitions the new rows fall in
+        (state.held_rows_metric), counted only after a batch with state."""
         late, t = F.col(LATE), F.col(T)
         counts = [
             F.count(F.lit(1)).alias("n"),
@@ -71,11 +88,20 @@ class NewRows:
             F.min(F.when(~late, t)).alias("tmin"),
             F.max(F.when(~late, t)).alias("tmax"),
             *self.inputs.stats(late, t),
+            *([held.alias(HELD_HIT)] if held is not None else []),
         ]
-        stats = rows.agg(*counts, *extra).first().asDict()
-        if stats["late"] and self.plan.config.late_data == LateData.TABLE:
+        row = rows.agg(*counts).first()
+        counted = NewRowCounts(
+            row["n"],
+            row["late"],
+            row["tmin"],
+            row["tmax"],
+            self.inputs.counted(row),
+            tuple(row[HELD_HIT]) if held is not None else None,
+        )
+        if counted.late and self.plan.config.late_data == LateData.TABLE:
             self._stage_late(rows, columns, batch_id, w_prev)
-        return stats
+        return counted
 
     def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> None:
         judged_by = (

@@ -14,7 +14,8 @@ emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Mapping, Optional, Sequence, Tuple
+from dataclasses import dataclass
+from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
@@ -25,6 +26,14 @@ from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
 from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, Clocks, InputClocks
 
 SIDE = internal("side")
+
+
+@dataclass(frozen=True)
+class InputCounts:
+    """One input's share of a micro-batch's new rows (a model over several inputs)."""
+
+    rows: int  # late ones included: any row restarts its idle clock
+    latest: Optional[int]  # the latest event time of its rows on time, micros
 
 
 def row_column(i: int) -> str:
@@ -53,6 +62,10 @@ class OneInput:
         """Counts of a batch's new rows besides the model's (none for one input)."""
         return []
 
+    def counted(self, row: Any) -> Tuple[InputCounts, ...]:
+        """What `stats` counted, from the row of the batch's counts."""
+        return ()
+
     def late_columns(self, columns: Sequence[str]) -> List[str]:
         """A late row as the late table keeps it: the input's own columns."""
         return [f"`{c}`" for c in columns]
@@ -69,13 +82,13 @@ class OneInput:
         return Arrival()
 
     def watermark(
-        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+        self, latest: Optional[int], inputs: Sequence[InputCounts], previous: Optional[BatchRecord], at: int
     ) -> Tuple[Optional[int], Clocks]:
-        """W after a batch with rows: the latest event time on time - delay, never back; the
-        idle clock restarts at it (idle.py)."""
+        """W after a batch with rows (`latest`: their latest event time on time; `inputs`: what
+        `counted` gave): that - delay, never back; the idle clock restarts at it (idle.py)."""
         w_new = previous.watermark if previous is not None else None
-        if stats["tmax"] is not None:
-            reached = stats["tmax"] - self.plan.watermark.delay.micros
+        if latest is not None:
+            reached = latest - self.plan.watermark.delay.micros
             w_new = reached if w_new is None else max(w_new, reached)
         return w_new, Arrival(at, w_new)
 
@@ -95,6 +108,9 @@ class SeveralInputs(OneInput):
     def stats(self, late: Any, t: Any) -> List[Any]:
         return input_stats(self.plan, late, t)
 
+    def counted(self, row: Any) -> Tuple[InputCounts, ...]:
+        return tuple(InputCounts(row[_N.format(i)], row[_TMAX.format(i)]) for i in range(len(self.plan.inputs)))
+
     def late_columns(self, columns: Sequence[str]) -> List[str]:
         return late_columns(self.plan)
 
@@ -105,9 +121,9 @@ class SeveralInputs(OneInput):
         return InputClocks()
 
     def watermark(
-        self, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+        self, latest: Optional[int], inputs: Sequence[InputCounts], previous: Optional[BatchRecord], at: int
     ) -> Tuple[Optional[int], Clocks]:
-        return watermark(self.plan, stats, previous, at)
+        return watermark(self.plan, inputs, previous, at)
 
 
 def inputs_of(plan: StreamPlan) -> OneInput:
@@ -169,7 +185,7 @@ def input_stats(plan: StreamPlan, late: Any, t: Any) -> List[Any]:
 
 
 def watermark(
-    plan: StreamPlan, stats: Mapping[str, Any], previous: Optional[BatchRecord], at: int
+    plan: StreamPlan, inputs: Sequence[InputCounts], previous: Optional[BatchRecord], at: int
 ) -> Tuple[Optional[int], InputClocks]:
     """The model's watermark after a batch with rows (at `at`, processing time), and what its
     commit keeps of each input: its W at its last rows (its latest event time - delay, or where
@@ -181,11 +197,10 @@ def watermark(
     timeout = config.idle_timeout.micros if config.idle_timeout is not None else None
     before = previous.clocks if previous is not None and isinstance(previous.clocks, InputClocks) else InputClocks()
     bases, arrivals = dict(before.watermarks), dict(before.arrivals)
-    for i, source in enumerate(s.source for s in plan.inputs):
-        if not stats.get(_N.format(i)):
+    for source, counts in zip((s.source for s in plan.inputs), inputs):
+        if not counts.rows:
             continue  # no rows from this input: its W and clock stay
-        latest = stats.get(_TMAX.format(i))
-        reached = [latest - delay] if latest is not None else []
+        reached = [counts.latest - delay] if counts.latest is not None else []
         if source in bases:
             reached.append(idle.own(bases[source], arrivals.get(source), timeout, at, plan.window))
         if reached:  # rows of an input without W yet that are all late (no event time) start no clock

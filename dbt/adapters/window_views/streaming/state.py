@@ -59,16 +59,16 @@ def held_position(by: Tuple[str, ...]) -> Any:
     return F.pmod(F.xxhash64(*[F.col(f"`{c}`") for c in by]), F.lit(HELD_POSITIONS))
 
 
-def held_rows_metric(previous: Optional[BatchRecord], by: Tuple[str, ...], on_time: Any) -> List[Any]:
+def held_rows_metric(previous: Optional[BatchRecord], by: Tuple[str, ...], on_time: Any) -> Optional[Any]:
     """For the count of a batch's new rows (`on_time`: those not late): the places of the
     partitions the batch before held back that they fall in (`held_hit`), when it recorded
-    where they are (it records them, with the shared point, by partition only)."""
+    where they are (it records them, with the shared point, by partition only); else None."""
     recorded = previous.recompute if previous is not None else None
     positions = recorded.held_at if recorded is not None else None
     if not by or positions is None:
-        return []
+        return None
     place = held_position(by)
-    return [F.collect_set(F.when(on_time & place.isin(list(positions)), place)).alias("held_hit")]
+    return F.collect_set(F.when(on_time & place.isin(list(positions)), place))
 
 
 def _with(schema: Any, *fields: StructField) -> Any:
