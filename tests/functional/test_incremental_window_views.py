@@ -21,7 +21,7 @@ from tests.functional.test_microbatch_windows import PREFIX, events
 from tests.support.dbt_projects import errors
 
 BEGIN = "2024-01-01"
-BATCHES = f"event_time='{{et}}', batch_size='day', begin='{BEGIN}'"
+BATCHES = f"event_time='{{et}}', batch_size='day', begin='{BEGIN}', lookback=var('lookback', 1)"
 # n counts the rows; on the row whose id is the var bad_id the batch that reads it fails
 N = "count(*) + count(assert_true(id <> {{ var('bad_id', -1) }})) as n"
 TVF = "\nunion all\n".join(
@@ -131,9 +131,9 @@ def test_incremental_batches_equal_the_full_build(project):
     # the last window (7 hours from 2024-01-03 22:00) is owned by 2024-01-04
     assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
 
-    # late input on the day before the last written one (lookback 1) and a new day, and rows
-    # 20 minutes apart from key a's last one (less than the gap): its last session, written by
-    # the first run, grows into the next day
+    # a new day, late input two days before it (lookback 2), and rows 20 minutes apart from
+    # key a's last one (less than the gap): its last session, written by the first run, grows
+    # into the next day
     (last_a,) = project.spark.sql(f"select max(ts) from {events_table} where k = 'a'").collect()[0]
     chain = [last_a + timedelta(minutes=20 * i) for i in range(1, 200)]
     chain = [t for t in chain if t < datetime(2024, 1, 5, 1)]
@@ -143,7 +143,7 @@ def test_incremental_batches_equal_the_full_build(project):
         "(9002, 'b', timestamp'2024-01-05 02:00:00', 3), (9003, 'c', timestamp'2024-01-05 09:30:00', -4), "
         + ", ".join(f"({9100 + i}, 'a', timestamp'{t}', 1)" for i, t in enumerate(chain))
     )
-    project.dbt("run")
+    project.dbt("run", "--vars", "{lookback: 2}")
     assert_equal_full(project)
     late = locations(project, "inc_windows", "window_time_day")
     assert sorted(late) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"]

@@ -53,15 +53,28 @@ def test_first_run_from_begin_to_the_latest_input():
     assert select(batches(), None, (), BatchRecord(), full_refresh=False).batches == ()
 
 
-def test_later_runs_from_the_last_written_back_lookback_plus_pending():
+def test_later_runs_from_the_current_batch_back_lookback_plus_pending():
     written = ["2024-01-01 00:00:00", "2024-01-02 00:00:00", "2024-01-03 00:00:00"]
-    assert keys(select(batches(), D(2024, 1, 5, 1), written, BatchRecord(), False)) == [
+    # dbt's lookback: batches before the current one, the one holding the latest input
+    daily = select(batches(), D(2024, 1, 4, 1), written, BatchRecord(), False)
+    assert keys(daily) == ["2024-01-03", "2024-01-04"]
+    assert daily.reason == "the current batch (2024-01-04 00:00:00) and 1 before it (lookback)"
+    assert keys(select(batches(lookback=2), D(2024, 1, 4, 1), written, BatchRecord(), False)) == [
         "2024-01-02",
         "2024-01-03",
         "2024-01-04",
-        "2024-01-05",
     ]
+    # days without a run: every batch after the last written is computed, and lookback before them
+    assert keys(select(batches(), D(2024, 1, 6, 1), written, BatchRecord(), False)) == [
+        "2024-01-03",
+        "2024-01-04",
+        "2024-01-05",
+        "2024-01-06",
+    ]
+    # no new day: the last written is the current one
+    assert keys(select(batches(), D(2024, 1, 3, 9), written, BatchRecord(), False)) == ["2024-01-02", "2024-01-03"]
     assert keys(select(batches(lookback=0), D(2024, 1, 3, 1), written, BatchRecord(), False)) == ["2024-01-03"]
+    assert keys(select(batches(lookback=0), D(2024, 1, 4, 1), written, BatchRecord(), False)) == ["2024-01-04"]
     # a batch a previous run left unfinished is redone whatever the range
     pending = BatchRecord(("2024-01-01 00:00:00",))
     picked = select(batches(lookback=0), D(2024, 1, 3, 1), written, pending, False)

@@ -141,8 +141,9 @@ def select(
     no input rows); `written`: the keys of the batches the table holds.
     - a backfill (--event-time-start/--event-time-end): the batches of that range, only;
     - a first run or a full refresh: every batch from `begin` to the one holding `last_time`;
-    - later runs: from `lookback` batches before the last one written to the one holding
-      `last_time`, plus the batches a previous run left pending."""
+    - later runs: `lookback` batches before the current one (dbt's meaning: the one holding
+      `last_time`, but never one after the last batch written, so no batch is skipped) to the
+      current one, plus the batches a previous run left pending."""
     period = PERIODS[config.size]
     start, end = backfill
     if start is not None or end is not None:
@@ -154,10 +155,11 @@ def select(
         why = "a full refresh" if full_refresh else "the first run"
         return Selection(tuple(covering(period, config.begin, _after(period, last_time, config.begin))), why)
     last = from_key(period, keys[-1])
-    first = max(period.shift(last.start, -config.lookback), period.floor(config.begin))
+    current = min(batch_of(period, last_time).start if last_time is not None else last.start, last.end)
+    first = max(period.shift(current, -config.lookback), period.floor(config.begin))
     new = covering(period, first, _after(period, last_time, last.end))
     pending = [from_key(period, key) for key in record.pending]
-    why = f"the last batch written ({last.key}) back {config.lookback} (lookback), and the new input"
+    why = f"the current batch ({batch_of(period, current).key}) and {config.lookback} before it (lookback)"
     if pending:
         why += f", and {len(pending)} batch(es) a previous run left unfinished"
     return Selection(tuple(sorted(set(new) | set(pending))), why)
