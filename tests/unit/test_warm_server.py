@@ -96,3 +96,16 @@ def test_the_lock_admits_one_process_and_a_dead_holders_lock_is_taken_over(tmp_p
     with pytest.raises(DbtRuntimeError, match="is being started or stopped by pid"):
         with warm_server.locked(tmp_path, timeout=0.5):
             pass
+
+
+def test_java_is_checked_only_before_a_server_starts(tmp_path, monkeypatch):
+    """A reused server needs no `java -version` (a JVM start of its own, per dbt command)."""
+    spec = WarmSpec(str(tmp_path), "/p", 60.0, (("spark.sql.x", "1"),))
+    checks = []
+    started = ServerRecord(os.getpid(), 15002, "/p", spec.settings_hash, 1.0, 1.0, 60.0, watchdog_pid=os.getpid())
+    monkeypatch.setattr(warm_server, "start", lambda spec: started)
+    monkeypatch.setattr(warm_server, "why_unusable", lambda record: None)
+    assert warm_server.ensure(spec, before_start=lambda: checks.append("java")) == started.url
+    assert checks == ["java"]
+    assert warm_server.ensure(spec, before_start=lambda: checks.append("java")) == started.url
+    assert checks == ["java"]  # the recorded server reused: no check
