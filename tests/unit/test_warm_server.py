@@ -109,3 +109,30 @@ def test_java_is_checked_only_before_a_server_starts(tmp_path, monkeypatch):
     assert checks == ["java"]
     assert warm_server.ensure(spec, before_start=lambda: checks.append("java")) == started.url
     assert checks == ["java"]  # the recorded server reused: no check
+
+
+def test_with_warm_spark_a_schema_is_listed_when_a_lookup_first_needs_it_and_then_once():
+    """dbt's cache population before any model runs would open a Spark Connect client even for a
+    `dbt compile` that looks nothing up; deferred, a schema is listed at its first lookup, once."""
+    from dbt.adapters.cache import RelationsCache
+    from dbt.adapters.spark.relation import SparkRelation
+
+    from dbt.adapters.window_views.impl import DeferredSchemas
+
+    class Adapter:
+        def __init__(self) -> None:
+            self.cache = RelationsCache()
+            self.listed: list = []
+
+        def list_relations_without_caching(self, schema_relation):
+            self.listed.append(schema_relation.schema)
+            return [SparkRelation.create(schema=schema_relation.schema, identifier="t", type="table")]
+
+    adapter, deferred = Adapter(), DeferredSchemas()
+    deferred.defer([SparkRelation.create(schema="S1"), SparkRelation.create(schema="s2")])
+    assert adapter.listed == [] and (None, "s1") not in adapter.cache
+    deferred.fill(adapter, None, "s1")
+    deferred.fill(adapter, None, "S1")
+    deferred.fill(adapter, None, "other")  # not deferred: dbt's own lookup
+    assert adapter.listed == ["S1"] and (None, "s1") in adapter.cache and (None, "s2") not in adapter.cache
+    assert [r.identifier for r in adapter.cache.get_relations(None, "s1")] == ["t"]
