@@ -96,3 +96,43 @@ def test_the_lock_admits_one_process_and_a_dead_holders_lock_is_taken_over(tmp_p
     with pytest.raises(DbtRuntimeError, match="is being started or stopped by pid"):
         with warm_server.locked(tmp_path, timeout=0.5):
             pass
+
+
+def test_java_is_checked_only_before_a_server_starts(tmp_path, monkeypatch):
+    """A reused server needs no `java -version` (a JVM start of its own, per dbt command)."""
+    spec = WarmSpec(str(tmp_path), "/p", 60.0, (("spark.sql.x", "1"),))
+    checks = []
+    started = ServerRecord(os.getpid(), 15002, "/p", spec.settings_hash, 1.0, 1.0, 60.0, watchdog_pid=os.getpid())
+    monkeypatch.setattr(warm_server, "start", lambda spec: started)
+    monkeypatch.setattr(warm_server, "why_unusable", lambda record: None)
+    assert warm_server.ensure(spec, before_start=lambda: checks.append("java")) == started.url
+    assert checks == ["java"]
+    assert warm_server.ensure(spec, before_start=lambda: checks.append("java")) == started.url
+    assert checks == ["java"]  # the recorded server reused: no check
+
+
+def test_with_warm_spark_a_schema_is_listed_when_a_lookup_first_needs_it_and_then_once():
+    """dbt's cache population before any model runs would open a Spark Connect client even for a
+    `dbt compile` that looks nothing up; deferred, a schema is listed at its first lookup, once."""
+    from dbt.adapters.cache import RelationsCache
+    from dbt.adapters.spark.relation import SparkRelation
+
+    from dbt.adapters.window_views.impl import DeferredSchemas
+
+    class Adapter:
+        def __init__(self) -> None:
+            self.cache = RelationsCache()
+            self.listed: list = []
+
+        def list_relations_without_caching(self, schema_relation):
+            self.listed.append(schema_relation.schema)
+            return [SparkRelation.create(schema=schema_relation.schema, identifier="t", type="table")]
+
+    adapter, deferred = Adapter(), DeferredSchemas()
+    deferred.defer([SparkRelation.create(schema="S1"), SparkRelation.create(schema="s2")])
+    assert adapter.listed == [] and (None, "s1") not in adapter.cache
+    deferred.fill(adapter, None, "s1")
+    deferred.fill(adapter, None, "S1")
+    deferred.fill(adapter, None, "other")  # not deferred: dbt's own lookup
+    assert adapter.listed == ["S1"] and (None, "s1") in adapter.cache and (None, "s2") not in adapter.cache
+    assert [r.identifier for r in adapter.cache.get_relations(None, "s1")] == ["t"]

@@ -132,11 +132,11 @@ def remote_url(params: Dict[str, str]) -> Optional[str]:
 
 @functools.lru_cache(maxsize=None)
 def warm_url(spec: warm_server.WarmSpec) -> str:
-    """The project's warm Spark (`warm_spark: true`), found or started once per dbt process."""
+    """The project's warm Spark (`warm_spark: true`), found or started once per dbt process; Java
+    is checked only before a server starts (`java -version` is a JVM start of its own)."""
     from dbt.adapters.window_views import warm_server
 
-    check_java()
-    return warm_server.ensure(spec)
+    return warm_server.ensure(spec, before_start=check_java)
 
 
 @functools.lru_cache(maxsize=1)

@@ -25,7 +25,7 @@ import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, Tuple
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -401,9 +401,10 @@ def start_watchdog(home: Path, pid: int) -> int:
     return proc.pid
 
 
-def ensure(spec: WarmSpec) -> str:
+def ensure(spec: WarmSpec, before_start: Callable[[], None]) -> str:
     """The URL of this project's warm Spark: the recorded server when it is alive and has the
-    same settings, else a new one (the stale or differently configured one stopped first)."""
+    same settings, else a new one (the stale or differently configured one stopped first), after
+    `before_start` (the Java check, which raises with the fix)."""
     home = Path(spec.home)
     home.mkdir(parents=True, exist_ok=True)
     with locked(home):
@@ -425,6 +426,7 @@ def ensure(spec: WarmSpec) -> str:
                 stop_server(home, record)
                 record = None
         if record is None:
+            before_start()
             stop_server(home, None)  # an orphan of this project holds its metastore
             log(f"starting a warm Spark for this project (logs in {home / 'logs'})")
             record = start(spec)
