@@ -117,7 +117,7 @@ def test_with_warm_spark_a_schema_is_listed_when_a_lookup_first_needs_it_and_the
     from dbt.adapters.cache import RelationsCache
     from dbt.adapters.spark.relation import SparkRelation
 
-    from dbt.adapters.window_views.impl import DeferredSchemas
+    from dbt.adapters.window_views.relation_cache import DeferredSchemas
 
     class Adapter:
         def __init__(self) -> None:

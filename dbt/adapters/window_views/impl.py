@@ -6,17 +6,14 @@ import gc
 import re
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Set, Tuple
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
-from dbt.adapters.base.relation import BaseRelation
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
-from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
-from dbt_common.utils.formatting import lowercase
 
 from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths
 from dbt.adapters.window_views.__version__ import version
@@ -25,6 +22,7 @@ from dbt.adapters.window_views.connections import WindowViewsConnectionManager, 
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.relation_cache import DeferredSchemas, LazyRelationCache
 from dbt.adapters.window_views.session import embedded_defaults, refresh_inputs, remote_url, spark_session
 
 logger = AdapterLogger("WindowViews")
@@ -43,34 +41,7 @@ class StreamingAdapterResponse(AdapterResponse):
     state_rows: int = 0
 
 
-class DeferredSchemas:
-    """The schemas dbt asked to cache before any model runs, listed only when a lookup first needs
-    one (`warm_spark`): a command that looks nothing up, such as `dbt compile` of models that query
-    nothing, then opens no Spark Connect client at all (its import alone is half a second)."""
-
-    def __init__(self) -> None:
-        self._schemas: Dict[Tuple[Optional[str], str], BaseRelation] = {}
-
-    @staticmethod
-    def _key(database: Optional[str], schema: str) -> Tuple[Optional[str], str]:
-        return (lowercase(database), schema.lower())  # as dbt's cache compares schemas
-
-    def defer(self, schemas: Iterable[BaseRelation]) -> None:
-        self._schemas.update({self._key(s.database, s.schema): s for s in schemas if s.schema})
-
-    def fill(self, adapter: "WindowViewsAdapter", database: Optional[str], schema: str) -> None:
-        """Cache a deferred schema's relations, once: under the cache's lock, so another thread's
-        lookup in it waits for them instead of listing it again."""
-        with adapter.cache.lock:
-            relation = self._schemas.pop(self._key(database, schema), None)
-            if relation is None:
-                return
-            for found in adapter.list_relations_without_caching(relation):
-                adapter.cache.add(found)
-            adapter.cache.update_schemas([(database, schema)])  # an empty schema too: no second listing
-
-
-class WindowViewsAdapter(SparkAdapter):
+class WindowViewsAdapter(LazyRelationCache):
     ConnectionManager = WindowViewsConnectionManager
     AdapterSpecificConfigs = WindowViewsConfig
 
@@ -87,19 +58,6 @@ class WindowViewsAdapter(SparkAdapter):
             # a warm command is mostly dbt's own Python: Python's full collections traverse every
             # object dbt and its imports made (200k), 0.3 s a run; frozen now, they skip those
             gc.freeze()
-
-    def _relations_cache_for_schemas(
-        self, relation_configs: Iterable[Any], cache_schemas: Optional[Set[BaseRelation]] = None
-    ) -> None:
-        if self._deferred is None:
-            super()._relations_cache_for_schemas(relation_configs, cache_schemas)
-        else:
-            self._deferred.defer(cache_schemas or self._get_cache_schemas(relation_configs))
-
-    def list_relations(self, database: Optional[str], schema: str) -> List[BaseRelation]:
-        if self._deferred is not None:
-            self._deferred.fill(self, database, schema)
-        return super().list_relations(database, schema)
 
     @classmethod
     def type(cls) -> str:
