@@ -2,7 +2,11 @@
 streaming or on_window_close model fails compilation with the materialization's message, naming
 the model, the window expression and the fix; good models compile without running anything."""
 
-from tests.support.dbt_projects import errors, sources_yml
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.dbt_projects import errors, sources_yml, write_project
 
 STREAM = "materialized='window_view', execution='streaming', watermark={'column': 'ts', 'delay': '1 minute'}"
 EOWC = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '1 minute'}"
@@ -155,3 +159,29 @@ def test_run_and_build_fail_at_compile_before_the_materialization(project, monke
             assert by_model[name].message == f"Compilation Error in model {name} (models/{name}.sql)\n  {message}"
     exists = project.spark.catalog.databaseExists(project.schema)
     assert not exists or not [t for t in project.spark.catalog.listTables(project.schema) if not t.isTemporary]
+
+
+def test_a_compile_that_looks_nothing_up_starts_no_spark(tmp_path):
+    """dbt lists every schema's tables before the models compile; the adapter lists a schema at
+    its first lookup instead, so a `dbt compile` of models that query nothing starts no JVM (a
+    separate dbt process on the embedded default: its metastore would appear under target/)."""
+    write_project(tmp_path, "wv_compile", "compiled", {})
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "sources.yml").write_text(sources_yml("ticks"))
+    (tmp_path / "models" / "tumbled.sql").write_text(
+        "{{ config(materialized='window_view') }}\n"
+        "select window_start, window_end, count(*) as n\n"
+        "from {{ window_views.tumble(source('raw', 'ticks'), 'ts', '10 minutes') }}\n"
+        "group by window_start, window_end\n"
+    )
+    dbt = str(Path(sys.executable).with_name("dbt"))
+    proc = subprocess.run(
+        [dbt, "compile", "--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stdout[-3000:]
+    assert (tmp_path / "target" / "compiled" / "wv_compile" / "models" / "tumbled.sql").exists()
+    assert not (tmp_path / "target" / "metastore_db").exists(), "the compile started Spark"

@@ -22,7 +22,7 @@ from dbt.adapters.window_views.connections import WindowViewsConnectionManager, 
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
-from dbt.adapters.window_views.relation_cache import DeferredSchemas, LazyRelationCache
+from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.session import embedded_defaults, refresh_inputs, remote_url, spark_session
 
 logger = AdapterLogger("WindowViews")
@@ -51,10 +51,8 @@ class WindowViewsAdapter(LazyRelationCache):
             # the embedded default: settings the profile leaves out go under the project's target/
             target = project_target(config)
             creds.server_side_parameters = {**embedded_defaults(target), **creds.server_side_parameters}
-        # in-process, dbt's own cache population (starting the JVM up front, as before)
-        self._deferred = DeferredSchemas() if getattr(creds, "warm_spark", False) else None
         super().__init__(config, mp_context)
-        if self._deferred is not None:
+        if getattr(creds, "warm_spark", False):
             # a warm command is mostly dbt's own Python: Python's full collections traverse every
             # object dbt and its imports made (200k), 0.3 s a run; frozen now, they skip those
             gc.freeze()

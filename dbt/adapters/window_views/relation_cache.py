@@ -1,6 +1,7 @@
-"""dbt's relation cache with `warm_spark`: dbt lists every schema's relations before any model
-runs, which opens the Spark Connect client (half a second of imports) and asks the server even
-for a command that looks nothing up; here a schema is listed at its first lookup instead."""
+"""dbt's relation cache, filled at a schema's first lookup: dbt lists every schema's relations
+before any model runs, which starts Spark's JVM in-process (seconds), or opens the Spark Connect
+client (half a second of imports) and asks the server, even for a command that looks nothing up,
+such as `dbt compile` of models that query nothing."""
 
 from __future__ import annotations
 
@@ -12,9 +13,8 @@ from dbt_common.utils.formatting import lowercase
 
 
 class DeferredSchemas:
-    """The schemas dbt asked to cache before any model runs, listed only when a lookup first needs
-    one (`warm_spark`): a command that looks nothing up, such as `dbt compile` of models that query
-    nothing, then opens no Spark Connect client at all (its import alone is half a second)."""
+    """The schemas dbt asked to cache before any model runs, each listed only when a lookup first
+    needs it."""
 
     def __init__(self) -> None:
         self._schemas: Dict[Tuple[Optional[str], str], BaseRelation] = {}
@@ -39,19 +39,17 @@ class DeferredSchemas:
 
 
 class LazyRelationCache(SparkAdapter):
-    """dbt-spark's adapter whose cache population waits for a lookup when `_deferred` is set."""
+    """dbt-spark's adapter whose cache population waits for a lookup."""
 
-    _deferred: Optional[DeferredSchemas] = None
+    def __init__(self, config: Any, mp_context: Any) -> None:
+        self._deferred = DeferredSchemas()
+        super().__init__(config, mp_context)
 
     def _relations_cache_for_schemas(
         self, relation_configs: Iterable[Any], cache_schemas: Optional[Set[BaseRelation]] = None
     ) -> None:
-        if self._deferred is None:
-            super()._relations_cache_for_schemas(relation_configs, cache_schemas)
-        else:
-            self._deferred.defer(cache_schemas or self._get_cache_schemas(relation_configs))
+        self._deferred.defer(cache_schemas or self._get_cache_schemas(relation_configs))
 
     def list_relations(self, database: Optional[str], schema: str) -> List[BaseRelation]:
-        if self._deferred is not None:
-            self._deferred.fill(self, database, schema)
+        self._deferred.fill(self, database, schema)
         return super().list_relations(database, schema)
