@@ -15,7 +15,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths
+from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths, swap
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
@@ -107,6 +107,16 @@ class WindowViewsAdapter(SparkAdapter):
         refresh_inputs(self, plan.inputs)
         output = batch.checked_output(self, plan)
         return incremental.run(self, plan, relation, full_refresh, location_root, output)
+
+    @available
+    def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:
+        """The name a batch window view's new table is built under, beside its table (swap.py)."""
+        return swap.beside(self, relation, location_root)
+
+    @available
+    def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
+        """The new table takes the model's name; the one it replaces (or None), and its files, go."""
+        swap.into_place(self, built, relation, replaced, location_root)
 
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their

@@ -7,7 +7,7 @@ before the catalog points at it, so no rename needs to be atomic), and a batch t
 its partition as it was. The batches a run planned are recorded with the table
 before they run (batches.BatchRecord); those that did not finish are redone by the next run.
 A full refresh (or a table of another shape) is built beside the table and swapped in once every
-batch is written, so a failed rebuild leaves the table as it was.
+batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import batch_reads, ddl, paths
+from dbt.adapters.window_views import batch_reads, ddl, paths, swap
 from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, select
 from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
@@ -104,7 +104,8 @@ def run(
     last_time = None if latest is None else shape.last_time(latest)
     selection = select(config, last_time, table.written, record, full_refresh or not table.written, _backfill())
     if not selection.batches and latest is not None and latest < config.begin:
-        _discard(adapter, table)
+        if table.rebuild is not None:  # a rebuild that will not finish: its table and files go
+            swap.drop(adapter, table.rebuild.built, table.location)
         raise ModelOutputError(
             plan.model,
             f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
@@ -125,7 +126,8 @@ def run(
     _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(left).to_property())
     if failures:
         first_key, first = next(iter(failures.items()))
-        _discard(adapter, table)
+        if table.rebuild is not None:
+            swap.drop(adapter, table.rebuild.built, table.location)
         kept = (
             "the table is as it was before this run: a rebuild replaces it only once every batch is written"
             if table.rebuild is not None
@@ -135,7 +137,8 @@ def run(
             f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
             f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
         )
-    _swap(adapter, table, relation, location_root)
+    if table.rebuild is not None:
+        swap.into_place(adapter, table.rebuild.built, relation, table.rebuild.replaces, location_root)
     properties = plan.properties()
     properties[COLUMN_PROPERTY] = column
     if closing is not None:
@@ -251,52 +254,14 @@ def _create(
     location_root: Optional[str],
 ) -> Table:
     """A new empty table: under the model's name on a first run; beside `found` (a full refresh,
-    or a table of another shape), to replace it once every batch is written (_swap)."""
-    beside = relation if found is None else _relation(relation, "tmp")
-    leftover = _in_catalog(adapter, str(beside)) if found is not None else None
-    if leftover is not None:  # a rebuild's table that a killed run left
-        _drop(adapter, leftover, location_root)
+    or a table of another shape), to replace it once every batch is written (swap.into_place)."""
+    beside = relation if found is None else swap.beside(adapter, relation, location_root)
     suffix = "" if found is None else f"-{uuid.uuid4().hex[:12]}"
     location = None if location_root is None else f"{location_root}/{relation.identifier}/batches{suffix}"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(str(beside), output, column, location, properties))
     rebuild = None if found is None else Rebuild(beside, found)
     return Table(str(beside), _location(adapter, str(beside)), (), BatchRecord(), rebuild)
-
-
-def _relation(relation: Any, role: str) -> Any:
-    """The model's table under another name, `<alias>__wv_tmp` or `<alias>__wv_backup`."""
-    return relation.incorporate(path={"identifier": f"{relation.identifier}_{internal(role)}"})
-
-
-def _drop(adapter: Any, relation: Any, location_root: Optional[str]) -> None:
-    """Drop a table and, when it is external (location_root), its files."""
-    location = adapter.table_location(relation) if location_root is not None else None
-    adapter.drop_relation(relation)
-    adapter.remove_location(location)
-
-
-def _discard(adapter: Any, table: Table) -> None:
-    """A rebuild that did not finish: its table and files go, the table it was to replace stays."""
-    if table.rebuild is not None:
-        adapter.drop_relation(table.rebuild.built)
-        adapter.remove_location(table.location)
-
-
-def _swap(adapter: Any, table: Table, relation: Any, location_root: Optional[str]) -> None:
-    """A rebuild written whole takes the model's name; the table it replaces, and its files, go."""
-    if table.rebuild is None:
-        return
-    replaced = table.rebuild.replaces
-    backup = _relation(relation, "backup").incorporate(type=replaced.type)
-    leftover = _in_catalog(adapter, str(backup))
-    if leftover is not None:
-        _drop(adapter, leftover, location_root)
-    old = adapter.table_location(replaced) if location_root is not None else None
-    adapter.rename_relation(replaced, backup)
-    adapter.rename_relation(table.rebuild.built, relation)
-    adapter.drop_relation(backup)
-    adapter.remove_location(old)
 
 
 def _location(adapter: Any, name: str) -> str:
