@@ -114,10 +114,6 @@ def set_partition_location(name: str, column: str, value: str, location: str) ->
     return _command("ALTER", "TABLE", table(name), "PARTITION", spec, "SET LOCATION", exp.Literal.string(location))
 
 
-def describe_partition(name: str, column: str, value: str) -> str:
-    return _command("DESCRIBE", "TABLE EXTENDED", table(name), "PARTITION", _partition(column, value))
-
-
 def show_partitions(name: str) -> str:
     return _command("SHOW", "PARTITIONS", table(name))
 

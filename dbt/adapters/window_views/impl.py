@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
@@ -152,6 +152,15 @@ class WindowViewsAdapter(SparkAdapter):
             return
         spark = spark_session(creds.server_side_parameters)
         filesystems.for_client(spark).delete(paths.normalize(location))
+
+    def list_location(self, location: str) -> List[str]:
+        """The names in a directory of an external or managed table; [] where there is none, or
+        where no SparkSession can list it (remove_location removes nothing there either)."""
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return []
+        spark = spark_session(creds.server_side_parameters)
+        return [entry.name for entry in filesystems.for_client(spark).list(paths.normalize(location))]
 
     @available
     def check_stream_columns(self, plan: WindowViewPlan) -> None:
