@@ -4,8 +4,9 @@ batch, each partition a directory of its own. A batch writes its rows (batch_rea
 directory, then points its partition at it: one catalog statement, so readers see the batch's old
 rows or its new ones, on a local disk as on an object store (nothing reads the new directory
 before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
-its partition as it was. The batches a run planned are recorded with the table
-before they run (batches.BatchRecord); those that did not finish are redone by the next run.
+its partition as it was. The batches a run leaves unfinished are recorded with the table
+(batches.BatchRecord: with its other properties at the end of the run, and before the batches
+where a kill could otherwise lose one, batches.record_first); the next run redoes them.
 A full refresh (or a table of another shape) is built beside the table and swapped in once every
 batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
 """
@@ -293,6 +294,7 @@ def _property_start(properties: str, key: str) -> Optional[int]:
 
 
 def _batch_column(properties: str) -> Optional[str]:
+    """The batch column the table was made for (a column name: it ends at the first other character)."""
     start = _property_start(properties, COLUMN_PROPERTY)
     found = None if start is None else re.match(r"[A-Za-z0-9_]*", properties[start:])
     return None if found is None else found.group(0)
