@@ -26,7 +26,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views import batch_reads, ddl, paths, swap
-from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, record_first, select
+from dbt.adapters.window_views.batches import RECORD_PROPERTY, BatchRecord, Selection, record_first, select
 from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -37,6 +37,7 @@ from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermar
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 COLUMN_PROPERTY = "window_views.batch_column"
+_ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -187,17 +188,26 @@ def _write_batches(
 ) -> Dict[str, str]:
     """Each batch written in turn, in time order (batches.record_first counts on it); the failed
     ones' keys and first error lines. `unrecorded`: the record of every planned batch, when the
-    run has not written it: the first failure does, as a batch after it may be the last written."""
+    run has not written it: the first failure does, as a batch after it may be the last written.
+    A table without partitions (a first run, a rebuild) gets its batches' partitions in one
+    statement after the last batch: no reader waits for them one by one, and a kill before it
+    leaves no batch written, so the next run starts again from begin."""
     failures: Dict[str, str] = {}
     written = set(table.written)
     batches_dir = f"{table.location}/{BATCHES_DIR}"
     # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
     listed = adapter.list_location(batches_dir) if table.written else []
+    added: List[Tuple[str, str]] = []
     for batch in selection.batches:
         prefix = batch.start.strftime("%Y%m%dT%H%M%S")
         location = f"{batches_dir}/{prefix}-{uuid.uuid4().hex[:12]}"
         try:
-            _write(adapter, plan, table, column, batch, location, batch.key in written, closing, output)
+            # the table's types: a running call's summary can widen one (a decimal SUM's precision)
+            adapter.execute(ddl.write_directory(location, plan.required_batch_shape.sql(batch, closing), output))
+            if not written:
+                added.append((batch.key, location))
+            else:
+                _point(adapter, table.name, column, batch.key, location, batch.key in written)
         except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
             failures[batch.key] = _first_line(exc)
             adapter.remove_location(location)
@@ -209,6 +219,8 @@ def _write_batches(
         for name in listed:
             if name.startswith(f"{prefix}-"):
                 adapter.remove_location(f"{batches_dir}/{name}")
+    for start in range(0, len(added), _ADDED_PER_STATEMENT):
+        adapter.execute(ddl.add_partitions(table.name, column, added[start : start + _ADDED_PER_STATEMENT]))
     return failures
 
 
@@ -223,24 +235,12 @@ def _first_line(exc: Exception) -> str:
     return without_internal(lines[0]) if lines else type(exc).__name__
 
 
-def _write(
-    adapter: Any,
-    plan: WindowViewPlan,
-    table: Table,
-    column: str,
-    batch: Batch,
-    location: str,
-    exists: bool,
-    closing: Optional[batch_reads.Closing],
-    output: Sequence[Tuple[str, str]],
-) -> None:
-    shape = plan.required_batch_shape
-    # the table's types: a running call's summary can widen one (a decimal SUM's precision)
-    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing), output))
+def _point(adapter: Any, name: str, column: str, key: str, location: str, exists: bool) -> None:
+    """The batch's partition pointed at its new directory: one catalog statement."""
     if exists:
-        adapter.execute(ddl.set_partition_location(table.name, column, batch.key, location))
+        adapter.execute(ddl.set_partition_location(name, column, key, location))
     else:
-        adapter.execute(ddl.add_partition(table.name, column, batch.key, location))
+        adapter.execute(ddl.add_partitions(name, column, [(key, location)]))
 
 
 def _in_catalog(adapter: Any, name: str) -> Any:
