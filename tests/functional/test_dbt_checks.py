@@ -1,6 +1,6 @@
 """dbt's own checks on window views where integration_tests/ cannot show them: a contract violation
 fails before anything is written (batch, batch with location_root, streaming) and leaves the table
-as it was; data tests see a streaming view's late rows; a streaming model's unit test starts no
+as it was, and what a killed batch run left beside it goes (its files too); data tests see a streaming view's late rows; a streaming model's unit test starts no
 stream."""
 
 from datetime import datetime
@@ -67,14 +67,17 @@ def test_batch_contract_violation_keeps_the_table(project, tmp_path, location_ro
     assert not project.spark.catalog.tableExists(f"{project.schema}.revenue__wv_tmp")
 
     # what a run killed mid-swap leaves (its new table, the old one renamed aside): the next run
-    # drops both and builds the table again
-    for leftover in ("revenue__wv_tmp", "revenue__wv_backup"):
-        project.spark.sql(f"create table {project.schema}.{leftover} (x int) using parquet")
+    # drops both, with their files under location_root, and builds the table again
+    killed = {name: tmp_path / "lake" / "revenue" / f"run={name}" for name in ("revenue__wv_tmp", "revenue__wv_backup")}
+    for leftover, files in killed.items():
+        where = f" location '{files}'" if location_root else ""
+        project.spark.sql(f"create table {project.schema}.{leftover} using parquet{where} as select 1 as x")
     contract(project, "revenue", "bigint")
     project.dbt("run")
     assert project.rows("revenue") == before
-    for leftover in ("revenue__wv_tmp", "revenue__wv_backup"):
+    for leftover, files in killed.items():
         assert not project.spark.catalog.tableExists(f"{project.schema}.{leftover}"), leftover
+        assert not files.exists(), files
 
 
 def stream_project(project, contract_price_type: str) -> None:

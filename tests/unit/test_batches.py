@@ -5,7 +5,7 @@ batch_reads.py), and a batch's SQL (each TVF's read widened by its reach, the ow
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from types import SimpleNamespace
 
 import pytest
@@ -13,7 +13,15 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views import incremental, panes
 from dbt.adapters.window_views.batch_reads import Closing, shape_of
-from dbt.adapters.window_views.batches import PERIODS, Batch, BatchRecord, covering, select
+from dbt.adapters.window_views.batches import (
+    PERIODS,
+    RECORD_PROPERTY,
+    Batch,
+    BatchRecord,
+    covering,
+    record_first,
+    select,
+)
 from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.incremental import _first_line
@@ -403,8 +411,125 @@ def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("session", gap=H)), config)
     adapter = RecordingAdapter(D(2024, 1, 2, 23, 30))
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
-    written = [s for s in adapter.statements if "ADD PARTITION" in s.upper()]
-    assert len(written) == 3  # 01-01, 01-02, and 01-03 which holds the last session's end
-    record = [s for s in adapter.statements if "pending_batches" in s][-1]
-    assert '"pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]' in record, record
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    # a first run adds its batches' partitions in one statement, after the last batch
+    (added,) = [s for s in adapter.statements if " ADD PARTITION" in s.upper()]
+    assert added.count("PARTITION (") == 3, added  # 01-01, 01-02, and 01-03 which holds the last session's end
+    assert adapter.statements[-1] == added
+    # written with the table's other properties by the materialization, not by a statement of its own
+    record = result.properties[RECORD_PROPERTY]
+    assert record == '{"pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]}', record
+    assert "pending_batches" not in result.summary
+    # 01-02 is written but stays pending, and is not the last batch: a kill after it must find
+    # it recorded, so the run records every batch before it writes them
+    (first,) = [s for s in adapter.statements if "pending_batches" in s]
+    first_write = next(s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE"))
+    assert adapter.statements.index(first) < adapter.statements.index(first_write)
+
+
+def plain_runs_redo_what_a_kill_left(written, record, last_time, leaves_pending, config):
+    """Every point a plain run can be killed at, without a record written first: the batches the
+    next plain run (the old record; the same input, or three days more) does not take, that the
+    killed run had not finished (not reached, or written but meant to stay pending)."""
+    planned = select(config, last_time, written, record, False).batches
+    missed = set()
+    for killed_after in range(len(planned) + 1):
+        done = [b.key for b in planned[:killed_after]]
+        unfinished = {b.key for b in planned[killed_after:]} | (set(done) & set(leaves_pending))
+        for later in (last_time, last_time + timedelta(days=3)):
+            after = {b.key for b in select(config, later, sorted(set(written) | set(done)), record, False).batches}
+            missed |= unfinished - after - set(record.pending)
+    return planned, sorted(missed)
+
+
+@pytest.mark.parametrize("lookback", [0, 1, 3])
+@pytest.mark.parametrize(
+    "leaves_pending, backfill, first",
+    [
+        ((), False, False),
+        (("2024-01-06 00:00:00",), False, False),  # the last batch, still growing: a daily run
+        (("2024-01-05 00:00:00", "2024-01-06 00:00:00"), False, True),  # unclosed before the last
+        (("2024-01-02 00:00:00",), False, False),  # the old record holds it already
+        ((), True, True),  # a backfill's batches lie before the next run's start
+    ],
+)
+def test_a_run_records_its_batches_first_only_where_a_kill_needs_it(lookback, leaves_pending, backfill, first):
+    written = [f"2024-01-0{d} 00:00:00" for d in range(1, 6)]
+    record = BatchRecord(("2024-01-02 00:00:00",))
+    config = batches(lookback=lookback)
+    planned, missed = plain_runs_redo_what_a_kill_left(written, record, D(2024, 1, 6, 3), leaves_pending, config)
+    first = first or (lookback == 0 and bool(set(leaves_pending) - set(record.pending)))
+    assert record_first(planned, leaves_pending, record, backfill, lookback) is first
+    if not first:
+        assert not missed, missed
+    elif leaves_pending == ("2024-01-06 00:00:00",):  # lookback 0: the next run may start after it
+        assert missed == ["2024-01-06 00:00:00"]  # what the record written first saves
+    elif not backfill and lookback == 1:
+        assert missed == ["2024-01-05 00:00:00"]
+
+
+class ExistingTable(RecordingAdapter):
+    """An earlier run's table: its DESCRIBE (columns, location, properties as Spark prints them),
+    its partitions and its batch directories."""
+
+    def __init__(self, latest: datetime, properties: str, listed: list) -> None:
+        super().__init__(latest)
+        self.properties, self.listed, self.removed = properties, listed, []
+
+    def execute(self, sql: str, fetch: bool = False):
+        if sql.upper().startswith("DESCRIBE"):
+            self.statements.append(sql)
+            columns = [(c, "string", None) for c in ("k", "window_start", "window_end", "window_time", "n")]
+            details = [("Location", "file:/tmp/wv/t", ""), ("Table Properties", self.properties, "")]
+            rows = columns + [("window_time_day", "string", None), ("# Partition Information", "", "")]
+            return None, SimpleNamespace(
+                rows=rows + [("", "", "")] + [("# Detailed Table Information", "", "")] + details
+            )
+        if sql.upper().startswith("SHOW PARTITIONS"):
+            self.statements.append(sql)
+            keys = ("2024-01-01", "2024-01-02")
+            return None, SimpleNamespace(rows=[[f"window_time_day={d} 00%3A00%3A00"] for d in keys])
+        return super().execute(sql, fetch)
+
+    def get_relation(self, **_):
+        return SimpleNamespace(is_table=True, type="table")
+
+    def list_location(self, location):
+        assert location == "/tmp/wv/t/_wv_batches", location
+        return self.listed
+
+    def remove_location(self, location):
+        self.removed.append(location)
+
+
+def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    # Spark prints each value as written: a summary's `, size=` is no property, the record is JSON
+    properties = (
+        "[transient_lastDdlTime=1, window_views.batch_column=window_time_day, window_views.pending_batches="
+        '{"pending": ["2024-01-02 00:00:00"]}, window_views.windows=tumble(time_col=ts, size=1 hour)]'
+    )
+    listed = ["20240101T000000-aaa", "20240102T000000-bbb", "20240102T000000-ccc", "20240103T000000-ddd"]
+    adapter = ExistingTable(D(2024, 1, 3, 5), properties, listed)
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    reads = [s for s in adapter.statements if s.upper().startswith(("DESCRIBE", "SHOW"))]
+    assert len(reads) == 2, reads
+    assert not [s for s in adapter.statements if "TBLPROPERTIES" in s.upper()], adapter.statements
+    # 01-02 (lookback, and pending), 01-03 (new, still growing: pending again)
+    assert result.properties[RECORD_PROPERTY] == '{"pending": ["2024-01-03 00:00:00"]}'
+    assert len([s for s in adapter.statements if "SET LOCATION" in s.upper()]) == 1
+    assert len([s for s in adapter.statements if "ADD PARTITION" in s.upper()]) == 1
+    # a batch's old directories go once its partition points at the new one; a killed run's too
+    gone = [r for r in adapter.removed if r and "_wv_batches/2024" in r]
+    assert gone == [f"/tmp/wv/t/_wv_batches/{name}" for name in listed[1:]], adapter.removed
+
+
+def test_a_table_of_another_batch_column_is_rebuilt_beside_it():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "hour", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    adapter = ExistingTable(D(2024, 1, 1, 2), "[window_views.batch_column=window_time_day]", [])
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    assert incremental._existing(adapter, plan, "s.t", adapter.get_relation(), "window_time_hour", output) is None
+    assert incremental._record("[window_views.pending_batches={not json]") == BatchRecord()

@@ -81,3 +81,11 @@ def test_a_batch_is_written_with_its_tables_types():
     assert [(e.alias, e.this.to.sql("spark")) for e in written.expressions] == [("x", "INT"), ("y z", "DECIMAL(20, 2)")]
     assert sql.startswith("INSERT OVERWRITE DIRECTORY '/d/it\\'s' USING parquet ")
     assert ddl.write_directory("/d", "select 1 as x") == "INSERT OVERWRITE DIRECTORY '/d' USING parquet select 1 as x"
+
+
+def test_partitions_are_added_in_one_statement_with_their_values_and_locations_as_literals():
+    sql = ddl.add_partitions("s.t", "day", [("2024-01-01 00:00:00", "/d/it's 1"), ("2024-01-02 00:00:00", "/d/2")])
+    assert sql == (
+        "ALTER TABLE s.t ADD PARTITION (`day` = '2024-01-01 00:00:00') LOCATION '/d/it\\'s 1' "
+        "PARTITION (`day` = '2024-01-02 00:00:00') LOCATION '/d/2'"
+    )

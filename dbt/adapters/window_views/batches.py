@@ -121,6 +121,23 @@ class BatchRecord:
         return cls(pending)
 
 
+def record_first(
+    batches: Sequence[Batch], leaves_pending: Iterable[str], record: BatchRecord, backfill: bool, lookback: int
+) -> bool:
+    """Whether a run must record its planned batches as pending before it writes them, so that a
+    run killed at any point leaves no batch the next run does not redo. A plain run need not: it
+    writes its batches in time order, and the next plain run starts `lookback` batches before the
+    current one, never after the batch that follows the last one written (select), so it takes
+    every batch the killed run had not reached (as long as the input only grows, which a plain run
+    assumes anyway). What it does not take again: a backfill's batches, and a batch written but
+    meant to stay pending (`leaves_pending`: still growing, or not closed) unless the old record
+    holds it already, or it is the run's last batch and `lookback` reaches back to it."""
+    if backfill:
+        return True
+    last = batches[-1].key if batches else None
+    return any((key != last or lookback == 0) and key not in record.pending for key in leaves_pending)
+
+
 @dataclass(frozen=True)
 class Selection:
     """What a run computes, and why (the run's log line)."""

@@ -104,18 +104,17 @@ def _partition(column: str, value: str) -> exp.Tuple:
     )
 
 
-def add_partition(name: str, column: str, value: str, location: str) -> str:
-    spec = _partition(column, value)
-    return _command("ALTER", "TABLE", table(name), "ADD PARTITION", spec, "LOCATION", exp.Literal.string(location))
+def add_partitions(name: str, column: str, partitions: Sequence[Tuple[str, str]]) -> str:
+    """One statement adding each (value, location) partition: the metastore adds them together."""
+    parts: list[exp.Expression | str] = ["ADD"]
+    for value, location in partitions:
+        parts += ["PARTITION", _partition(column, value), "LOCATION", exp.Literal.string(location)]
+    return _command("ALTER", "TABLE", table(name), *parts)
 
 
 def set_partition_location(name: str, column: str, value: str, location: str) -> str:
     spec = _partition(column, value)
     return _command("ALTER", "TABLE", table(name), "PARTITION", spec, "SET LOCATION", exp.Literal.string(location))
-
-
-def describe_partition(name: str, column: str, value: str) -> str:
-    return _command("DESCRIBE", "TABLE EXTENDED", table(name), "PARTITION", _partition(column, value))
 
 
 def show_partitions(name: str) -> str:

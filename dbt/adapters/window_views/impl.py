@@ -15,7 +15,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, ddl, filesystems, filtered_reads, incremental, panes, paths
+from dbt.adapters.window_views import batch, filtered_reads, incremental, panes, swap
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
@@ -24,6 +24,7 @@ from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.session import embedded_defaults, refresh_inputs, remote_url, spark_session
+from dbt.adapters.window_views.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
 _TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
@@ -41,7 +42,7 @@ class StreamingAdapterResponse(AdapterResponse):
     state_rows: int = 0
 
 
-class WindowViewsAdapter(LazyRelationCache):
+class WindowViewsAdapter(TableFiles, LazyRelationCache):
     ConnectionManager = WindowViewsConnectionManager
     AdapterSpecificConfigs = WindowViewsConfig
 
@@ -112,6 +113,16 @@ class WindowViewsAdapter(LazyRelationCache):
         output = batch.checked_output(self, plan)
         return incremental.run(self, plan, relation, full_refresh, location_root, output)
 
+    @available
+    def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:
+        """The name a batch window view's new table is built under, beside its table (swap.py)."""
+        return swap.beside(self, relation, location_root)
+
+    @available
+    def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
+        """The new table takes the model's name; the one it replaces (or None), and its files, go."""
+        swap.into_place(self, built, relation, replaced, location_root)
+
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
         window summary, so `dbt docs` shows it; a row count only where Spark knows one."""
@@ -126,26 +137,6 @@ class WindowViewsAdapter(LazyRelationCache):
                 column["table_comment"] = comment
                 column.update(_window_view_stats(comment))
             yield column
-
-    @available
-    def table_location(self, relation: Any) -> Optional[str]:
-        """Where a table's files live (external tables keep them after DROP)."""
-        _, table = self.execute(ddl.describe_extended(str(relation)), fetch=True)
-        for row in table.rows:
-            if row[0] == "Location":
-                return row[1]
-        return None
-
-    @available
-    def remove_location(self, location: Optional[str]) -> None:
-        """Delete an old external table's files, which DROP TABLE leaves behind (on the cluster's
-        storage, through Spark Connect too: filesystems.for_client)."""
-        creds = self.config.credentials
-        if not location or creds.method != SparkConnectionMethod.SESSION:
-            logger.debug(f"leaving {location} in place: only a SparkSession can remove files")
-            return
-        spark = spark_session(creds.server_side_parameters)
-        filesystems.for_client(spark).delete(paths.normalize(location))
 
     @available
     def check_stream_columns(self, plan: WindowViewPlan) -> None:

@@ -4,26 +4,29 @@ batch, each partition a directory of its own. A batch writes its rows (batch_rea
 directory, then points its partition at it: one catalog statement, so readers see the batch's old
 rows or its new ones, on a local disk as on an object store (nothing reads the new directory
 before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
-its partition as it was. The batches a run planned are recorded with the table
-before they run (batches.BatchRecord); those that did not finish are redone by the next run.
+its partition as it was. The batches a run leaves unfinished are recorded with the table
+(batches.BatchRecord: with its other properties at the end of the run, and before the batches
+where a kill could otherwise lose one, batches.record_first); the next run redoes them.
 A full refresh (or a table of another shape) is built beside the table and swapped in once every
-batch is written, so a failed rebuild leaves the table as it was.
+batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
 """
 
 from __future__ import annotations
 
+import json
+import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import batch_reads, ddl, paths
-from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, select
+from dbt.adapters.window_views import batch_reads, ddl, paths, swap
+from dbt.adapters.window_views.batches import RECORD_PROPERTY, BatchRecord, Selection, record_first, select
 from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -34,6 +37,7 @@ from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermar
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 COLUMN_PROPERTY = "window_views.batch_column"
+_ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
 _EPOCH = datetime(1970, 1, 1)
 
 
@@ -86,14 +90,7 @@ def run(
     `output`: the model's columns and types. Raises BatchesFailed naming the failed batches."""
     config = plan.config.required_batches
     shape = plan.required_batch_shape
-    column = batch_column(config)
-    if any(name.lower() == column.lower() for name, _ in output):
-        raise ModelOutputError(
-            plan.model,
-            f"it selects a column `{column}`, the column an incremental batch window view partitions its table by "
-            f"(event_time '{config.event_time}' by batch_size '{config.size}')",
-            f"rename the model's column `{column}`",
-        )
+    column = _partition_column(plan, output)
     name = str(relation)
     found = _in_catalog(adapter, name)
     table = _existing(adapter, plan, name, found, column, output) if not full_refresh else None
@@ -102,9 +99,11 @@ def run(
     record = table.record
     latest = _latest_input(adapter, shape.reads)
     last_time = None if latest is None else shape.last_time(latest)
-    selection = select(config, last_time, table.written, record, full_refresh or not table.written, _backfill())
+    backfill = _backfill()
+    selection = select(config, last_time, table.written, record, full_refresh or not table.written, backfill)
     if not selection.batches and latest is not None and latest < config.begin:
-        _discard(adapter, table)
+        if table.rebuild is not None:  # a rebuild that will not finish: its table and files go
+            swap.drop(adapter, table.rebuild.built, table.location)
         raise ModelOutputError(
             plan.model,
             f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
@@ -112,20 +111,28 @@ def run(
         )
     logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
     planned = sorted(set(record.pending) | {b.key for b in selection.batches})
-    _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(tuple(planned)).to_property())
     closing = _closing(adapter, plan, output)
-    failures = _write_batches(adapter, plan, table, column, selection, closing, output)
-    done = {b.key for b in selection.batches} - set(failures)
     # a batch that may own a window W has not closed, or one later input can still grow, is
     # redone by a later run, which closes (or grows) it
     unclosed = {
         b.key for b in selection.batches if shape.growing(b, latest) or (closing is not None and closing.holds_open(b))
     }
-    left = tuple(k for k in planned if k not in done or k in unclosed)
-    _set_property(adapter, table.name, RECORD_PROPERTY, BatchRecord(left).to_property())
+    # a rebuild killed part way is dropped by the next one: only the model's table keeps a record
+    unrecorded: Optional[str] = None
+    if table.rebuild is None:
+        unrecorded = BatchRecord(tuple(planned)).to_property()
+        if record_first(selection.batches, unclosed, record, backfill != (None, None), config.lookback):
+            _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+            unrecorded = None
+    failures = _write_batches(adapter, plan, table, column, selection, closing, output, unrecorded)
+    done = {b.key for b in selection.batches} - set(failures)
+    left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
     if failures:
         first_key, first = next(iter(failures.items()))
-        _discard(adapter, table)
+        if table.rebuild is not None:
+            swap.drop(adapter, table.rebuild.built, table.location)
+        else:
+            _set_property(adapter, table.name, RECORD_PROPERTY, left)
         kept = (
             "the table is as it was before this run: a rebuild replaces it only once every batch is written"
             if table.rebuild is not None
@@ -135,13 +142,31 @@ def run(
             f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
             f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
         )
-    _swap(adapter, table, relation, location_root)
+    if table.rebuild is not None:
+        swap.into_place(adapter, table.rebuild.built, relation, table.rebuild.replaces, location_root)
     properties = plan.properties()
     properties[COLUMN_PROPERTY] = column
     if closing is not None:
         properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
+    described = summary(properties)
+    # the record goes with the other properties, in the materialization's one property write
+    properties[RECORD_PROPERTY] = left
     response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
-    return BatchesWritten(properties, summary(properties), response)
+    return BatchesWritten(properties, described, response)
+
+
+def _partition_column(plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> str:
+    """The column the table is partitioned by, which the model's own columns must not name."""
+    config = plan.config.required_batches
+    column = batch_column(config)
+    if any(name.lower() == column.lower() for name, _ in output):
+        raise ModelOutputError(
+            plan.model,
+            f"it selects a column `{column}`, the column an incremental batch window view partitions its table by "
+            f"(event_time '{config.event_time}' by batch_size '{config.size}')",
+            f"rename the model's column `{column}`",
+        )
+    return column
 
 
 def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> Optional[batch_reads.Closing]:
@@ -166,17 +191,43 @@ def _write_batches(
     selection: Selection,
     closing: Optional[batch_reads.Closing],
     output: Sequence[Tuple[str, str]],
+    unrecorded: Optional[str],
 ) -> Dict[str, str]:
-    """Each batch written in turn; the failed ones' keys and first error lines."""
+    """Each batch written in turn, in time order (batches.record_first counts on it); the failed
+    ones' keys and first error lines. `unrecorded`: the record of every planned batch, when the
+    run has not written it: the first failure does, as a batch after it may be the last written.
+    A table without partitions (a first run, a rebuild) gets its batches' partitions in one
+    statement after the last batch: no reader waits for them one by one, and a kill before it
+    leaves no batch written, so the next run starts again from begin."""
     failures: Dict[str, str] = {}
     written = set(table.written)
+    batches_dir = f"{table.location}/{BATCHES_DIR}"
+    # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
+    listed = adapter.list_location(batches_dir) if table.written else []
+    added: List[Tuple[str, str]] = []
     for batch in selection.batches:
-        location = f"{table.location}/{BATCHES_DIR}/{batch.start.strftime('%Y%m%dT%H%M%S')}-{uuid.uuid4().hex[:12]}"
+        prefix = batch.start.strftime("%Y%m%dT%H%M%S")
+        location = f"{batches_dir}/{prefix}-{uuid.uuid4().hex[:12]}"
         try:
-            _write(adapter, plan, table, column, batch, location, batch.key in written, closing, output)
+            # the table's types: a running call's summary can widen one (a decimal SUM's precision)
+            adapter.execute(ddl.write_directory(location, plan.required_batch_shape.sql(batch, closing), output))
+            if not written:
+                added.append((batch.key, location))
+            else:
+                _point(adapter, table.name, column, batch.key, location, batch.key in written)
         except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
             failures[batch.key] = _first_line(exc)
             adapter.remove_location(location)
+            if unrecorded is not None:
+                _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+                unrecorded = None
+            continue
+        # the partition points at `location` now: the batch's other directories are no one's
+        for name in listed:
+            if name.startswith(f"{prefix}-"):
+                adapter.remove_location(f"{batches_dir}/{name}")
+    for start in range(0, len(added), _ADDED_PER_STATEMENT):
+        adapter.execute(ddl.add_partitions(table.name, column, added[start : start + _ADDED_PER_STATEMENT]))
     return failures
 
 
@@ -191,27 +242,12 @@ def _first_line(exc: Exception) -> str:
     return without_internal(lines[0]) if lines else type(exc).__name__
 
 
-def _write(
-    adapter: Any,
-    plan: WindowViewPlan,
-    table: Table,
-    column: str,
-    batch: Batch,
-    location: str,
-    exists: bool,
-    closing: Optional[batch_reads.Closing],
-    output: Sequence[Tuple[str, str]],
-) -> None:
-    shape = plan.required_batch_shape
-    # the table's types: a running call's summary can widen one (a decimal SUM's precision)
-    adapter.execute(ddl.write_directory(location, shape.sql(batch, closing), output))
+def _point(adapter: Any, name: str, column: str, key: str, location: str, exists: bool) -> None:
+    """The batch's partition pointed at its new directory: one catalog statement."""
     if exists:
-        old = _partition_location(adapter, table.name, column, batch.key)
-        adapter.execute(ddl.set_partition_location(table.name, column, batch.key, location))
-        if old is not None and f"/{BATCHES_DIR}/" in old:
-            adapter.remove_location(old)
+        adapter.execute(ddl.set_partition_location(name, column, key, location))
     else:
-        adapter.execute(ddl.add_partition(table.name, column, batch.key, location))
+        adapter.execute(ddl.add_partitions(name, column, [(key, location)]))
 
 
 def _in_catalog(adapter: Any, name: str) -> Any:
@@ -223,11 +259,15 @@ def _in_catalog(adapter: Any, name: str) -> Any:
 def _existing(
     adapter: Any, plan: WindowViewPlan, name: str, found: Any, column: str, output: Sequence[Tuple[str, str]]
 ) -> Optional[Table]:
-    """The table of an earlier run (`found`) with the same batch column, or None (a first run)."""
-    properties = _properties(adapter, name) if found is not None else {}
-    if properties.get(COLUMN_PROPERTY) != column:
+    """The table of an earlier run (`found`) with the same batch column, or None (a first run):
+    two reads, one DESCRIBE (columns, location, properties) and one SHOW PARTITIONS."""
+    if found is None:
         return None
-    have = [c.name.lower() for c in adapter.get_columns_in_relation(found) if c.name.lower() != column.lower()]
+    columns, details = _describe(adapter, name)
+    properties = details.get("Table Properties", "")
+    if _batch_column(properties) != column:
+        return None
+    have = [c.lower() for c in columns if c.lower() != column.lower()]
     want = [c.lower() for c, _ in output]
     if have != want:
         raise ModelOutputError(
@@ -238,8 +278,45 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    record = BatchRecord.from_property(properties.get(RECORD_PROPERTY))
-    return Table(name, _location(adapter, name), written, record)
+    location = details.get("Location")
+    if not location:
+        raise DbtRuntimeError(f"Spark gives no location for the table {name}")
+    return Table(name, str(paths.normalize(location)), written, _record(properties))
+
+
+def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
+    """One DESCRIBE TABLE EXTENDED: the columns (the rows before the first blank or `#` one, as
+    dbt-spark reads them) and the table's details by name (Location, Table Properties, ...)."""
+    _, table = adapter.execute(ddl.describe_extended(name), fetch=True)
+    rows = [(str(row[0] or "").strip(), str(row[1] or "").strip()) for row in table.rows]
+    end = next((i for i, (key, _) in enumerate(rows) if not key or key.startswith("#")), len(rows))
+    return [key for key, _ in rows[:end]], dict(rows[end + 1 :])
+
+
+def _property_start(properties: str, key: str) -> Optional[int]:
+    """Where `key`'s value starts in Spark's Table Properties row, `[k1=v1, k2=v2]` (values as
+    written: one may hold `, x=`, so each value is read by its own form from its start)."""
+    found = re.search(rf"(?:^\[|, ){re.escape(key)}=", properties)
+    return None if found is None else found.end()
+
+
+def _batch_column(properties: str) -> Optional[str]:
+    """The batch column the table was made for (a column name: it ends at the first other character)."""
+    start = _property_start(properties, COLUMN_PROPERTY)
+    found = None if start is None else re.match(r"[A-Za-z0-9_]*", properties[start:])
+    return None if found is None else found.group(0)
+
+
+def _record(properties: str) -> BatchRecord:
+    """The record (JSON), or an empty one where there is none or it does not read (BatchRecord.from_property)."""
+    start = _property_start(properties, RECORD_PROPERTY)
+    if start is None:
+        return BatchRecord()
+    try:
+        _, end = json.JSONDecoder().raw_decode(properties, start)
+    except ValueError:
+        return BatchRecord()
+    return BatchRecord.from_property(properties[start:end])
 
 
 def _create(
@@ -251,52 +328,14 @@ def _create(
     location_root: Optional[str],
 ) -> Table:
     """A new empty table: under the model's name on a first run; beside `found` (a full refresh,
-    or a table of another shape), to replace it once every batch is written (_swap)."""
-    beside = relation if found is None else _relation(relation, "tmp")
-    leftover = _in_catalog(adapter, str(beside)) if found is not None else None
-    if leftover is not None:  # a rebuild's table that a killed run left
-        _drop(adapter, leftover, location_root)
+    or a table of another shape), to replace it once every batch is written (swap.into_place)."""
+    beside = relation if found is None else swap.beside(adapter, relation, location_root)
     suffix = "" if found is None else f"-{uuid.uuid4().hex[:12]}"
     location = None if location_root is None else f"{location_root}/{relation.identifier}/batches{suffix}"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(str(beside), output, column, location, properties))
     rebuild = None if found is None else Rebuild(beside, found)
     return Table(str(beside), _location(adapter, str(beside)), (), BatchRecord(), rebuild)
-
-
-def _relation(relation: Any, role: str) -> Any:
-    """The model's table under another name, `<alias>__wv_tmp` or `<alias>__wv_backup`."""
-    return relation.incorporate(path={"identifier": f"{relation.identifier}_{internal(role)}"})
-
-
-def _drop(adapter: Any, relation: Any, location_root: Optional[str]) -> None:
-    """Drop a table and, when it is external (location_root), its files."""
-    location = adapter.table_location(relation) if location_root is not None else None
-    adapter.drop_relation(relation)
-    adapter.remove_location(location)
-
-
-def _discard(adapter: Any, table: Table) -> None:
-    """A rebuild that did not finish: its table and files go, the table it was to replace stays."""
-    if table.rebuild is not None:
-        adapter.drop_relation(table.rebuild.built)
-        adapter.remove_location(table.location)
-
-
-def _swap(adapter: Any, table: Table, relation: Any, location_root: Optional[str]) -> None:
-    """A rebuild written whole takes the model's name; the table it replaces, and its files, go."""
-    if table.rebuild is None:
-        return
-    replaced = table.rebuild.replaces
-    backup = _relation(relation, "backup").incorporate(type=replaced.type)
-    leftover = _in_catalog(adapter, str(backup))
-    if leftover is not None:
-        _drop(adapter, leftover, location_root)
-    old = adapter.table_location(replaced) if location_root is not None else None
-    adapter.rename_relation(replaced, backup)
-    adapter.rename_relation(table.rebuild.built, relation)
-    adapter.drop_relation(backup)
-    adapter.remove_location(old)
 
 
 def _location(adapter: Any, name: str) -> str:
@@ -306,20 +345,8 @@ def _location(adapter: Any, name: str) -> str:
     return str(paths.normalize(location))
 
 
-def _properties(adapter: Any, name: str) -> Dict[str, str]:
-    """The table's properties: one SHOW TBLPROPERTIES for the batch column and the record."""
-    _, table = adapter.execute(ddl.show_properties(name), fetch=True)
-    return {str(row[0]): str(row[1]) for row in table.rows}
-
-
 def _set_property(adapter: Any, name: str, key: str, value: str) -> None:
     adapter.execute(ddl.set_properties(name, {key: value}))
-
-
-def _partition_location(adapter: Any, name: str, column: str, key: str) -> Optional[str]:
-    """The partition's directory (the first Location row: the partition's, before the table's)."""
-    _, table = adapter.execute(ddl.describe_partition(name, column, key), fetch=True)
-    return next((str(row[1]) for row in table.rows if row[0] == "Location"), None)
 
 
 def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...]) -> Optional[datetime]:

@@ -1,20 +1,14 @@
 {#- execution='batch': build the table beside the current one, then swap it into place, so a
     failure leaves the old table untouched. -#}
 {% macro _window_view_batch(plan) -%}
-  {%- set identifier = model['alias'] -%}
-  {%- set target_relation = api.Relation.create(identifier=identifier, schema=schema, database=database, type='table') -%}
-  {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=identifier) -%}
-  {%- set intermediate_relation = target_relation.incorporate(path={'identifier': identifier ~ '__wv_tmp'}) -%}
-  {%- set backup_relation = target_relation.incorporate(path={'identifier': identifier ~ '__wv_backup'}) -%}
+  {%- set target_relation = api.Relation.create(identifier=model['alias'], schema=schema, database=database, type='table') -%}
+  {%- set existing_relation = adapter.get_relation(database=database, schema=schema, identifier=model['alias']) -%}
 
   {{ run_hooks(pre_hooks) }}
 
   {%- set built = adapter.batch_statement(plan) -%}
-  {#- what a killed run left; dbt's relation cache knows, so a clean run sends no DROP -#}
-  {%- set leftover = adapter.get_relation(database=database, schema=schema, identifier=identifier ~ '__wv_tmp') -%}
-  {% if leftover is not none %}
-    {% do adapter.drop_relation(leftover) %}
-  {% endif %}
+  {#- `<alias>__wv_tmp`, a killed run's table there dropped (swap.py) -#}
+  {%- set intermediate_relation = adapter.build_beside(target_relation, config.get('location_root')) -%}
   {%- call statement('main') -%}
     {%- if config.get('location_root') is not none -%}
       {{ window_views._create_external_table_as(intermediate_relation, window_views._contracted_sql(built['sql'])) }}
@@ -24,24 +18,7 @@
     {%- endif -%}
   {%- endcall -%}
   {% do window_views._describe_window_view(intermediate_relation, built) %}
-
-  {#- swap into place -#}
-  {%- set old_location = none -%}
-  {% if existing_relation is not none %}
-    {%- if existing_relation.type == 'table' and config.get('location_root') is not none -%}
-      {%- set old_location = adapter.table_location(existing_relation) -%}
-    {%- endif -%}
-    {%- set old_backup = adapter.get_relation(database=database, schema=schema, identifier=identifier ~ '__wv_backup') -%}
-    {% if old_backup is not none %}
-      {% do adapter.drop_relation(old_backup) %}
-    {% endif %}
-    {% do adapter.rename_relation(existing_relation, backup_relation.incorporate(type=existing_relation.type)) %}
-  {% endif %}
-  {% do adapter.rename_relation(intermediate_relation, target_relation) %}
-  {% if existing_relation is not none %}
-    {% do adapter.drop_relation(backup_relation.incorporate(type=existing_relation.type)) %}
-    {% do adapter.remove_location(old_location) %}
-  {% endif %}
+  {% do adapter.swap_into_place(intermediate_relation, target_relation, existing_relation, config.get('location_root')) %}
 
   {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
   {% do persist_docs(target_relation, model, for_relation=false) %}

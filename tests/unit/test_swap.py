@@ -1,0 +1,97 @@
+"""swap.py without Spark: the one swap-into-place of a batch build and an incremental rebuild. A
+clean run looks its leftovers up in dbt's relation cache and sends no DROP; a killed run's
+`__wv_tmp` / `__wv_backup` are dropped with their files (location_root); the old table is renamed
+aside before the new one takes its name, and dropped with its files after."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import List, Optional, Set
+
+import pytest
+
+from dbt.adapters.window_views import swap
+
+
+@dataclass(frozen=True)
+class Relation:
+    schema: str
+    identifier: str
+    type: str = "table"
+    database: Optional[str] = None
+
+    @property
+    def is_table(self) -> bool:
+        return self.type == "table"
+
+    def incorporate(self, path=None, type=None):  # noqa: A002 - dbt's keyword
+        return replace(self, **(path or {}), **({"type": type} if type else {}))
+
+
+class Catalog:
+    """dbt's relation cache and the calls the swap makes, in order."""
+
+    def __init__(self, tables: Set[str]) -> None:
+        self.tables, self.calls = set(tables), []  # type: ignore[var-annotated]
+
+    def get_relation(self, database, schema, identifier):
+        return Relation(schema, identifier) if identifier in self.tables else None
+
+    def table_location(self, relation):
+        self.calls.append(("location", relation.identifier))
+        return f"/lake/{relation.identifier}"
+
+    def drop_relation(self, relation):
+        self.calls.append(("drop", relation.identifier))
+
+    def rename_relation(self, source, target):
+        self.calls.append(("rename", source.identifier, target.identifier))
+
+    def remove_location(self, location):
+        self.calls.append(("remove", location))
+
+
+MODEL = Relation("s", "m")
+
+
+@pytest.mark.parametrize("location_root", [None, "/lake"])
+def test_a_clean_swap_sends_no_drop_of_leftovers(location_root):
+    catalog = Catalog({"m"})
+    built = swap.beside(catalog, MODEL, location_root)
+    assert built.identifier == "m__wv_tmp" and catalog.calls == []
+    swap.into_place(catalog, built, MODEL, Relation("s", "m"), location_root)
+    files: List[tuple] = [("location", "m")] if location_root else []
+    assert catalog.calls == files + [
+        ("rename", "m", "m__wv_backup"),
+        ("rename", "m__wv_tmp", "m"),
+        ("drop", "m__wv_backup"),
+        ("remove", "/lake/m" if location_root else None),
+    ]
+
+
+def test_a_killed_runs_leftovers_go_with_their_files():
+    catalog = Catalog({"m", "m__wv_tmp", "m__wv_backup"})
+    built = swap.beside(catalog, MODEL, "/lake")
+    assert catalog.calls == [("location", "m__wv_tmp"), ("drop", "m__wv_tmp"), ("remove", "/lake/m__wv_tmp")]
+    catalog.calls.clear()
+    swap.into_place(catalog, built, MODEL, Relation("s", "m"), "/lake")
+    assert catalog.calls[:3] == [
+        ("location", "m__wv_backup"),
+        ("drop", "m__wv_backup"),
+        ("remove", "/lake/m__wv_backup"),
+    ]
+
+
+def test_a_first_build_or_a_view_replaced():
+    catalog = Catalog(set())
+    swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, None, "/lake")
+    assert catalog.calls == [("rename", "m__wv_tmp", "m")]
+    catalog = Catalog({"m"})
+    swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Relation("s", "m", "view"), "/lake")
+    # a view has no files to remove
+    assert catalog.calls == [
+        ("rename", "m", "m__wv_backup"),
+        ("rename", "m__wv_tmp", "m"),
+        ("drop", "m__wv_backup"),
+        ("remove", None),
+    ]
