@@ -155,7 +155,7 @@ class Batches:
     event_time: str  # the output time column whose batch period owns a row
     size: BatchSize
     begin: datetime  # naive UTC, as dbt's batch bounds
-    lookback: int  # batches before the last one written that a run recomputes
+    lookback: int  # batches before the current one that a run recomputes (dbt's meaning)
     session_lookback: Optional[Interval] = None  # how far before a batch its sessions are read back
 
     def describe(self) -> str:
