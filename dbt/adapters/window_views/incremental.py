@@ -278,10 +278,7 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    location = details.get("Location")
-    if not location:
-        raise DbtRuntimeError(f"Spark gives no location for the table {name}")
-    return Table(name, str(paths.normalize(location)), written, _record(properties))
+    return Table(name, _normalized(name, details.get("Location")), written, _record(properties))
 
 
 def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
@@ -339,8 +336,13 @@ def _create(
 
 
 def _location(adapter: Any, name: str) -> str:
-    location = adapter.table_location(name)  # DESCRIBE EXTENDED: dbt's relation cache does not know a new table
-    if location is None:
+    # DESCRIBE EXTENDED: dbt's relation cache does not know a new table
+    return _normalized(name, adapter.table_location(name))
+
+
+def _normalized(name: str, location: Optional[str]) -> str:
+    """The table's location as the plugin's paths are written, or a failure naming the table."""
+    if not location:
         raise DbtRuntimeError(f"Spark gives no location for the table {name}")
     return str(paths.normalize(location))
 
