@@ -25,6 +25,7 @@ import pyspark
 import pytest
 import yaml
 
+from dbt.adapters.window_views import class_archive
 from tests.support.processes import run_command
 
 SPARK_HOME = Path(pyspark.__file__).parent
@@ -49,7 +50,8 @@ def connect_server(tmp_path_factory):
         "spark.connect.grpc.binding.address": "127.0.0.1",
         "spark.connect.grpc.binding.port": "0",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home}",
+        # Spark's class archive once built, as the plugin's warm server gets it
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {class_archive.jvm_options(start_build=False)}",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",

@@ -22,7 +22,7 @@ import pyspark
 import pytest
 
 from tests.support.dbt_projects import REPO
-from tests.support.processes import TEST_JVM
+from tests.support.processes import test_jvm
 
 SPARK_HOME = Path(pyspark.__file__).parent
 LOG_DIR = REPO / "target" / "cluster-logs"
@@ -97,7 +97,7 @@ def start_cluster(
         "SPARK_HOME": str(SPARK_HOME),
         "SPARK_LOCAL_IP": "127.0.0.1",
         "SPARK_DAEMON_MEMORY": "256m",
-        "SPARK_DAEMON_JAVA_OPTS": TEST_JVM,
+        "SPARK_DAEMON_JAVA_OPTS": test_jvm(),
         "SPARK_LOG_DIR": str(log_dir),
         "PYSPARK_PYTHON": sys.executable,
     }

@@ -54,10 +54,18 @@ def wait_for_jvm(home: Path, timeout: float = 60) -> None:
     raise AssertionError(f"a Spark JVM of {home} is still running after {timeout} s")
 
 
+def test_jvm() -> str:
+    """TEST_JVM, and Spark's class archive once built (class_archive.py, as the plugin gives its
+    drivers): for the JVMs the tests start themselves, a cluster's daemons and executors."""
+    from dbt.adapters.window_views import class_archive
+
+    return f"{TEST_JVM} {class_archive.jvm_options(start_build=False)}".strip()
+
+
 def short_lived(params: Dict[str, str]) -> Dict[str, str]:
     """Spark settings for a JVM that lives for a step or two of a test (TEST_JVM)."""
     keys = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-    return {**params, **{key: f"{params.get(key, '')} {TEST_JVM}".strip() for key in keys}}
+    return {**params, **{key: f"{params.get(key, '')} {test_jvm()}".strip() for key in keys}}
 
 
 def with_tests_importable(env: Dict[str, str]) -> Dict[str, str]:

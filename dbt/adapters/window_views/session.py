@@ -19,7 +19,7 @@ from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException
 from pyspark.sql import SparkSession
 
-from dbt.adapters.window_views import ddl
+from dbt.adapters.window_views import class_archive, ddl
 from dbt.adapters.window_views.filesystems import is_connect
 
 if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
@@ -180,6 +180,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
         if active is not None:
             return active
         check_java()
+        params = class_archive.with_archive(params)
         builder = SparkSession.builder.enableHiveSupport()
     for key, value in params.items():
         if key != "spark.remote":

@@ -282,6 +282,8 @@ def log_tail(home: Path, chars: int = 3000) -> str:
 
 def start(spec: WarmSpec) -> ServerRecord:
     """Start a server for the spec on a free loopback port and wait until it listens."""
+    from dbt.adapters.window_views import class_archive  # pyspark's import: only to start a server
+
     home = Path(spec.home)
     (home / "logs").mkdir(parents=True, exist_ok=True)
     for attempt in range(1, START_ATTEMPTS + 1):
@@ -294,6 +296,7 @@ def start(spec: WarmSpec) -> ServerRecord:
             "spark.connect.grpc.binding.address": "127.0.0.1",
             "spark.connect.grpc.binding.port": str(port),
         }
+        conf = class_archive.with_archive(conf)  # the server's JVM starts like the embedded one
         args = [a for k, v in conf.items() for a in ("--conf", f"{k}={v}")]
         pid_file(home).unlink(missing_ok=True)
         started = time.time()
