@@ -11,7 +11,15 @@ from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, next_idle_step, order
 from dbt.adapters.window_views.streaming.plan import fingerprint
-from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, InputClocks, RunTotals
+from dbt.adapters.window_views.streaming.records import (
+    NO_NEW_ROWS,
+    Arrival,
+    BatchRecord,
+    InputClocks,
+    InputCounts,
+    NewRowCounts,
+    RunTotals,
+)
 from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble
 
 MINUTE = 60_000_000
@@ -202,12 +210,12 @@ def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     previous = committed(
         104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 10 * MINUTE, "s.b": 0})
     )
-    asks = (sides.InputCounts(2, 125 * MINUTE), sides.InputCounts(0, None))
+    asks = (InputCounts(2, 125 * MINUTE), InputCounts(0, None))
     w, clocks = sides.watermark(plan, asks, previous, 17 * MINUTE)  # bids: 104 + 7 = 111, to the end 110
     assert w == 110 * MINUTE
     assert clocks == InputClocks({"s.a": 125 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 17 * MINUTE, "s.b": 0})
     # a bid, late or not, restarts its clock where its W had moved to
-    bids = (sides.InputCounts(0, None), sides.InputCounts(1, None))
+    bids = (InputCounts(0, None), InputCounts(1, None))
     w, clocks = sides.watermark(plan, bids, replace(previous, watermark=w), 17 * MINUTE)
     assert w == 110 * MINUTE and clocks.watermarks["s.b"] == 110 * MINUTE
     assert clocks.arrivals["s.b"] == 17 * MINUTE
@@ -228,5 +236,23 @@ def test_each_inputs_counts_are_read_back_from_the_row_of_the_batchs_counts():
 
     plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     row = Row(n=3, _wv_tmax0=None, _wv_n0=1, _wv_tmax1=7 * MINUTE, _wv_n1=2)
-    assert sides.SeveralInputs(plan).counted(row) == (sides.InputCounts(1, None), sides.InputCounts(2, 7 * MINUTE))
+    assert sides.SeveralInputs(plan).counted(row) == (InputCounts(1, None), InputCounts(2, 7 * MINUTE))
     assert sides.OneInput(plan).counted(row) == ()
+
+
+def test_an_inputs_watermark_reads_the_batchs_counts():
+    """OneInput moves W by the latest event time on time; SeveralInputs by each input's counts."""
+    from test_streaming_join_plan import config as several
+    from test_streaming_join_plan import join
+
+    from dbt.adapters.window_views.streaming import sides
+    from dbt.adapters.window_views.streaming.plan import build
+
+    plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
+    previous = committed(104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 0, "s.b": 0}))
+    asks = (InputCounts(2, 125 * MINUTE), InputCounts(0, None))
+    counts = NewRowCounts(2, 0, 120 * MINUTE, 125 * MINUTE, asks)
+    at = 17 * MINUTE
+    assert sides.SeveralInputs(plan).watermark(counts, previous, at) == sides.watermark(plan, asks, previous, at)
+    assert sides.OneInput(plan).watermark(counts, previous, at) == (125 * MINUTE, Arrival(at, 125 * MINUTE))
+    assert sides.OneInput(plan).watermark(NO_NEW_ROWS, previous, at) == (104 * MINUTE, Arrival(at, 104 * MINUTE))

@@ -1,7 +1,8 @@
 """swap.py without Spark: the one swap-into-place of a batch build and an incremental rebuild. A
 clean run looks its leftovers up in dbt's relation cache and sends no DROP; a killed run's
 `__wv_tmp` / `__wv_backup` are dropped with their files (location_root); the old table is renamed
-aside before the new one takes its name, and dropped with its files after."""
+aside before the new one takes its name, and dropped with its files after; a rebuild that will
+not finish is dropped with its files."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from typing import List, Optional, Set
 
 import pytest
 
-from dbt.adapters.window_views import swap
+from dbt.adapters.window_views import incremental, swap
+from dbt.adapters.window_views.batches import BatchRecord
 
 
 @dataclass(frozen=True)
@@ -95,3 +97,13 @@ def test_a_first_build_or_a_view_replaced():
         ("drop", "m__wv_backup"),
         ("remove", None),
     ]
+
+
+def test_an_unfinished_rebuild_goes_and_the_models_table_stays():
+    catalog = Catalog({"m", "m__wv_tmp"})
+    rebuild = incremental.Rebuild(Relation("s", "m__wv_tmp"), MODEL)
+    incremental._drop_rebuild(catalog, incremental.Table("s.m__wv_tmp", "/lake/m__wv_tmp", (), BatchRecord(), rebuild))
+    assert catalog.calls == [("drop", "m__wv_tmp"), ("remove", "/lake/m__wv_tmp")]
+    catalog.calls.clear()
+    incremental._drop_rebuild(catalog, incremental.Table("s.m", "/lake/m", ("2026-01-01",), BatchRecord()))
+    assert catalog.calls == []

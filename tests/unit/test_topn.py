@@ -4,6 +4,7 @@ cannot keep per key is refused naming the call and its rank filter; a ranking by
 column ascending stays with over windows."""
 
 import pytest
+from sqlglot import exp
 
 from dbt.adapters.window_views import analysis, topn
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
@@ -17,9 +18,9 @@ BY_PRICE = "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)"
 
 
 def found(sql: str) -> topn.TopN:
-    top = topn.find(analysis.parse(sql), "dateTime")
-    assert top is not None, sql
-    return top
+    ranking = topn.find(analysis.parse(sql), "dateTime")
+    assert ranking is not None, sql
+    return ranking.top_n()
 
 
 def refused(sql: str) -> str:
@@ -54,6 +55,15 @@ def test_rank_and_dense_rank_keep_every_row_ranked_within_the_bound(func):
 def test_the_state_ranks_over_the_models_own_where():
     top = found("SELECT * FROM (SELECT *, " + BY_PRICE + " AS r FROM s.bid WHERE price > 0) WHERE r <= 1")
     assert "FROM s.bid WHERE price > 0) AS _wv_rows WHERE _wv_rank <= 1" in top.state_sql
+
+
+def test_the_state_reads_the_from_as_the_tree_has_it_when_rendered():
+    # the stream plan finds the ranking, then points the input at its view, then renders
+    tree = analysis.parse(f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3")
+    ranking = topn.find(tree, "dateTime")
+    assert ranking is not None and "FROM s.bid)" in ranking.top_n().state_sql
+    next(tree.find_all(exp.Table)).replace(exp.alias_(exp.to_table("v"), "bid", table=True))
+    assert "FROM v AS bid)" in ranking.top_n().state_sql
 
 
 @pytest.mark.parametrize(

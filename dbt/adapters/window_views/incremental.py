@@ -102,8 +102,7 @@ def run(
     backfill = _backfill()
     selection = select(config, last_time, table.written, record, full_refresh or not table.written, backfill)
     if not selection.batches and latest is not None and latest < config.begin:
-        if table.rebuild is not None:  # a rebuild that will not finish: its table and files go
-            swap.drop(adapter, table.rebuild.built, table.location)
+        _drop_rebuild(adapter, table)
         raise ModelOutputError(
             plan.model,
             f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
@@ -129,10 +128,9 @@ def run(
     left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
     if failures:
         first_key, first = next(iter(failures.items()))
-        if table.rebuild is not None:
-            swap.drop(adapter, table.rebuild.built, table.location)
-        else:
+        if table.rebuild is None:
             _set_property(adapter, table.name, RECORD_PROPERTY, left)
+        _drop_rebuild(adapter, table)
         kept = (
             "the table is as it was before this run: a rebuild replaces it only once every batch is written"
             if table.rebuild is not None
@@ -153,6 +151,12 @@ def run(
     properties[RECORD_PROPERTY] = left
     response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
     return BatchesWritten(properties, described, response)
+
+
+def _drop_rebuild(adapter: Any, table: Table) -> None:
+    """Drop a rebuild that will not finish, its table and its files; the model's table stays."""
+    if table.rebuild is not None:
+        swap.drop(adapter, table.rebuild.built, table.location)
 
 
 def _partition_column(plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> str:

@@ -39,6 +39,22 @@ class TopN:
     state_sql: str
 
 
+@dataclass(frozen=True)
+class Ranking:
+    """A keyed Top-N as found in the model's tree: its ranking call (nodes of that tree), the
+    condition on its rank and the highest rank kept."""
+
+    call: OverCall
+    kept_by: str
+    limit: int
+
+    def top_n(self) -> TopN:
+        """What a stream keeps, its state's query over the ranking SELECT's FROM as the tree reads
+        it now: streaming/plan.py points that FROM at the input's view after finding the ranking."""
+        keys = tuple(analysis.parse(p).name for p in self.call.partition_by)
+        return TopN(self.call.shown, self.kept_by, keys, self.limit, _state_sql(self.call, self.limit))
+
+
 def _limit(condition: exp.Expr, rank: str) -> Optional[int]:
     """The highest rank `condition` keeps, when it bounds the column `rank` by an integer."""
     if isinstance(condition, (exp.GTE, exp.GT)) or (
@@ -89,10 +105,10 @@ def _ranked(tree: exp.Expression, call: OverCall) -> Optional[Tuple[exp.Select, 
     return outer, [c for c, _ in kept], min(n for _, n in kept)
 
 
-def find(tree: exp.Expression, watermark_column: str) -> Optional[TopN]:
-    """The model's keyed Top-N, or None when it has none (or a ranking over windows stream,
-    ordered by the watermark column ascending). Raises AnalysisError, naming the call and the
-    fix, for a Top-N a stream cannot keep."""
+def find(tree: exp.Expression, watermark_column: str) -> Optional[Ranking]:
+    """The model's keyed Top-N ranking, or None when it has none (or a ranking over windows
+    stream, ordered by the watermark column ascending). Raises AnalysisError, naming the call
+    and the fix, for a Top-N a stream cannot keep."""
     calls = [c for c in analysis.over_calls(tree) if not c.generated]
     for call in calls:
         ranked = _ranked(tree, call)
@@ -104,8 +120,7 @@ def find(tree: exp.Expression, watermark_column: str) -> Optional[TopN]:
         outer, conditions, limit = ranked
         kept_by = " AND ".join(shown(sqlexpr.node(c)) for c in conditions)
         _check(tree, call, calls, outer, kept_by)
-        keys = tuple(analysis.parse(p).name for p in call.partition_by)
-        return TopN(call.shown, kept_by, keys, limit, _state_sql(call, limit))
+        return Ranking(call, kept_by, limit)
     return None
 
 

@@ -35,13 +35,13 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
 from dbt.adapters.window_views.streaming.commits import CommitLog
-from dbt.adapters.window_views.streaming.late_rows import LATE, NO_NEW_ROWS, NewRows
+from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.over_shapes import OverOnUpdate, OverOnWindowClose
 from dbt.adapters.window_views.streaming.plan import StreamPlan, is_session
-from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, Publish
+from dbt.adapters.window_views.streaming.records import NO_NEW_ROWS, BatchId, BatchRecord, Publish
 from dbt.adapters.window_views.streaming.shapes import Batch, ModelShape, Parts
 from dbt.adapters.window_views.streaming.spark_errors import batch_failure
 from dbt.adapters.window_views.streaming.state import State, held_rows_metric
@@ -154,7 +154,7 @@ class BatchWriter:
                 counts = new_rows.count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
             if not counts.rows:
                 return _unchanged(previous, self.inputs)
-            w_new, clocks = self.inputs.watermark(counts.tmax, counts.inputs, previous, idle.now())
+            w_new, clocks = self.inputs.watermark(counts, previous, idle.now())
         else:  # no rows: W moves to the one given, the idle clocks stay (idle.py)
             counts = NO_NEW_ROWS
             w_new = idle_watermark

@@ -5,8 +5,7 @@ new rows and their event-time range; the late rows, if any, are written by a sec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Optional, Sequence, Tuple
+from typing import Any, Optional, Sequence
 
 from pyspark.sql import functions as F
 from sqlglot import exp
@@ -16,27 +15,12 @@ from dbt.adapters.window_views.config import LateData
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchId
-from dbt.adapters.window_views.streaming.sides import InputCounts, OneInput
+from dbt.adapters.window_views.streaming.records import BatchId, NewRowCounts
+from dbt.adapters.window_views.streaming.sides import OneInput
 
 T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late
 HELD_HIT = internal("held_hit")
-
-
-@dataclass(frozen=True)
-class NewRowCounts:
-    """What one job counted of a micro-batch's new rows."""
-
-    rows: int
-    late: int
-    tmin: Optional[int]  # the event-time range of the rows on time, micros; None: none on time
-    tmax: Optional[int]
-    inputs: Tuple[InputCounts, ...] = ()  # per input of a model over several (sides.py)
-    held_hit: Optional[Tuple[int, ...]] = None  # state.held_rows_metric's places; None: not counted
-
-
-NO_NEW_ROWS = NewRowCounts(0, 0, None, None)
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:

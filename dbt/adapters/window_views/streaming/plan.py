@@ -202,9 +202,9 @@ def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwin
         raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
 
 
-def _top_n(model: str, config: WindowViewConfig, tree: exp.Expression) -> Optional[topn.TopN]:
-    """The model's keyed Top-N, if it is one: kept current (emit='on_update'), as no row of it
-    is ever final."""
+def _ranking(model: str, config: WindowViewConfig, tree: exp.Expression) -> Optional[topn.Ranking]:
+    """The model's keyed Top-N ranking, if it is one: kept current (emit='on_update'), as no row
+    of it is ever final."""
     try:
         found = topn.find(tree, watermark_of(config).column)
     except AnalysisError as exc:
@@ -212,7 +212,7 @@ def _top_n(model: str, config: WindowViewConfig, tree: exp.Expression) -> Option
     if found is not None and config.emit != Emit.ON_UPDATE:
         raise _fail(
             model,
-            f"`{found.call}` kept by `{found.kept_by}` is a keyed Top-N: a later row can take any of a key's places, "
+            f"`{found.call.shown}` kept by `{found.kept_by}` is a keyed Top-N: a later row can take any of a key's places, "
             "so its partitions never close and no row of it is final, which emit='on_window_close' waits for",
             "set emit='on_update' (the table is then each key's current top rows), or use execution='batch'",
         )
@@ -449,11 +449,11 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
         )
     window = _window(model, config, windows, own_calls) if windows else None
     joined = _rows_to_window(model, config, tree, tables, window)
-    top_n = None if windows else _top_n(model, config, tree)
-    over = None if windows or top_n is not None else _over(model, config, tree)
+    ranking = None if windows else _ranking(model, config, tree)
+    over = None if windows or ranking is not None else _over(model, config, tree)
     inputs = _read_from_views(model, tree, tables, self_join or joined is not None)
-    if top_n is not None:  # read again: its state's query reads the input's view
-        top_n = topn.find(tree, watermark_of(config).column)
+    # rendered once the input reads its view (in place: the ranking's nodes stay in the tree)
+    top_n = None if ranking is None else ranking.top_n()
     needed = [Bound.END] if joined is not None else list(Bound)
     bounds = _bounds(model, config, tree, needed) if window is not None else WindowBounds()
     sql = tree.sql("spark")

@@ -1,7 +1,8 @@
 """The records a streaming window view writes to its checkpoint, each a frozen dataclass with
 `to_json` / `from_json`, its keys defined here once: a batch's READY record and its commit (the
 same record plus the batch id and run id), the run totals, `model.json`, the rebuild intent and
-the publish plan inside a READY record.
+the publish plan inside a READY record. And what one job counts of a micro-batch's new rows
+(`NewRowCounts`, not written: late_rows.py counts them, sides.py moves W by them).
 
 Every record carries RECORD_VERSION. A record of another version (or none) was written by
 another version of the plugin, whose state this one does not read: the run fails naming the
@@ -310,3 +311,26 @@ class RebuildIntent:
         return cls(
             RebuildStep(data["step"]), data["slot"], data["from"], data["to"], data["schema"], data["late_schema"]
         )
+
+
+@dataclass(frozen=True)
+class InputCounts:
+    """One input's share of a micro-batch's new rows (a model over several inputs)."""
+
+    rows: int  # late ones included: any row restarts its idle clock
+    latest: Optional[int]  # the latest event time of its rows on time, micros
+
+
+@dataclass(frozen=True)
+class NewRowCounts:
+    """What one job counted of a micro-batch's new rows."""
+
+    rows: int
+    late: int
+    tmin: Optional[int]  # the event-time range of the rows on time, micros; None: none on time
+    tmax: Optional[int]
+    inputs: Tuple[InputCounts, ...] = ()  # per input of a model over several (sides.py)
+    held_hit: Optional[Tuple[int, ...]] = None  # state.held_rows_metric's places; None: not counted
+
+
+NO_NEW_ROWS = NewRowCounts(0, 0, None, None)

@@ -14,7 +14,6 @@ emitted before every input's rows for it could have arrived."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence, Tuple
 
 from pyspark.sql import functions as F
@@ -23,17 +22,16 @@ from pyspark.sql.types import StructType
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import idle
 from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
-from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, Clocks, InputClocks
+from dbt.adapters.window_views.streaming.records import (
+    Arrival,
+    BatchRecord,
+    Clocks,
+    InputClocks,
+    InputCounts,
+    NewRowCounts,
+)
 
 SIDE = internal("side")
-
-
-@dataclass(frozen=True)
-class InputCounts:
-    """One input's share of a micro-batch's new rows (a model over several inputs)."""
-
-    rows: int  # late ones included: any row restarts its idle clock
-    latest: Optional[int]  # the latest event time of its rows on time, micros
 
 
 def row_column(i: int) -> str:
@@ -81,14 +79,12 @@ class OneInput:
         """The idle clock before any batch brought rows."""
         return Arrival()
 
-    def watermark(
-        self, latest: Optional[int], inputs: Sequence[InputCounts], previous: Optional[BatchRecord], at: int
-    ) -> Tuple[Optional[int], Clocks]:
-        """W after a batch with rows (`latest`: their latest event time on time; `inputs`: what
-        `counted` gave): that - delay, never back; the idle clock restarts at it (idle.py)."""
+    def watermark(self, counts: NewRowCounts, previous: Optional[BatchRecord], at: int) -> Tuple[Optional[int], Clocks]:
+        """W after a batch with rows (`counts`: what its one job counted of them): their latest
+        event time on time - delay, never back; the idle clock restarts at it (idle.py)."""
         w_new = previous.watermark if previous is not None else None
-        if latest is not None:
-            reached = latest - self.plan.watermark.delay.micros
+        if counts.tmax is not None:
+            reached = counts.tmax - self.plan.watermark.delay.micros
             w_new = reached if w_new is None else max(w_new, reached)
         return w_new, Arrival(at, w_new)
 
@@ -120,10 +116,8 @@ class SeveralInputs(OneInput):
     def no_clocks(self) -> Clocks:
         return InputClocks()
 
-    def watermark(
-        self, latest: Optional[int], inputs: Sequence[InputCounts], previous: Optional[BatchRecord], at: int
-    ) -> Tuple[Optional[int], Clocks]:
-        return watermark(self.plan, inputs, previous, at)
+    def watermark(self, counts: NewRowCounts, previous: Optional[BatchRecord], at: int) -> Tuple[Optional[int], Clocks]:
+        return watermark(self.plan, counts.inputs, previous, at)
 
 
 def inputs_of(plan: StreamPlan) -> OneInput:

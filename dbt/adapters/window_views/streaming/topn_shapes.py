@@ -80,6 +80,8 @@ class TopNOnUpdate(ModelShape):
         if batch.previous_state:
             old = parts.state.rows(batch.spark, batch.previous_state, kept.schema)
             same = F.expr(sqlexpr.to_sql(self.same_key))
+            # the new rows' keys found again, from the cached ranked rows: retained()'s, unless
+            # cached, read the batch's files again; a key missing here has no state rows
             kept = old.join(self._keys(batch.retained, batch.rows_in), same, "left_anti").unionByName(kept)
         kept, count = counted(kept)
         parts.state.write_rows(kept, batch.id)
