@@ -11,6 +11,8 @@ from typing import Dict, List
 
 import yaml
 
+from tests.support import manifests
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -78,11 +80,14 @@ class DbtProject:
     def dbt(self, *args: str, ok: bool = True, artifacts: bool = False):
         """`dbt <args>` on the project. Only with `artifacts` (and for `dbt docs`) does dbt write
         manifest.json and run_results.json: a quarter second a command that the tests, reading
-        the result object, never look at."""
+        the result object, never look at. The manifest of the last parse is reused while the
+        project's files and the parse's arguments are unchanged (manifests.py)."""
         from dbt.cli.main import dbtRunner
 
         skip = [] if artifacts or args[0] == "docs" else ["--no-write-json"]
-        result = dbtRunner().invoke([*args, *skip, "--project-dir", str(self.root), "--profiles-dir", str(self.root)])
+        full = [*args, *skip, "--project-dir", str(self.root), "--profiles-dir", str(self.root)]
+        with manifests.reused(self.root, full) as manifest:
+            result = dbtRunner(manifest=manifest).invoke(full)
         if ok and not result.success:
             raise AssertionError(f"dbt {' '.join(args)} failed: {errors(result)}")
         if not ok:
