@@ -37,7 +37,7 @@ def write_project(root: Path) -> None:
     profile = {"type": "window_views", "method": "session", "schema": "bench", "threads": 1}
     (root / "profiles.yml").write_text(yaml.safe_dump({"wv_bench_cds": {"target": "dev", "outputs": {"dev": profile}}}))
     (root / "models" / "bids.sql").write_text(
-        "{{ config(materialized='table') }}\n"
+        "{{ config(materialized='incremental', incremental_strategy='append') }}\n"
         "select * from values (timestamp'2020-04-15 08:07:00', 2, 'A'), (timestamp'2020-04-15 08:11:00', 3, 'B'), "
         "(timestamp'2020-04-15 08:05:00', 4, 'C') as t(bidtime, price, item)"
     )

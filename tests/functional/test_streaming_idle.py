@@ -52,6 +52,7 @@ def stream_minus_late(project, name: str, watermark: str) -> list:
 
 def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, clock):
     make_source(project)
+    views = project.temp_views()  # runs and idle steps in this session leave no view of theirs
     window_view(project, "idle_on", "on_window_close", TUMBLE_SUM)  # idle_timeout added after a run
     window_view(project, "idle_off", "on_window_close", TUMBLE_SUM)
     deliver(project, [("08:07", 2, "A"), ("08:05", 4, "C")])
@@ -98,6 +99,7 @@ def test_windows_close_after_the_idle_timeout_and_later_rows_are_late(project, c
     )
     assert project.rows("idle_on") == [(t("8:00"), t("8:10"), 6, 2), (t("8:10"), t("8:20"), 1, 1)]
     assert project.rows("idle_on") == stream_minus_late(project, "idle_on", "2020-04-15 08:20:00")
+    assert project.temp_views() == views
     # each idle step has its own commit record, after the Spark batch it follows
     names = sorted(p.name for p in (checkpoint(project, "idle_on") / "window_views" / "commits").iterdir())
     assert names == ["0.1.json", "0.json", "1.1.json", "1.json"]

@@ -98,6 +98,10 @@ class DbtProject:
         df = self.spark.sql(f"select * from {self.schema}.{relation} order by {order_by}")
         return [tuple(r) for r in df.collect()]
 
+    def temp_views(self) -> List[str]:
+        """The plugin's temporary views in the shared session (a run must leave none behind)."""
+        return sorted(t.name for t in self.spark.catalog.listTables(pattern="_wv_*") if t.isTemporary)
+
     def columns(self, relation: str) -> List[str]:
         return self.spark.table(f"{self.schema}.{relation}").columns
 

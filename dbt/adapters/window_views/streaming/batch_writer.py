@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import replace
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Optional, Set
 
 from dbt.adapters.events.logging import AdapterLogger
 from py4j.protocol import Py4JError
@@ -33,6 +33,7 @@ from dbt.adapters.window_views.config import Emit
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
+from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
 from dbt.adapters.window_views.streaming.commits import CommitLog
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
@@ -88,8 +89,14 @@ class BatchWriter:
     def idle_step(self, spark: Any, fs: FileSystem, step: str, watermark: int) -> Optional[BatchRecord]:
         """Idle step `step` ("N.k", streaming/idle.py): no input rows, W advanced to `watermark`,
         the windows that closes emitted and the state trimmed, committed like a micro-batch (a
-        step with a READY record is finished as recorded). Returns what it committed."""
-        return self._commit(fs, self.inputs.rows(spark.table).limit(0), step, watermark)
+        step with a READY record is finished as recorded). Returns what it committed. It runs
+        in the user's session, which a long-lived process keeps: the views it made are dropped."""
+        before = _temp_views(spark)
+        try:
+            return self._commit(fs, self.inputs.rows(spark.table).limit(0), step, watermark)
+        finally:
+            for view in _temp_views(spark) - before:
+                spark.catalog.dropTempView(view)
 
     def _commit(
         self, fs: FileSystem, df: Any, batch_id: BatchId, idle_watermark: Optional[int] = None
@@ -210,6 +217,11 @@ class BatchWriter:
         if self.session_settings is None:
             self.session_settings = shuffles.session_settings(spark)
         return shuffles.plan_for(spark, handled, self.session_settings)
+
+
+def _temp_views(spark: Any) -> Set[str]:
+    """The session's temporary views of the plugin's (internal names)."""
+    return {t.name for t in spark.catalog.listTables(pattern=f"{RESERVED_PREFIX}*") if t.isTemporary}
 
 
 def _unchanged(previous: Optional[BatchRecord], inputs: sides.OneInput) -> BatchRecord:

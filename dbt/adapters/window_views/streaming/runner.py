@@ -147,6 +147,8 @@ def _output_schema(spark: Any, plan: StreamPlan) -> Any:
         return spark.sql(written.sql).schema
     finally:
         inputs.drop(spark)
+        if written.slicing:
+            spark.catalog.dropTempView(written.slicing.rows_view)
 
 
 def _properties(spark: Any, table: str) -> Dict[str, str]:
