@@ -101,6 +101,8 @@ def test_off_and_an_unwritable_cache_leave_the_driver_as_it_was(tmp_path, monkey
     blocked.write_text("not a directory")
     monkeypatch.setenv(class_archive.CACHE_ENV, str(blocked / "jvm"))
     assert class_archive.jvm_options() == ""
+    monkeypatch.setenv(class_archive.CACHE_ENV, str(tmp_path / "my cache"))  # Spark splits options at spaces
+    assert class_archive.archive() is None and class_archive.jvm_options() == ""
     assert spawned == []
 
 

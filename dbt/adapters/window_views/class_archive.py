@@ -111,7 +111,8 @@ def install_key(java: Path, jars: Path) -> str:
 def archive() -> Optional[Archive]:
     """This install's archive (built or not); None when turned off or Java is not found."""
     where, java = cache_dir(), java_binary()
-    if where is None or java is None or not spark_jars().is_dir():
+    # Spark splits a driver's Java options at whitespace: a path with a space would break the start
+    if where is None or java is None or not spark_jars().is_dir() or any(c.isspace() for c in str(where)):
         return None
     return Archive(where / f"spark-{pyspark.__version__}-{install_key(java, spark_jars())}.jsa")
 
