@@ -15,7 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import yaml
 
@@ -45,10 +45,14 @@ def write_project(root: Path) -> None:
 
 
 def dbt(root: Path, target: str, *args: str) -> float:
+    return timed_dbt(root, [*args, "--target", target])
+
+
+def timed_dbt(root: Path, args: List[str], env: Optional[Dict[str, str]] = None) -> float:
     """Seconds of wall time of one dbt command in its own process."""
-    cmd = [DBT, *args, "--target", target, "--project-dir", str(root), "--profiles-dir", str(root)]
+    cmd = [DBT, *args, "--project-dir", str(root), "--profiles-dir", str(root)]
     start = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True)
+    proc = subprocess.run(cmd, cwd=root, capture_output=True, text=True, env=env)
     took = time.perf_counter() - start
     if proc.returncode != 0:
         sys.exit(f"`{' '.join(cmd)}` failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}")
