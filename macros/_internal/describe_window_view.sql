@@ -1,8 +1,8 @@
 {#- Window metadata (kinds, sizes, emit mode, watermark) as table properties, and in the table
-    comment that `dbt docs` shows next to the model's description. -#}
+    comment that `dbt docs` shows next to the model's description; for a table that exists
+    (streaming, per-batch builds). -#}
 {% macro _describe_window_view(relation, plan) -%}
-  {%- set comment = ((model['description'] ~ ' ') if model['description'] else '') ~ plan['summary'] -%}
-  {%- set properties = {'comment': comment} -%}
+  {%- set properties = {'comment': window_views._window_view_comment(plan)} -%}
   {%- do properties.update(plan['properties']) -%}
   {%- call statement('describe_window_view') -%}
     alter table {{ relation }} set tblproperties (
@@ -11,4 +11,9 @@
       {%- endfor %}
     )
   {%- endcall -%}
+{%- endmacro %}
+
+{#- The model's description, then the window summary. -#}
+{% macro _window_view_comment(plan) -%}
+  {{ return(((model['description'] ~ ' ') if model['description'] else '') ~ plan['summary']) }}
 {%- endmacro %}

@@ -10,14 +10,8 @@
   {#- `<alias>__wv_tmp`, a killed run's table there dropped (swap.py) -#}
   {%- set intermediate_relation = adapter.build_beside(target_relation, config.get('location_root')) -%}
   {%- call statement('main') -%}
-    {%- if config.get('location_root') is not none -%}
-      {{ window_views._create_external_table_as(intermediate_relation, window_views._contracted_sql(built['sql'])) }}
-    {%- else -%}
-      {#- dbt-spark's create_table_as checks the model's contract before it creates the table -#}
-      {{ create_table_as(False, intermediate_relation, built['sql']) }}
-    {%- endif -%}
+    {{ window_views._create_window_view_table(intermediate_relation, built) }}
   {%- endcall -%}
-  {% do window_views._describe_window_view(intermediate_relation, built) %}
   {% do adapter.swap_into_place(intermediate_relation, target_relation, existing_relation, config.get('location_root')) %}
 
   {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
