@@ -25,6 +25,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
+from dbt.adapters.window_views.warm_up import DATABASE as WARM_UP_DATABASE
+from dbt.adapters.window_views.warm_up import ROUNDS_ENV as WARM_UP_ENV
 from tests.support.dbt_projects import sources_yml
 from tests.support.processes import TEST_JVM, run_command
 
@@ -159,7 +161,9 @@ def warm(tmp_path_factory):
     roots = {"a": home / "a", "b": home / "b"}
     for root in roots.values():
         write_project(root, home / "bid")
-    yield {"home": home, "bids": home / "bid", **roots}
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv(WARM_UP_ENV, "2")  # the dbt processes' watchdogs: two rounds, not a user's twelve
+        yield {"home": home, "bids": home / "bid", **roots}
     from dbt.adapters.window_views.warm_server import stop as stop_server
 
     for root in roots.values():  # what the stop command does, without a Python process of its own
@@ -178,6 +182,10 @@ def test_dbt_commands_of_a_project_share_one_warm_spark(warm):
     assert (a / "target" / "spark-warehouse" / "warm.db" / "batch_tumble").is_dir()
     assert (a / "target" / "metastore_db").is_dir()
     assert list((a / "target" / "warm_spark" / "logs").glob("spark-*.out"))
+    # the watchdog warms the idle server up, in a database of its own that it drops
+    watchdog = a / "target" / "warm_spark" / "logs" / "watchdog.log"
+    wait_until(lambda: "warmed up in 2 round(s)" in watchdog.read_text(), 120, "the warm-up done")
+    assert not (a / "target" / "spark-warehouse" / f"{WARM_UP_DATABASE}.db").exists()
 
     deliver(bids, "part-2", "08:13 7 H", "08:21 1 G")
     out = dbt(a, "build")  # the models again, then their tests

@@ -451,14 +451,21 @@ def idle_for(home: Path, record: ServerRecord) -> float:
 
 
 def watch(home: Path, pid: int) -> None:
-    """The watchdog: stops the server once it has been idle for its record's idle timeout; exits
-    when the server is gone or another one is recorded."""
+    """The watchdog: warms the server up while no command uses it (warm_up.py), stops it once it
+    has been idle for its record's idle timeout; exits when the server is gone or another one is
+    recorded."""
+    from dbt.adapters.window_views import warm_up
+
+    warming: Optional[warm_up.WarmUp] = None
     while True:
         record = read_record(home)
         if record is None or record.pid != pid or not alive(pid):
             print(f"{time.ctime()}: server {pid} is gone or replaced; the watchdog exits", flush=True)
             return
-        pause = min(30.0, max(0.5, record.idle_timeout / 10))
+        if warming is None:
+            warming = warm_up.WarmUp(record.url, warm_up.rounds(), busy=lambda: bool(live_clients(home)))
+        warming.step()
+        pause = 0.5 if warming.pending else min(30.0, max(0.5, record.idle_timeout / 10))
         if idle_for(home, record) >= record.idle_timeout:
             with locked(home):
                 record = read_record(home)
