@@ -117,7 +117,8 @@ def went_through(fs) -> None:
 
 
 def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
-    from dbt.adapters.window_views.streaming.lock import Holder, RunLock, _process_start
+    from dbt.adapters.window_views.processes import started
+    from dbt.adapters.window_views.streaming.lock import Holder, RunLock
 
     two_runs(project, "locked")
     holder = subprocess.Popen(["sleep", "120"])
@@ -125,7 +126,7 @@ def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
     try:
         # another live run holds the lock (here: a process of this host that is still running)
         held = RunLock(fs, str(lock), "other-run-id")
-        held.me = Holder(held.me.run_id, held.me.host, holder.pid, _process_start(holder.pid))
+        held.me = Holder(held.me.run_id, held.me.host, holder.pid, started(holder.pid))
         held._create()
         result = project.dbt("run", "-s", "locked", ok=False)
         message = errors(result)

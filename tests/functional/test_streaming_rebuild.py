@@ -74,11 +74,12 @@ def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
 
 def held_lock(project, name: str, fs) -> subprocess.Popen:
     """The model's run lock, held by a live process of this host (another run)."""
+    from dbt.adapters.window_views import processes
     from dbt.adapters.window_views.streaming import lock as run_lock
 
     holder = subprocess.Popen(["sleep", "120"])
     lock = run_lock.RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
-    lock.me = run_lock.Holder(lock.me.run_id, lock.me.host, holder.pid, run_lock._process_start(holder.pid))
+    lock.me = run_lock.Holder(lock.me.run_id, lock.me.host, holder.pid, processes.started(holder.pid))
     assert lock._create()
     return holder
 

@@ -129,7 +129,7 @@ def record(root: Path) -> Optional[Dict[str, object]]:
 
 
 def alive(pid: object) -> bool:
-    from dbt.adapters.window_views.warm_server import alive as pid_alive
+    from dbt.adapters.window_views.processes import alive as pid_alive
 
     return pid_alive(int(str(pid)))
 

@@ -9,6 +9,7 @@ import time
 
 import pytest
 
+from dbt.adapters.window_views import processes
 from dbt.adapters.window_views.streaming import lock as run_lock
 from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
 
@@ -69,7 +70,7 @@ def test_a_holder_whose_pid_a_later_process_got_is_taken_over(tmp_path, fs):
     path = tmp_path / "run.lock"
     me = {"run_id": "dead", "host": socket.gethostname(), "pid": os.getpid(), "started": 0, "heartbeat": 0}
     holder = run_lock.Holder.from_json(me)
-    assert not run_lock.stale(run_lock.Holder.from_json({**me, "pid_start": run_lock._process_start(os.getpid())}))
+    assert not run_lock.stale(run_lock.Holder.from_json({**me, "pid_start": processes.started(os.getpid())}))
     assert not run_lock.stale(holder)  # no start time recorded (no /proc): the pid alone decides
     path.write_text(json.dumps({**me, "pid_start": "1"}))
     with RunLock(fs, str(path), "next"):

@@ -29,6 +29,8 @@ from typing import Dict, List, Mapping, Optional, Sequence
 
 import pyspark
 
+from dbt.adapters.window_views import processes
+
 CACHE_ENV = "WINDOW_VIEWS_JVM_CACHE"
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
 OFF = "off"
@@ -189,11 +191,8 @@ def _builder_alive(found: Archive) -> bool:
             return time.time() - found.building.stat().st_mtime < 5
         except OSError:
             return False
-    # warm_server.alive: a builder this process started and that ended is a zombie, not alive;
-    # imported here, as `python -m ...warm_server` runs that module before anything imported it
-    from dbt.adapters.window_views import warm_server
-
-    return time.time() - lock.started < BUILD_TIMEOUT and warm_server.alive(lock.pid)
+    # a builder this process started and that ended is a zombie: not alive
+    return time.time() - lock.started < BUILD_TIMEOUT and processes.alive(lock.pid)
 
 
 def _touch(path: Path) -> None:

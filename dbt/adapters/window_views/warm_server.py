@@ -29,6 +29,8 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.window_views.processes import alive, command_line
+
 RECORD_VERSION = 1
 SERVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 IDENT = "window-views"  # SPARK_IDENT_STRING: names the server's pid and log files
@@ -147,31 +149,6 @@ def write_record(home: Path, record: ServerRecord) -> None:
 
 def remove_record(home: Path) -> None:
     record_path(home).unlink(missing_ok=True)
-
-
-def alive(pid: int) -> bool:
-    """A process runs with this pid (a zombie, exited but not yet reaped, does not count)."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        return stat.rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return True
-
-
-def command_line(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-    except OSError:
-        proc = subprocess.run(["ps", "-p", str(pid), "-o", "command="], capture_output=True, text=True)
-        return proc.stdout
 
 
 def is_server(pid: int, port: int) -> bool:

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional
 
-from dbt.adapters.window_views import paths
+from dbt.adapters.window_views import paths, processes
 from dbt.adapters.window_views.filesystems import FileSystem
 
 HEARTBEAT_SECONDS = 30.0
@@ -76,36 +76,16 @@ def describe(holder: Holder) -> str:
     return f"run {holder.run_id or '?'} (host {holder.host}, pid {holder.pid if holder.pid >= 0 else '?'}, since {started})"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    return True
-
-
-def _process_start(pid: int) -> Optional[str]:
-    """When the process started (clock ticks since boot, Linux's /proc), which tells the holder
-    from a later process given its pid again; None where there is no /proc."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[19]  # field 22, after the command name
-    except (OSError, IndexError):
-        return None
-
-
 def stale(holder: Optional[Holder], now: Optional[float] = None) -> bool:
     """Whether the run that wrote `holder` is surely gone (an unreadable lock is stale too:
     locks are written whole, so only a crash mid-write leaves one)."""
     if holder is None or holder.torn:
         return True
     if holder.host == socket.gethostname():
-        if not _alive(holder.pid):
+        if not processes.alive(holder.pid):
             return True
         # a busy host reuses pids: a live process that started after the holder is another one
-        return holder.pid_start is not None and _process_start(holder.pid) not in (None, holder.pid_start)
+        return holder.pid_start is not None and processes.started(holder.pid) not in (None, holder.pid_start)
     return (now or time.time()) - float(holder.heartbeat) > STALE_AFTER
 
 
@@ -113,7 +93,7 @@ class RunLock:
     def __init__(self, fs: FileSystem, path: str, run_id: str) -> None:
         self.fs = fs
         self.path = paths.normalize(path)
-        self.me = Holder(run_id, socket.gethostname(), os.getpid(), _process_start(os.getpid()))
+        self.me = Holder(run_id, socket.gethostname(), os.getpid(), processes.started(os.getpid()))
         self._stop = threading.Event()
         self._beat: Optional[threading.Thread] = None
 
