@@ -36,7 +36,7 @@ from typing import Any, Dict, List, Tuple
 import yaml
 from dbt.cli.main import dbtRunner
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 SCHEMA = "backfill"
 DAYS = 30
@@ -172,7 +172,7 @@ def main() -> None:
     project = root / "project"
     write_project(project, args.kinds, paths, first_day.strftime("%Y-%m-%d"))
     spark = spark_session(
-        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
     )
     spark.sql(f"create database if not exists {SCHEMA}")
     folder = root / "bids"

@@ -43,7 +43,7 @@ from dbt.cli.main import dbtRunner
 from jobs import Jobs, describe, met, streaming
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 SCHEMA = "bench"
 START = 1704067200  # 2024-01-01 00:00:00 UTC
@@ -244,7 +244,7 @@ def main() -> None:
     project = make_project(root / "project", [s.name for s in scenarios])
     # the session dbt would open for this project (ANSI off as in dbt-spark), started first
     spark = spark_session(
-        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
     )
     spark.sql(f"create database if not exists {SCHEMA}")
     data = root / "data"

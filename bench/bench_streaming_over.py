@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 SCHEMA = "bench_over"
 SELECT = """
@@ -204,7 +204,7 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
     project = home / "project"
     (project / "models").mkdir(parents=True)
-    params = embedded_defaults(home / "target")
+    params = embedded_settings(home / "target", {})
     if args.driver_memory:
         params["spark.driver.memory"] = args.driver_memory
     (project / "dbt_project.yml").write_text(

@@ -31,7 +31,7 @@ from typing import ClassVar, Dict, List, Tuple
 from bench_streaming import EMITS, SCHEMA, Named, dbt_run, make_project, write_data
 from jobs import Jobs, met, streaming
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 WINDOWS = {
     "tumble": ("TUMBLE 1min", "{'kind': 'tumble', 'time_col': 'bidtime', 'size': '1 minute'}"),
@@ -100,7 +100,7 @@ def main() -> None:
     scenarios = [Scenario(kind, emit) for emit in EMITS for kind in WINDOWS]
     project = make_project(root / "project", [s.name for s in scenarios])
     spark = spark_session(
-        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
     )
     spark.sql(f"create database if not exists {SCHEMA}")
     data = root / "data"

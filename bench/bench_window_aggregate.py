@@ -26,7 +26,7 @@ from jobs import met
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 MEASURES = {"total": "sum(amount)", "events": "count(*)", "peak": "max(amount)", "mean": "avg(amount)"}
 MEASURE_SQL = ", ".join(f"{sql} as {name}" for name, sql in MEASURES.items())
@@ -134,7 +134,7 @@ def main() -> None:
     project = make_project(Path(tempfile.mkdtemp(prefix="wv-bench-")))
     # the session dbt would open for this project (ANSI off as in dbt-spark), started first
     spark = spark_session(
-        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"}
+        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
     )
     hop6 = window_aggregate(project, {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "10 minutes"})
     hop_1h_1min = {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"}

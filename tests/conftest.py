@@ -24,9 +24,9 @@ def spark_home(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(spark_home):
-    from dbt.adapters.window_views.session import embedded_defaults, spark_session
+    from dbt.adapters.window_views.session import embedded_settings, spark_session
 
-    return spark_session({**embedded_defaults(spark_home), **spark_params(spark_home)})
+    return spark_session(embedded_settings(spark_home, spark_params(spark_home)))
 
 
 @pytest.fixture

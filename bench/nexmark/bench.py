@@ -32,7 +32,7 @@ from dbt.cli.main import dbtRunner
 
 from bench.jobs import Jobs, describe, streaming
 from bench.nexmark import Landing, NexmarkConfig, generate, spark_jobs
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 HERE = Path(__file__).resolve().parent
 QUERIES = ("q5", "q7", "q8", "q11", "q18", "q19")
@@ -186,7 +186,7 @@ def main() -> None:
     landing = root / "landing"
     # the session dbt opens for this project, started first so that Jobs can read its status store
     spark = spark_session(
-        {**embedded_defaults(project / "target"), "spark.sql.ansi.enabled": "false", "spark.driver.memory": "8g"}
+        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "8g"})
     )
     print(
         f"events={args.events:,} deliveries={DELIVERIES} seed={args.seed} cores={cores} "
@@ -202,6 +202,7 @@ def main() -> None:
     results = [Result(q) for q in args.queries]
     jobs = Jobs(spark)
     for r in results:
+        jobs.since_last()
         node = dbt_run(project, r.query, "stream", landing)
         if node.status != "success":
             # the message's first line is dbt's "Compilation Error in model ..."
@@ -211,6 +212,7 @@ def main() -> None:
         r.catchup_s = node.execution_time
         r.late_rows += node.adapter_response.get("late_rows", 0)
         print(f"{r.query:<4} stream catch-up {r.catchup_s:7.2f} s  ({node.message})", flush=True)
+        print(f"     its jobs: {describe(streaming(jobs.since_last()))}", flush=True)
     catchup = own_jobs(spark, args.queries, landing, root, "catch-up")
     increment_events = sum(next(landed).values())
     for r in results:

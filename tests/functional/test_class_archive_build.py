@@ -32,8 +32,8 @@ def test_a_background_build_serves_the_next_spark_start(tmp_path, monkeypatch):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from dbt.adapters.window_views.session import embedded_defaults, spark_session
-        params = embedded_defaults(Path({str(tmp_path / "target")!r}))
+        from dbt.adapters.window_views.session import embedded_settings, spark_session
+        params = embedded_settings(Path({str(tmp_path / "target")!r}), {{}})
         params["spark.driver.extraJavaOptions"] += " -Xlog:class+load=info:file={classes}"
         spark = spark_session(params)
         assert spark.sql("select 1 as x").collect()[0].x == 1

@@ -82,10 +82,10 @@ from pathlib import Path
 
 plan = json.loads(Path(sys.argv[1]).read_text())
 project = Path(plan["project"])
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 # the settings the adapter itself uses: the embedded defaults under target/ + the profile's
-spark = spark_session({**embedded_defaults(project / "target"), **plan["spark_params"]})
+spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
 print("MASTER", spark.sparkContext.master, flush=True)
 log = []
 for step in plan["steps"]:

@@ -3,14 +3,14 @@ one Spark must come out of that as it went in."""
 
 import threading
 
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 from tests.support.dbt_projects import spark_params
 
 
 def test_sessions_asked_for_by_several_threads_at_once_keep_the_jvms_stderr(spark, spark_home):
     # each thread quiets a notice by pointing the JVM's System.err at nothing and back: two at
     # once left it at nothing, and with it what the JVM prints there (an OutOfMemoryError's trace)
-    params = {**embedded_defaults(spark_home), **spark_params(spark_home)}
+    params = embedded_settings(spark_home, spark_params(spark_home))
     system = spark.sparkContext._jvm.java.lang.System
     stderr = system.err.hashCode()
     sessions = []

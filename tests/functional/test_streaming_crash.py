@@ -69,10 +69,10 @@ faults.install()
 if plan["store"] == "objectstore":
     from tests.support import objectstore
     objectstore.install()
-from dbt.adapters.window_views.session import embedded_defaults, spark_session
+from dbt.adapters.window_views.session import embedded_settings, spark_session
 
 # the settings the adapter itself would use: the embedded defaults under target/ + the profile's
-spark = spark_session({**embedded_defaults(project / "target"), **plan["spark_params"]})
+spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
 log = []
 for step in plan["steps"]:
     if "sql" in step:

@@ -4,7 +4,13 @@ import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views import session
-from dbt.adapters.window_views.session import check_java, embedded_defaults
+from dbt.adapters.window_views.session import (
+    LISTING_THRESHOLD,
+    LOCAL_LISTING,
+    check_java,
+    embedded_defaults,
+    embedded_settings,
+)
 
 
 def test_missing_java_says_what_to_install(tmp_path, monkeypatch):
@@ -39,3 +45,12 @@ def test_embedded_defaults_live_under_target(tmp_path):
     assert settings["spark.sql.session.timeZone"] == "UTC"
     assert settings["spark.ui.enabled"] == "false"
     assert Path(target).parent == tmp_path.resolve()
+
+
+def test_a_local_master_lists_a_reads_files_in_the_driver_a_cluster_as_spark_does(tmp_path):
+    local = embedded_settings(tmp_path, {"spark.driver.memory": "4g"})
+    assert local[LISTING_THRESHOLD] == LOCAL_LISTING and local["spark.driver.memory"] == "4g"
+    assert embedded_settings(tmp_path, {"spark.master": "local[2]"})[LISTING_THRESHOLD] == LOCAL_LISTING
+    cluster = embedded_settings(tmp_path, {"spark.master": "spark://m:7077"})
+    assert LISTING_THRESHOLD not in cluster and cluster["spark.master"] == "spark://m:7077"
+    assert embedded_settings(tmp_path, {LISTING_THRESHOLD: "64"})[LISTING_THRESHOLD] == "64"  # the profile's own

@@ -222,7 +222,7 @@ def build(path: Path) -> int:
     exit, and only then rename the dump into place. Returns the exit code."""
     from pyspark import SparkContext
 
-    from dbt.adapters.window_views.session import embedded_defaults, spark_session
+    from dbt.adapters.window_views.session import embedded_settings, spark_session
 
     found = Archive(path)
     partial = found.partial(os.getpid())
@@ -231,7 +231,7 @@ def build(path: Path) -> int:
     os.nice(19)  # a background job: the user's own dbt command comes first
     try:
         with tempfile.TemporaryDirectory(prefix="wv-cds-") as scratch:
-            params = embedded_defaults(Path(scratch))
+            params = embedded_settings(Path(scratch), {})
             params[DRIVER_JAVA_OPTIONS] += f" -XX:ArchiveClassesAtExit={partial} {QUIET}"
             spark = spark_session(params)
             for statement in WORKLOAD:

@@ -23,7 +23,7 @@ from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.plan import WindowViewPlan, summary
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
-from dbt.adapters.window_views.session import embedded_defaults, refresh_inputs, remote_url, spark_session
+from dbt.adapters.window_views.session import embedded_settings, refresh_inputs, remote_url, spark_session
 from dbt.adapters.window_views.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
@@ -51,7 +51,7 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
         if creds.method == SparkConnectionMethod.SESSION and not remote_url(creds.server_side_parameters):
             # the embedded default: settings the profile leaves out go under the project's target/
             target = project_target(config)
-            creds.server_side_parameters = {**embedded_defaults(target), **creds.server_side_parameters}
+            creds.server_side_parameters = embedded_settings(target, creds.server_side_parameters)
         super().__init__(config, mp_context)
         if getattr(creds, "warm_spark", False):
             # a warm command is mostly dbt's own Python: Python's full collections traverse every

@@ -11,7 +11,7 @@ import shutil
 import subprocess
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Tuple
 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
@@ -124,6 +124,22 @@ def embedded_defaults(target_dir: Path) -> Dict[str, str]:
         "spark.ui.showConsoleProgress": "false",
         "spark.driver.memory": "2g",
     }
+
+
+# Spark lists a read of more than 32 files (a catch-up's micro-batch, a restart's replay of the
+# last one) with a Spark job of its own, 0.3-0.9 s each; on a local master that job only adds its
+# own cost, so the driver lists them. A cluster keeps Spark's default: its executors list in parallel
+LISTING_THRESHOLD = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+LOCAL_LISTING = "1000000"
+
+
+def embedded_settings(target_dir: Path, profile: Mapping[str, str]) -> Dict[str, str]:
+    """The embedded session's settings: the defaults under the project's target/, the profile's
+    `server_side_parameters` over them."""
+    settings = {**embedded_defaults(target_dir), **profile}
+    if settings["spark.master"].startswith("local") and LISTING_THRESHOLD not in profile:
+        settings[LISTING_THRESHOLD] = LOCAL_LISTING
+    return settings
 
 
 def remote_url(params: Dict[str, str]) -> Optional[str]:
