@@ -9,11 +9,7 @@
   create table {{ relation }}
   {{ file_format_clause() }}
   {{ options_clause() }}
-  tblproperties (
-    {%- for key, value in properties.items() %}
-    {{ window_views._sql_string(key) }} = {{ window_views._sql_string(value) }}{{ "," if not loop.last }}
-    {%- endfor %}
-  )
+  {{ window_views._tblproperties(properties) }}
   {{ partition_cols(label="partitioned by") }}
   {{ clustered_cols(label="clustered by") }}
   {%- if config.get('location_root') is not none %}

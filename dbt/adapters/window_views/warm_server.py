@@ -29,6 +29,7 @@ from typing import Callable, Dict, Iterator, List, Mapping, Optional, Sequence, 
 
 from dbt_common.exceptions import DbtRuntimeError
 
+from dbt.adapters.window_views import warm_up
 from dbt.adapters.window_views.processes import alive, command_line
 
 RECORD_VERSION = 1
@@ -431,8 +432,6 @@ def watch(home: Path, pid: int) -> None:
     """The watchdog: warms the server up while no command uses it (warm_up.py), stops it once it
     has been idle for its record's idle timeout; exits when the server is gone or another one is
     recorded."""
-    from dbt.adapters.window_views import warm_up
-
     warming: Optional[warm_up.WarmUp] = None
     while True:
         record = read_record(home)

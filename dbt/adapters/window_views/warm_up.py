@@ -64,7 +64,7 @@ def rounds() -> int:
 
 class WarmUp:
     """Rounds of the warm-up against the server at `url`, one per `step` while `busy` says no
-    dbt command uses the server; `finish` drops its database."""
+    dbt command uses the server; its database is dropped after the last."""
 
     def __init__(self, url: str, total: int, busy: Callable[[], bool]) -> None:
         self.url = url
@@ -93,13 +93,13 @@ class WarmUp:
             self.done += 1
             self.left -= 1
             if not self.left:
-                self.finish()
+                self._finish()
         except Exception as exc:  # noqa: BLE001 - the server's own business; the next command sees it
             print(f"{time.ctime()}: warm-up stopped after {self.done} round(s): {_first_line(exc)}", flush=True)
             self.left = 0
             self._close()
 
-    def finish(self) -> None:
+    def _finish(self) -> None:
         if self.spark is None:
             return
         try:
