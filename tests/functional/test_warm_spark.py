@@ -27,8 +27,8 @@ import yaml
 
 from dbt.adapters.window_views.warm_up import DATABASE as WARM_UP_DATABASE
 from dbt.adapters.window_views.warm_up import ROUNDS_ENV as WARM_UP_ENV
-from tests.support.dbt_projects import sources_yml
-from tests.support.processes import TEST_JVM, run_command
+from tests.support.dbt_projects import TEST_JVM, sources_yml
+from tests.support.processes import run_command
 
 DBT = Path(sys.executable).with_name("dbt")
 STARTING = "starting a warm Spark for this project"
@@ -91,7 +91,7 @@ def write_project(root: Path, bids: Path, **profile: Any) -> None:
         ],
     }
     (root / "dbt_project.yml").write_text(yaml.safe_dump(project))
-    # the server lives for a few commands: the C1 compiler alone (TEST_JVM), under the plugin's options
+    # the tests' JVM options (TEST_JVM), under the plugin's options
     params = {"spark.driver.defaultJavaOptions": TEST_JVM, **profile.pop("server_side_parameters", {})}
     output = {"type": "window_views", "method": "session", "schema": "warm", "threads": 1, "warm_spark": True}
     (root / "profiles.yml").write_text(

@@ -15,6 +15,13 @@ from tests.support import manifests
 
 REPO = Path(__file__).resolve().parents[2]
 
+# Every JVM of the tests compiles with C1 alone and collects with the parallel collector: the
+# tests run small data through many short queries, where C2's and G1's own threads cost more of
+# the 2 cores than their faster code and shorter pauses give back (bench/README.md, the test
+# suite). C1 alone gets a 48 MB code cache by default, which a worker's session or a dbt run of
+# several streams fills ("CodeCache is full. Compiler has been disabled"): the rest would run interpreted
+TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m -XX:+UseParallelGC"
+
 
 def sources_yml(*tables: str) -> str:
     """A sources.yml declaring tables appended to by the tests, as source('raw', <table>), in the
@@ -28,13 +35,14 @@ def sources_yml(*tables: str) -> str:
 
 
 def spark_params(home: Path) -> Dict[str, str]:
-    """Profile settings that point every test project at the session's one metastore."""
+    """Profile settings that point every test project at the session's one metastore, and the
+    tests' JVM options (TEST_JVM) for a driver they start."""
     from dbt.adapters.window_views.session import java_options
 
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": java_options(home),
+        "spark.driver.extraJavaOptions": f"{java_options(home)} {TEST_JVM}",
     }
 
 

@@ -9,17 +9,10 @@ import time
 from pathlib import Path
 from typing import Dict, List, Optional
 
-from tests.support.dbt_projects import REPO
+from tests.support.dbt_projects import REPO, TEST_JVM
 
 # what a Spark with a Derby metastore leaves in its working directory when misconfigured
 SPARK_LEFTOVERS = ("metastore_db", "spark-warehouse", "derby.log")
-
-# A JVM that lives for a step or two of a test (a dbt process of the crash drill, a cluster's):
-# the C1 compiler alone compiles what it runs, and sparing C2's threads takes ~40% off such a
-# run's CPU (2 cores, two test workers). Not for the shared session: over a whole worker's tests,
-# C2's faster code pays back. C1 alone gets a 48 MB code cache by default, which a dbt run of
-# several streams fills ("CodeCache is full. Compiler has been disabled"): the rest runs interpreted
-TEST_JVM = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=256m"
 
 
 def run_command(
@@ -63,9 +56,17 @@ def test_jvm() -> str:
 
 
 def short_lived(params: Dict[str, str]) -> Dict[str, str]:
-    """Spark settings for a JVM that lives for a step or two of a test (TEST_JVM)."""
-    keys = ("spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions")
-    return {**params, **{key: f"{params.get(key, '')} {test_jvm()}".strip() for key in keys}}
+    """Spark settings for a driver that lives for a step or two of a test and its executors:
+    Spark's class archive for both (spark_params gives the driver TEST_JVM), TEST_JVM for the executors."""
+    from dbt.adapters.window_views import class_archive
+
+    driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
+    archive = class_archive.jvm_options(start_build=False)
+    return {
+        **params,
+        driver: f"{params.get(driver, '')} {archive}".strip(),
+        executor: f"{params.get(executor, '')} {test_jvm()}".strip(),
+    }
 
 
 def with_tests_importable(env: Dict[str, str]) -> Dict[str, str]:
