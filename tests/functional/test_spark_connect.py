@@ -25,7 +25,8 @@ import pyspark
 import pytest
 import yaml
 
-from tests.support.processes import run_command, test_jvm
+from tests.support import processes
+from tests.support.processes import run_command
 
 SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")
@@ -50,7 +51,7 @@ def connect_server(tmp_path_factory):
         "spark.connect.grpc.binding.port": "0",
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         # Spark's class archive once built, as the plugin's warm server gets it
-        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {test_jvm()}",
+        "spark.driver.extraJavaOptions": f"-Dderby.system.home={home} {processes.test_jvm()}",
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
         "spark.sql.session.timeZone": "UTC",
         "spark.sql.shuffle.partitions": "4",
