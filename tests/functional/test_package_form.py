@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pyspark
 
+from tests.support.dbt_projects import TEST_JVM
 from tests.support.processes import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -36,6 +37,7 @@ def test_package_form_on_a_spark_profile(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DBT_", "SPARK_", "PYSPARK_"))}
     env.update(PKG_FORM_SPARK_HOME=str(spark_home), DBT_SEND_ANONYMOUS_USAGE_STATS="false")
+    env["SPARK_SUBMIT_OPTS"] = TEST_JVM  # the tests' JVM options, which dbt-spark's session passes on
     dbt = str(Path(sys.executable).parent / "dbt")
     flags = ["--project-dir", str(project), "--profiles-dir", str(project)]
 

@@ -19,6 +19,7 @@ from typing import Dict
 import pytest
 
 from tests.support.data import FLIP145_BID as BID
+from tests.support.dbt_projects import TEST_JVM
 from tests.support.processes import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,6 +39,8 @@ def clean_env(venv: Path) -> Dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop) and not k.startswith("DBT_")}
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     env["DBT_SEND_ANONYMOUS_USAGE_STATS"] = "false"
+    # the tests' JVM options for the embedded default's driver, which spark-submit reads from here
+    env["SPARK_SUBMIT_OPTS"] = TEST_JVM
     return env
 
 
