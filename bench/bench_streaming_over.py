@@ -204,9 +204,9 @@ def main() -> int:
     home = Path(tempfile.mkdtemp(prefix="wv_bench_over_"))
     project = home / "project"
     (project / "models").mkdir(parents=True)
-    params = embedded_settings(home / "target", {})
-    if args.driver_memory:
-        params["spark.driver.memory"] = args.driver_memory
+    params = embedded_settings(
+        home / "target", {"spark.driver.memory": args.driver_memory} if args.driver_memory else {}
+    )
     (project / "dbt_project.yml").write_text(
         yaml.safe_dump({"name": "bench_over", "version": "1.0", "config-version": 2, "profile": "bench_over"})
     )

@@ -33,7 +33,7 @@ import pytest
 
 from tests.support import oracles as o
 from tests.support.dbt_projects import sources_yml, spark_params, write_project
-from tests.support.processes import short_lived, wait_for_jvm
+from tests.support.processes import wait_for_jvm, with_test_executors
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -180,7 +180,7 @@ class Project:
         self.home = root / "spark"
         self.project = root / "project"
         self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
-        self.params = short_lived({**spark_params(self.home), **params})
+        self.params = with_test_executors({**spark_params(self.home), **params})
         self.driver = root / "driver.py"
         self.count = 0
         models = self.project / "models"

@@ -36,7 +36,7 @@ import pytest
 
 from tests.support import oracles as o
 from tests.support.dbt_projects import sources_yml, spark_params, write_project
-from tests.support.processes import short_lived, wait_for_jvm, with_tests_importable
+from tests.support.processes import wait_for_jvm, with_tests_importable
 
 duckdb = pytest.importorskip("duckdb")
 
@@ -210,7 +210,7 @@ class Processes:
         self.driver.write_text(DRIVER)
         self.count = 0
         (self.project / "models").mkdir(parents=True)
-        write_project(self.project, "wv_crash", SCHEMA, short_lived(spark_params(self.home)))
+        write_project(self.project, "wv_crash", SCHEMA, spark_params(self.home))
 
     def run(
         self, steps: List[Dict[str, Any]], spark: Optional[Dict[str, str]] = None, env: Optional[Dict[str, str]] = None
@@ -224,7 +224,7 @@ class Processes:
             json.dumps(
                 {
                     "project": str(self.project),
-                    "spark_params": {**short_lived(spark_params(self.home)), **(spark or {})},
+                    "spark_params": {**spark_params(self.home), **(spark or {})},
                     "schema_dir": str(self.schema_dir),
                     "log": str(log),
                     "steps": steps,

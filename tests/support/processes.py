@@ -55,18 +55,11 @@ def test_jvm() -> str:
     return f"{TEST_JVM} {class_archive.jvm_options(start_build=False)}".strip()
 
 
-def short_lived(params: Dict[str, str]) -> Dict[str, str]:
-    """Spark settings for a driver that lives for a step or two of a test and its executors:
-    Spark's class archive for both (spark_params gives the driver TEST_JVM), TEST_JVM for the executors."""
-    from dbt.adapters.window_views import class_archive
-
-    driver, executor = "spark.driver.extraJavaOptions", "spark.executor.extraJavaOptions"
-    archive = class_archive.jvm_options(start_build=False)
-    return {
-        **params,
-        driver: f"{params.get(driver, '')} {archive}".strip(),
-        executor: f"{params.get(executor, '')} {test_jvm()}".strip(),
-    }
+def with_test_executors(params: Dict[str, str]) -> Dict[str, str]:
+    """Spark settings whose executors (a cluster's) start as the tests' drivers do: TEST_JVM and
+    Spark's class archive (spark_params gives a driver TEST_JVM, the plugin the archive)."""
+    key = "spark.executor.extraJavaOptions"
+    return {**params, key: f"{params.get(key, '')} {test_jvm()}".strip()}
 
 
 def with_tests_importable(env: Dict[str, str]) -> Dict[str, str]:

@@ -8,7 +8,6 @@ from dbt.adapters.window_views.session import (
     LISTING_THRESHOLD,
     LOCAL_LISTING,
     check_java,
-    embedded_defaults,
     embedded_settings,
 )
 
@@ -32,7 +31,7 @@ def test_old_java_is_refused(tmp_path, monkeypatch):
 
 
 def test_embedded_defaults_live_under_target(tmp_path):
-    settings = embedded_defaults(tmp_path / "target")
+    settings = embedded_settings(tmp_path / "target", {})
     target = str((tmp_path / "target").resolve())
     assert settings["spark.sql.warehouse.dir"] == f"{target}/spark-warehouse"
     assert f"databaseName={target}/metastore_db" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]

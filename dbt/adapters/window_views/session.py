@@ -106,7 +106,7 @@ def java_options(derby_home: Path) -> str:
     return f"-Dderby.system.home={derby_home} -Dlog4j2.configurationFile={log4j}"
 
 
-def embedded_defaults(target_dir: Path) -> Dict[str, str]:
+def _embedded_defaults(target_dir: Path) -> Dict[str, str]:
     """Spark settings for the in-process default: everything under the project's target/."""
     target_dir = target_dir.resolve()
     return {
@@ -136,7 +136,7 @@ LOCAL_LISTING = "1000000"
 def embedded_settings(target_dir: Path, profile: Mapping[str, str]) -> Dict[str, str]:
     """The embedded session's settings: the defaults under the project's target/, the profile's
     `server_side_parameters` over them."""
-    settings = {**embedded_defaults(target_dir), **profile}
+    settings = {**_embedded_defaults(target_dir), **profile}
     if settings["spark.master"].startswith("local") and LISTING_THRESHOLD not in profile:
         settings[LISTING_THRESHOLD] = LOCAL_LISTING
     return settings
