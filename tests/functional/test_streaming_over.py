@@ -528,6 +528,15 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     setup(project, {"top2": TOP2, "rank2": RANK2, "last": LAST}, emits=("on_update",))
     models = ["top2_upd", "rank2_upd", "last_upd"]
     at = lambda m: datetime(2024, 1, 1, 9, m)  # noqa: E731
+    # the state in parts: the third batch would make a third, so it writes the state whole
+    monkeypatch.setattr(topn_shapes, "PARTS_MAX", 3)
+
+    def parts(model):
+        """The state's folders its last commit names, and those in its checkpoint."""
+        root, last = state_folder(project, model)
+        named = [*last_commit(project, model)["state_parts"], last]
+        return named, sorted((p.name for p in (root / "state").iterdir()), key=int)
+
     # the keys whose rows each batch ranks: those of its new rows only, the state's others carried over
     ranked = {}
     retained = topn_shapes.TopNOnUpdate.retained
@@ -567,6 +576,10 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
         runs = deliver(("A", 5, 6, 20.0), ("A", 0, 7, 99.0))
     assert sorted(ranked.values()) == [["A"]] * 3
     assert runs["top2_upd_stream"]["late_rows"] == 1
+    # the ranked rows a part of their own beside the first batch's; the state's rows counted
+    # across both (A's 11.0 replaced under ROW_NUMBER and RANK, its 10.0 under its last tick)
+    assert [parts(f"{m}_stream") for m in models] == [(["0", "1"], ["0", "1"])] * 3
+    assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [4, 4, 3]
     assert project.rows("top2_upd_stream", "stock, r") == [
         (None, at(1), 5, 1.0, 1),
         ("A", at(5), 6, 20.0, 1),
@@ -586,8 +599,12 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     assert len(last_commit(project, "top2_upd_stream")["replaced_buckets"]) == 1
     assert [r[2] for r in project.rows("rank2_upd_stream", "stock, r, seq") if r[0] == "A"] == [6, 2, 8]
     # the state keeps each key's top rows only: 2 per stock (3 stocks), A's tie too under RANK,
-    # and the last tick of each
+    # and the last tick of each; written whole as one part, the parts before it gone
     assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 6, 3]
+    assert [parts(f"{m}_stream") for m in models] == [(["2"], ["2"])] * 3
+    deliver(("B", 8, 11, 8.0))
+    assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(8), 11, 8.0, 1), ("B", at(6), 9, 7.0, 2)]
+    assert [parts(f"{m}_stream") for m in models] == [(["2", "3"], ["2", "3"])] * 3
 
 
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):

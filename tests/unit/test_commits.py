@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.window_views import storage
+from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
 from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, RunTotals
@@ -25,9 +25,20 @@ def test_commit_then_clean_keeps_the_last_ready_record(tmp_path, fs):
     for batch in (0, 1):
         commits.mark_ready(batch, READY)
         commits.commit(batch, commits.ready(batch))
-        commits.clean(batch, None, "1")
+        commits.clean(batch, (), ("1",))
     assert commits.ready(0) is None and commits.ready(1) is not None
     assert commits.last().batch == 1 and commits.run_totals() == RunTotals(batches=2, rows_in=6, rows_out=4, late=0)
+
+
+def test_clean_drops_the_state_folders_a_commit_no_longer_names(tmp_path, fs):
+    commits = log(tmp_path, fs)
+    where = commits.where
+    for folder in ("0", "1", "2"):
+        fs.write_bytes(paths.join(where.state_rows(folder), "part.parquet"), b"x")
+    commits.clean(2, ("0", "1"), ("0", "1", "2"))  # a part added: every folder stays
+    assert sorted(e.name for e in fs.list(paths.join(where.state, "state"))) == ["0", "1", "2"]
+    commits.clean(3, ("0", "1", "2"), ("3",))  # written whole: the parts before it go
+    assert fs.list(paths.join(where.state, "state")) == []
 
 
 def test_a_damaged_ready_record_is_dropped(tmp_path, fs):
@@ -55,7 +66,7 @@ def test_a_damaged_commit_without_its_record_is_named(tmp_path, fs):
     for batch in (0, 1):
         commits.mark_ready(batch, READY)
         commits.commit(batch, READY)
-        commits.clean(batch, None, "1")
+        commits.clean(batch, (), ("1",))
     path = tmp_path / "cp" / "window_views" / "commits" / "0.json"
     path.write_text("{")
     with pytest.raises(StreamFailure) as info:

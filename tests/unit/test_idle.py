@@ -128,7 +128,7 @@ def test_idle_steps_order_between_spark_batches(tmp_path, fs):
         ready = replace(READY, watermark=watermark, rows_in=0 if stepped else 3, idle=stepped)
         commits.mark_ready(batch, ready)
         commits.commit(batch, commits.ready(batch))
-        commits.clean(batch, None, "1")
+        commits.clean(batch, (), ("1",))
         assert commits.last().watermark == watermark
     assert commits.ids() == [0, 1, "1.1", "1.2", 2]
     assert sorted(["1.10", 2, "1.2", 1], key=order) == [1, "1.2", "1.10", 2]

@@ -40,6 +40,7 @@ RECORDS = [
         recompute=RecomputeRecord(2, ("stock",), 6, (12, 40), {"12": (1, 2), "40": (3,)}),
     ),
     BatchRecord(9, "4", 1, 0, 1, 3, Arrival(), recompute=RecomputeRecord(2, ("stock",), 6)),
+    BatchRecord(9, "6", 1, 0, 1, 3, Arrival(), state_parts=("2", "4")),
     RunTotals(3, 10, 4, 1, 1),
     ModelRecord("m", "abc", "select 1"),
     RebuildIntent(RebuildStep.SWAPPING, 2, {"table": "/t"}, {"table": "/t2"}, "{}", None),
@@ -50,6 +51,13 @@ RECORDS = [
 def test_a_record_reads_back_as_written(record):
     data = json.loads(json.dumps(record.to_json()))
     assert data["version"] == RECORD_VERSION and type(record).from_json(data) == record
+
+
+def test_a_commit_before_state_parts_has_its_state_in_one_folder():
+    data = RECORDS[0].to_json()
+    del data["state_parts"]
+    assert BatchRecord.from_json(data).state_folders == ("3",)
+    assert RECORDS[4].state_folders == ("2", "4", "6") and RECORDS[1].state_folders == ()
 
 
 @pytest.mark.parametrize("version", [None, RECORD_VERSION + 1])

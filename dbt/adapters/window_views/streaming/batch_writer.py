@@ -140,7 +140,7 @@ class BatchWriter:
         storage.publish(self.fs, self.where.table, batch_id, ready.publish.table)
         storage.publish(self.fs, self.where.late, batch_id, ready.publish.late)
         self.log.commit(batch_id, ready)
-        self.log.clean(batch_id, previous.state_batch if previous is not None else None, ready.state_batch)
+        self.log.clean(batch_id, previous.state_folders if previous is not None else (), ready.state_folders)
         return ready
 
     def _stage(
@@ -150,7 +150,8 @@ class BatchWriter:
         moves W to the watermark given."""
         spark, plan = df.sparkSession, self.plan
         w_prev = previous.watermark if previous is not None else None
-        previous_state = previous.state_batch if previous is not None else None
+        previous_states = previous.state_folders if previous is not None else ()
+        previous_state = previous_states[-1] if previous_states else None
         new_rows = NewRows(plan, self.inputs, self.where)
         rows = new_rows.judged(df, w_prev)
         # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
@@ -168,7 +169,7 @@ class BatchWriter:
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
         state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
         fresh = rows.where(f"not {LATE}").drop(LATE)
-        retained = self.shape.retained(spark, fresh, state, previous_state, counts.rows)
+        retained = self.shape.retained(spark, fresh, state, previous_states, counts.rows)
         try:
             recompute = (
                 self.shape.recompute(previous, counts.held_hit, query.partitioned_by)
@@ -186,27 +187,30 @@ class BatchWriter:
                 state.prefix_states(spark, fresh, previous_state),
                 recompute,
                 counts.rows,
-                previous_state,
+                previous_states,
+                previous.state_rows if previous is not None else 0,
             )
             parts = Parts(query, state, Output(plan, self.where, self.fs, batch_id, w_new))
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = self.shape.stage(parts, batch)
             with labels.step(spark, plan.model, batch_id, "state saved"):
-                state_rows, recorded = self.shape.save(parts, batch)
+                saved = self.shape.save(parts, batch)
         finally:
             retained.unpersist()
             spark.catalog.dropTempView(f"{plan.view}_sorted")
+        folders = saved.folders if saved.folders is not None else (str(batch_id),)
         return BatchRecord(
             watermark=w_new,
-            state_batch=str(batch_id),
+            state_batch=folders[-1] if folders else None,
             rows_in=counts.rows,
             late=counts.late,
             rows_out=out,
-            state_rows=state_rows,
+            state_rows=saved.rows,
             clocks=clocks,
             replaced_buckets=tuple(replaced),
-            recompute=recorded,
+            recompute=saved.recompute,
             idle=idle_watermark is not None,
+            state_parts=folders[:-1],
         )
 
     def _small(self, spark: Any, new: int, previous: Optional[BatchRecord], idle_watermark: Optional[int]) -> bool:
@@ -237,6 +241,7 @@ def _unchanged(previous: Optional[BatchRecord], inputs: sides.OneInput) -> Batch
         previous.state_rows,
         previous.clocks,
         recompute=previous.recompute,
+        state_parts=previous.state_parts,
     )
 
 

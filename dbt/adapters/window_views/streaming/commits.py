@@ -152,15 +152,16 @@ class CommitLog:
         except storage.CorruptFile:
             return RunTotals()
 
-    def clean(self, batch_id: BatchId, previous_state: Optional[str], state: Optional[str]) -> None:
+    def clean(self, batch_id: BatchId, previous_state: Tuple[str, ...], state: Tuple[str, ...]) -> None:
         """Forget what a committed batch made obsolete: older READY records (its own stays until
         the next commit, to rebuild a damaged commit from), the state it replaced, and old
         commits (the last KEEP_COMMITS stay, idle steps included) and run totals."""
         for old in self._ids(self.where.ready):
             if order(old) < order(batch_id):
                 self.fs.delete(self.where.ready_file(old))
-        if previous_state and previous_state != state:
-            self.fs.delete(self.where.state_rows(previous_state))
+        for folder in previous_state:
+            if folder not in state:
+                self.fs.delete(self.where.state_rows(folder))
         for old in self._ids(self.where.commits)[:-KEEP_COMMITS]:
             self.fs.delete(self.where.commit_file(old))
         runs = sorted((e for e in self.fs.list(self.where.runs) if e.name.endswith(".json")), key=lambda e: e.mtime)

@@ -19,7 +19,7 @@ from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, holding, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchRecord, RecomputeRecord
-from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts
+from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import FROM, Recompute, State
 
 T = exp.column(internal("t"))  # a retained row's event time, epoch micros
@@ -56,8 +56,8 @@ class OverShape(ModelShape):
         assert plan.over is not None  # chosen for over-window models
         self.over: OverPlan = plan.over
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
-        rows = super().retained(spark, fresh, state, previous_state, rows_in)
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+        rows = super().retained(spark, fresh, state, previous, rows_in)
         return sorted_once(spark, rows, self.over, f"{self.plan.view}_sorted")
 
     def event_time(self) -> exp.Expr:
@@ -67,7 +67,7 @@ class OverShape(ModelShape):
         """The model's rows flagged whether the state keeps them (overwindows.KEEP)."""
         return overwindows.retain_sql(self.plan.sql, self.over, w_new)
 
-    def save(self, parts: Parts, batch: Batch) -> Tuple[int, Optional[RecomputeRecord]]:
+    def save(self, parts: Parts, batch: Batch) -> Saved:
         """Keep the rows a frame still to come needs, and fold the ones it lets go into the
         prefix summaries; over windows `on_update` also record where the next batch recomputes
         from (the earliest point of all partitions; by partition, each kept row holds its
@@ -76,16 +76,16 @@ class OverShape(ModelShape):
         if batch.w_new is None:  # no W yet: every row is kept
             kept, count = counted(rows)
             parts.state.write(kept, list(batch.states), batch.id)
-            return count(), None
+            return Saved(count())
         parts.query.as_input(rows)
         flagged = batch.spark.sql(self.retain_sql(parts.state, batch.w_new))
         flagged = flagged.selectExpr("*", sqlexpr.to_sql(exp.alias_(self.event_time(), T.name)))
         flagged, recorded = self.observed(flagged, parts.state, batch.w_new)
         if batch.states:
-            return prefix_state.save_folded(parts.state, flagged, list(batch.states), batch.id), recorded()
+            return Saved(prefix_state.save_folded(parts.state, flagged, list(batch.states), batch.id), recorded())
         kept, counter = counted(flagged.where(overwindows.KEEP).drop(overwindows.KEEP))
         parts.state.write_rows(kept, batch.id)
-        return counter(), recorded()
+        return Saved(counter(), recorded())
 
     def observed(self, flagged: Any, kept: State, w_new: int) -> Tuple[Any, Callable[[], Optional[RecomputeRecord]]]:
         """The flagged rows as the state is written, and what the commit records of them."""

@@ -167,7 +167,9 @@ class RecomputeRecord:
 @dataclass(frozen=True)
 class BatchRecord:
     """A batch's READY record (what it staged and will publish) and, with `batch` and `run_id`
-    set, its commit. `state_batch`: the batch whose state folders hold the state after it."""
+    set, its commit. `state_batch`: the batch whose state folders hold the state after it;
+    `state_parts`: earlier batches' folders the state still has (a keyed Top-N's parts, oldest
+    first: topn_shapes.py)."""
 
     watermark: Optional[int]
     state_batch: Optional[str]
@@ -182,6 +184,12 @@ class BatchRecord:
     publish: Optional[Publish] = None
     batch: Optional[BatchId] = None
     run_id: Optional[str] = None
+    state_parts: Tuple[str, ...] = ()
+
+    @property
+    def state_folders(self) -> Tuple[str, ...]:
+        """The folders that hold the state after the batch, oldest first."""
+        return (*self.state_parts, self.state_batch) if self.state_batch is not None else ()
 
     def to_json(self) -> Json:
         return (
@@ -198,6 +206,7 @@ class BatchRecord:
                 "publish": self.publish.to_json() if self.publish is not None else None,
                 "batch": self.batch,
                 "run_id": self.run_id,
+                "state_parts": list(self.state_parts),
             }
             | self.clocks.to_json()
             | (self.recompute.to_json() if self.recompute is not None else {})
@@ -221,6 +230,8 @@ class BatchRecord:
             publish=Publish.from_json(data["publish"]) if data["publish"] is not None else None,
             batch=data["batch"],
             run_id=data["run_id"],
+            # a record of a release before parts: its state is one folder
+            state_parts=tuple(data.get("state_parts", ())),
         )
 
 

@@ -35,12 +35,29 @@ class Batch:
     states: Sequence[Any] = ()  # over windows: the prefix summaries (State.prefix_states)
     recompute: Optional[Recompute] = None  # over windows on_update: where to recompute from
     rows_in: int = 0  # the new rows, late ones included
-    previous_state: Optional[str] = None  # the batch whose state this one read (None: none)
+    previous_states: Tuple[str, ...] = ()  # the state folders this one read, oldest first (none: no state)
+    kept_before: int = 0  # the input rows the state kept before the batch
+
+    @property
+    def previous_state(self) -> Optional[str]:
+        """The folder of the batch whose state this one read: the state, but for a keyed Top-N."""
+        return self.previous_states[-1] if self.previous_states else None
 
     @property
     def closes(self) -> bool:
         """Whether W moves, so windows (over windows: rows) close."""
         return self.w_new is not None and self.w_new != self.w_prev
+
+
+@dataclass(frozen=True)
+class Saved:
+    """What a batch's state write kept: its input rows, where the next batch recomputes from
+    (over windows on_update), and the state's folders after it, oldest first (None: the
+    batch's own alone; a keyed Top-N keeps parts)."""
+
+    rows: int
+    recompute: Optional[RecomputeRecord] = None
+    folders: Optional[Tuple[str, ...]] = None
 
 
 @dataclass(frozen=True)
@@ -58,13 +75,13 @@ class ModelShape(ABC):
     def __init__(self, plan: StreamPlan) -> None:
         self.plan = plan
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
-        """The rows the batch works on: the state's rows and the `fresh` ones (NEW), of `rows_in`
-        new rows."""
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+        """The rows the batch works on: the state's rows (of the `previous` state folders: one,
+        but for a keyed Top-N) and the `fresh` ones (NEW), of `rows_in` new rows."""
         retained = fresh.withColumn(NEW, F.lit(True))
-        if not previous_state:
+        if not previous:
             return retained
-        old = state.rows(spark, previous_state, fresh.schema)
+        old = state.rows(spark, previous[-1], fresh.schema)
         return old.withColumn(NEW, F.lit(False)).unionByName(retained, allowMissingColumns=True)
 
     def recompute(
@@ -78,6 +95,5 @@ class ModelShape(ABC):
         """Stage the batch's output; returns the rows written and the buckets replaced."""
 
     @abstractmethod
-    def save(self, parts: Parts, batch: Batch) -> Tuple[int, Optional[RecomputeRecord]]:
-        """Write the state the next batch needs; returns the input rows it keeps, and where the
-        next batch recomputes from (over windows on_update)."""
+    def save(self, parts: Parts, batch: Batch) -> Saved:
+        """Write the state the next batch needs."""

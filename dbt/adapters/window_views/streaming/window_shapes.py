@@ -14,8 +14,7 @@ from dbt.adapters.window_views.streaming import pane_state, session_slicing
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import RecomputeRecord
-from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts
+from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.tvf import WindowTvf
 from dbt.adapters.window_views.windows import Session
@@ -48,11 +47,11 @@ class WindowShape(ModelShape):
         assert last_end is not None  # a window of fixed ends
         return sqlexpr.parse(last_end)
 
-    def save(self, parts: Parts, batch: Batch) -> Tuple[int, Optional[RecomputeRecord]]:
+    def save(self, parts: Parts, batch: Batch) -> Saved:
         rows = batch.retained.drop(NEW)
         kept, count = counted(rows if batch.w_new is None else self.unclosed(rows, batch.w_new))
         parts.state.write(kept, list(batch.states), batch.id)
-        return count(), None
+        return Saved(count())
 
     def _after(self, batch: Batch) -> exp.Expr:
         return self.window_end > batch.w_prev if batch.w_prev is not None else exp.true()
@@ -140,9 +139,9 @@ class SessionPartials(SessionRows):
     """Session windows of decomposable aggregates keep one partial row per open session
     (session_slicing.py), merged with the batch's new rows as pane partials are."""
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
-        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous_state)
+        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         assert isinstance(self.window, Session)  # chosen for session windows only
@@ -161,9 +160,9 @@ class PaneRows(WindowShape):
     """A window_aggregate (or a TVF aggregate read as one) keeps pane partials, not rows: a
     pane's start is its event time, so the window arithmetic picks and evicts panes."""
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous_state: Optional[str], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
-        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous_state)
+        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         return retained.where(sqlexpr.to_sql(self._last_end() > w_new))
