@@ -14,6 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from dbt.adapters.window_views import storage
 from dbt.adapters.window_views.streaming import shuffles, state, topn_shapes
 from tests.support.dbt_projects import errors, sources_yml
 
@@ -530,6 +531,15 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     at = lambda m: datetime(2024, 1, 1, 9, m)  # noqa: E731
     # the state in parts: the third batch would make a third, so it writes the state whole
     monkeypatch.setattr(topn_shapes, "PARTS_MAX", 3)
+    # the output by the keys' homes: a batch of more than 2 new rows splits its new keys by time,
+    # and every bucket is full (new keys go to a new one)
+    monkeypatch.setattr(topn_shapes, "SPLIT_ROWS", 2)
+    monkeypatch.setattr(topn_shapes, "OPEN_BYTES", 1)
+
+    def buckets(model):
+        location = project.spark.sql(f"describe table extended {project.schema}.{model}")
+        table = Path(urlparse(location.where("col_name = 'Location'").first()[1]).path)
+        return sorted({storage.bucket_of(p.name) for p in table.glob("*.parquet")})
 
     def parts(model):
         """The state's folders its last commit names, and those in its checkpoint."""
@@ -568,6 +578,8 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
         ("A", at(2), 3, 11.0, 2),
         ("B", at(1), 4, 5.0, 1),
     ]
+    # 5 new rows from 09:00 to 09:02 in 3 parts: B and the NULL stock last seen 09:01, A 09:02
+    assert buckets("top2_upd_stream") == ["g1", "g2"]
     # A's 09:05 takes its first place: its 11.0 row, emitted before, goes and its 12.0 row moves
     # down; 09:00 is at or before W (09:02 less the 2 minutes' delay), so late, however high.
     # The keys joined without a broadcast (a batch of many new rows) here
@@ -596,15 +608,22 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     runs = deliver(("A", 6, 8, 12.0), ("B", 6, 9, 7.0), ("B", 7, 10, 6.0))
     assert sorted(ranked.values()) == [["A", "B"]] * 3  # the NULL stock's row not ranked again
     assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(6), 9, 7.0, 1), ("B", at(7), 10, 6.0, 2)]
-    assert len(last_commit(project, "top2_upd_stream")["replaced_buckets"]) == 1
+    assert last_commit(project, "top2_upd_stream")["replaced_buckets"] == ["g1"]  # B's home
     assert [r[2] for r in project.rows("rank2_upd_stream", "stock, r, seq") if r[0] == "A"] == [6, 2, 8]
     # the state keeps each key's top rows only: 2 per stock (3 stocks), A's tie too under RANK,
     # and the last tick of each; written whole as one part, the parts before it gone
     assert [runs[f"{m}_stream"]["state_rows"] for m in models] == [5, 6, 3]
     assert [parts(f"{m}_stream") for m in models] == [(["2"], ["2"])] * 3
-    deliver(("B", 8, 11, 8.0))
-    assert project.rows("top2_upd_stream", "stock, r")[-2:] == [("B", at(8), 11, 8.0, 1), ("B", at(6), 9, 7.0, 2)]
+    deliver(("B", 8, 11, 8.0), ("C", 8, 12, 3.0))
+    assert project.rows("top2_upd_stream", "stock, r")[-3:] == [
+        ("B", at(8), 11, 8.0, 1),
+        ("B", at(6), 9, 7.0, 2),
+        ("C", at(8), 12, 3.0, 1),
+    ]
     assert [parts(f"{m}_stream") for m in models] == [(["2", "3"], ["2", "3"])] * 3
+    # B rewritten in its home; C, new, in a bucket of its own (the latest, g2, is full)
+    assert last_commit(project, "top2_upd_stream")["replaced_buckets"] == ["g1", "g3"]
+    assert buckets("top2_upd_stream") == ["g1", "g2", "g3"]
 
 
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):

@@ -131,6 +131,14 @@ def live_file_names(fs: FileSystem, table: str) -> List[str]:
     return sorted(logged) if logged is not None else data_file_names(fs, table)
 
 
+def live_file_sizes(fs: FileSystem, table: str) -> Dict[str, int]:
+    """`live_file_names` with each file's size in bytes."""
+    logged = _logged(fs, table)
+    if logged is not None:
+        return {name: int(line["size"]) for name, line in logged.items()}
+    return {e.name: e.size for e in fs.list(table) if not e.is_dir and _visible(e.name)}
+
+
 def plan_publish(fs: FileSystem, table: str, batch: BatchId, replaced_buckets: Iterable[str] = ()) -> PublishPlan:
     """What publishing batch `batch` into `table` will do, decided from the staged files and
     the table's files before anything is published (the READY record keeps it): `move`, a

@@ -169,7 +169,7 @@ class BatchWriter:
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
         state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
         fresh = rows.where(f"not {LATE}").drop(LATE)
-        retained = self.shape.retained(spark, fresh, state, previous_states, counts.rows)
+        retained = self.shape.retained(spark, fresh, state, previous_states, counts)
         try:
             recompute = (
                 self.shape.recompute(previous, counts.held_hit, query.partitioned_by)

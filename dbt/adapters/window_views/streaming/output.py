@@ -26,7 +26,8 @@ from dbt.adapters.window_views.streaming.records import BatchId
 # a bucket's name: the `letter` of its size and its `index`
 BUCKET_NAME = sqlexpr.parse("concat(:letter, cast(:index as string))")
 NEW_BUCKETS, BULK_BUCKETS = "h", "b"  # hours, days (StreamPlan.bucket_sizes)
-KEY_BUCKETS = "k"  # a keyed Top-N's: by a hash of the key (upsert_keys)
+# a keyed Top-N's (upsert_keys): homes, numbered as the keys first came; before homes, a hash of the key
+HOME_BUCKETS, KEY_BUCKETS = "g", "k"
 Staged = Tuple[int, List[str]]  # rows written, buckets replaced
 
 
@@ -64,18 +65,24 @@ class Output:
         touched = {name for name in {storage.bucket_of(f) for f in files} if reaches(*self._bucket(name, files))}
         return self._replaced(result, outside, self._bucket_name(key, not files), touched, files)
 
-    def upsert_keys(
-        self, result: Any, outside: Callable[[Any], Any], index: exp.Expr, touched: Sequence[int]
-    ) -> Staged:
+    def upsert_keys(self, result: Any, outside: Callable[[Any], Any], touched: Sequence[str]) -> Staged:
         """Replace the output rows of some keys (`outside` keeps an old row of another key) by
-        `result`, rewriting only the buckets of those keys: a key's bucket is KEY_BUCKETS and its
-        `index` (a hash of the key), of which `touched` are those of the keys replaced."""
+        `result`, each row staged in the bucket its BUCKET column names (its key's home:
+        topn_shapes.py), rewriting only the `touched` buckets, those of the keys replaced."""
         files = storage.live_file_names(self.fs, self.where.table)
         for name in {storage.bucket_of(f) for f in files}:
-            if not re.fullmatch(rf"{KEY_BUCKETS}\d+", name):
+            if not re.fullmatch(rf"[{KEY_BUCKETS}{HOME_BUCKETS}]\d+", name):
                 self._stray(name, files)
-        bucket = sqlexpr.fill(BUCKET_NAME, letter=exp.Literal.string(KEY_BUCKETS), index=index)
-        return self._replaced(result, outside, bucket, {f"{KEY_BUCKETS}{i}" for i in touched}, files)
+        result, rows_out = counted(result)
+        columns = result.drop(storage.BUCKET).schema
+        staged = result
+        for name in sorted(touched):  # each bucket's other keys' rows, staged in it again
+            existing = [paths.join(self.where.table, f) for f in files if storage.bucket_of(f) == name]
+            if existing:
+                kept = outside(result.sparkSession.read.schema(columns).parquet(*existing))
+                staged = staged.unionByName(kept.withColumn(storage.BUCKET, F.lit(name)))
+        staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
+        return rows_out(), sorted(set(touched) | set(storage.staged_buckets(self.fs, self.staging)))
 
     def _replaced(
         self, result: Any, outside: Callable[[Any], Any], bucket: exp.Expr, touched: Set[str], files: List[str]

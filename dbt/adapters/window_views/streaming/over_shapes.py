@@ -18,7 +18,7 @@ from dbt.adapters.window_views.streaming import prefix_state, state
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, holding, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchRecord, RecomputeRecord
+from dbt.adapters.window_views.streaming.records import BatchRecord, NewRowCounts, RecomputeRecord
 from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import FROM, Recompute, State
 
@@ -56,8 +56,8 @@ class OverShape(ModelShape):
         assert plan.over is not None  # chosen for over-window models
         self.over: OverPlan = plan.over
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
-        rows = super().retained(spark, fresh, state, previous, rows_in)
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
+        rows = super().retained(spark, fresh, state, previous, counts)
         return sorted_once(spark, rows, self.over, f"{self.plan.view}_sorted")
 
     def event_time(self) -> exp.Expr:

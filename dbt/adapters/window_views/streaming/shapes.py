@@ -15,7 +15,7 @@ from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output, Staged
 from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, RecomputeRecord
+from dbt.adapters.window_views.streaming.records import BatchId, BatchRecord, NewRowCounts, RecomputeRecord
 from dbt.adapters.window_views.streaming.state import Recompute, State
 
 NEW = internal("new")  # whether a retained row is one of the batch's new rows
@@ -75,9 +75,9 @@ class ModelShape(ABC):
     def __init__(self, plan: StreamPlan) -> None:
         self.plan = plan
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         """The rows the batch works on: the state's rows (of the `previous` state folders: one,
-        but for a keyed Top-N) and the `fresh` ones (NEW), of `rows_in` new rows."""
+        but for a keyed Top-N) and the `fresh` ones (NEW), as `counts` counted the new rows."""
         retained = fresh.withColumn(NEW, F.lit(True))
         if not previous:
             return retained

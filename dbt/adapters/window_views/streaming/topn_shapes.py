@@ -2,40 +2,54 @@
 key's top rows) of the keys its new rows have with those new rows once and keeps those within
 the bound: a row that falls out never comes back, as the input only grows. The state's other
 keys are not ranked. The keys whose new rows are among the kept get their output replaced,
-computed by the model's SQL over their kept rows, in the buckets of those keys
-(Output.upsert_keys).
+computed by the model's SQL over their kept rows (Output.upsert_keys).
 
-The state is kept in parts: a batch writes the ranked rows of the keys it touched as a part of
-its own, and a key's rows are those of the latest part that has the key. So a batch writes what
-it ranked, not every key's rows; every PARTS_MAX-th part it writes the state whole, in one part,
-which bounds what a batch reads."""
+Both writes follow the keys a batch touches, not the whole result:
+- The state is kept in parts: a batch writes the ranked rows of the keys it touched as a part of
+  its own, and a key's rows are those of the latest part that has the key. Every PARTS_MAX-th
+  part is the state written whole, which bounds what a batch reads.
+- The output lies in buckets by when keys first came (a key's home, kept with its state rows):
+  a batch's new keys go to the latest bucket while it is under OPEN_BYTES, else to a new one;
+  a batch of many new rows spreads them over buckets by their latest event time. Keys that
+  come back are mostly recent ones, so a batch rewrites the few recent buckets; a hash of the
+  key would spread any 1% of keys over every bucket (bench/README.md)."""
 
 from __future__ import annotations
 
+import math
+import re
 from functools import reduce
 from typing import Any, Callable, Tuple
 
 from pyspark.sql import Window
 from pyspark.sql import functions as F
+from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr
+from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.model_query import counted
-from dbt.adapters.window_views.streaming.output import Staged
+from dbt.adapters.window_views.streaming.output import HOME_BUCKETS, KEY_BUCKETS, Staged
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.records import NewRowCounts
 from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.topn import RANK, TopN
 
-# the output's buckets: a key's is a hash of it, so a batch rewrites those of the keys it changed
-KEY_BUCKET_COUNT = 32
 # up to this many new rows, the keys they have are broadcast to pick the state's and the output's
 # rows of those keys (no shuffle of either); more: both sides shuffled, the keys' side hashed
 BROADCAST_ROWS = 500_000
 # at most this many parts: a batch that would make more writes the state whole, as its one part
 PARTS_MAX = 8
 ORDER, LATEST = internal("part_order"), internal("latest_part")  # a row's part, and its key's latest
+HOME = internal("home")  # a state row's key's output bucket
+LAST_SEEN = internal("last_seen")  # a key's latest event time in the batch, micros
+# new keys join the latest bucket while its files are smaller than this
+OPEN_BYTES = 16 << 20
+# a batch's new keys go to one bucket per this many new rows, split by their latest event time
+SPLIT_ROWS = 1_000_000
+# before homes, a key's bucket was a hash of it: the rows of a state written then have no home
+KEY_BUCKET_COUNT = 32
 
 
 class TopNOnUpdate(ModelShape):
@@ -46,58 +60,90 @@ class TopNOnUpdate(ModelShape):
         assert plan.top_n is not None  # chosen for keyed Top-N models
         self.top_n: TopN = plan.top_n
         keys = [sqlexpr.column(k) for k in self.top_n.keys]
-        self.bucket = exp.func("pmod", exp.func("xxhash64", *keys), exp.Literal.number(KEY_BUCKET_COUNT))
+        hashed = exp.func("pmod", exp.func("xxhash64", *keys), exp.Literal.number(KEY_BUCKET_COUNT))
+        self.hashed_home = exp.func("concat", exp.Literal.string(KEY_BUCKETS), exp.cast(hashed, "string"))
         # a row's key and a changed key (in `by_<i>`), the same, NULLs included
         self.by = [internal(f"by_{i}") for i in range(len(keys))]
         self.same_key = exp.and_(*[exp.NullSafeEQ(this=k, expression=sqlexpr.column(b)) for k, b in zip(keys, self.by)])
+        self.event_time = sqlexpr.epoch_micros(sqlexpr.column(plan.watermark.column))
         # the state's rows the batch's ranking replaces, counted by the job that caches it
         self._replaced: Callable[[], int] = lambda: 0
 
-    def _keys(self, rows: Any, rows_in: int) -> Any:
-        """The keys `rows` have (in `by_<i>`), broadcast for a batch of few new rows."""
-        keys = rows.select(*[F.col(f"`{k}`").alias(b) for k, b in zip(self.top_n.keys, self.by)]).distinct()
+    def _key(self) -> Any:
+        """A window by the key (made when used: Spark's columns need a running Spark)."""
+        return Window.partitionBy(*[F.col(f"`{k}`") for k in self.top_n.keys])
+
+    def _keys(self, rows: Any, rows_in: int, *columns: str) -> Any:
+        """The keys `rows` have (in `by_<i>`, with `columns`), broadcast for a batch of few new rows."""
+        keys = rows.select(*[F.col(f"`{k}`").alias(b) for k, b in zip(self.top_n.keys, self.by)], *columns).distinct()
         return F.broadcast(keys) if rows_in <= BROADCAST_ROWS else keys.hint("shuffle_hash")
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         """The new rows and the state's rows of their keys ranked once, only those within the
-        bound kept, cached for the output's job and the state's write (so both see one ranking
-        of ties)."""
-        rows = fresh.withColumn(NEW, F.lit(True))
+        bound kept, each with its key's home, cached for the output's job and the state's write
+        (so both see one ranking of ties and one home per key)."""
+        rows = fresh.withColumn(NEW, F.lit(True)).withColumn(HOME, F.lit(None).cast(StringType()))
         self._replaced = lambda: 0
         if previous:
             old = self._parts(spark, state, previous, fresh.schema)
             same = F.expr(sqlexpr.to_sql(self.same_key))
-            touched = self._latest(old.join(self._keys(fresh, rows_in), same, "left_semi"), len(previous))
+            touched = self._latest(old.join(self._keys(fresh, counts.rows), same, "left_semi"), len(previous))
             touched, self._replaced = counted(touched)
-            rows = touched.withColumn(NEW, F.lit(False)).unionByName(rows, allowMissingColumns=True)
+            rows = touched.withColumn(NEW, F.lit(False)).unionByName(rows)
+        # a key's home and latest time over all its rows: a row that falls out may hold the home
+        key = self._key()
+        rows = rows.withColumn(HOME, F.max(HOME).over(key))
+        rows = rows.withColumn(LAST_SEEN, F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key))
         rows.createOrReplaceTempView(self.plan.view)
-        return spark.sql(self.top_n.state_sql).drop(RANK).persist()
+        ranked = spark.sql(self.top_n.state_sql).drop(RANK)
+        home = F.coalesce(F.col(HOME), self._new_home(state, counts))
+        return ranked.withColumn(HOME, home).drop(LAST_SEEN).persist()
+
+    def _new_home(self, state: State, counts: NewRowCounts) -> Any:
+        """The home of a key new to the state: the latest bucket while it is small, else the next;
+        a batch of many new rows splits its new keys over buckets by their latest event time."""
+        sizes: dict = {}
+        for name, size in storage.live_file_sizes(state.fs, state.where.table).items():
+            found = re.fullmatch(rf"{HOME_BUCKETS}(\d+)", storage.bucket_of(name))
+            if found:
+                sizes[int(found[1])] = sizes.get(int(found[1]), 0) + size
+        first = max(sizes, default=0)
+        if sizes and sizes[first] >= OPEN_BYTES:
+            first += 1
+        split = math.ceil(counts.rows / SPLIT_ROWS)
+        if split <= 1 or counts.tmin is None or counts.tmax is None:
+            return F.lit(f"{HOME_BUCKETS}{first}")
+        part = F.floor((F.col(LAST_SEEN) - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
+        return F.concat(F.lit(HOME_BUCKETS), (F.lit(first) + F.least(part, F.lit(split - 1))).cast("string"))
 
     def _parts(self, spark: Any, state: State, folders: Tuple[str, ...], schema: Any) -> Any:
-        """The rows of the state's parts, each with its part's place (ORDER)."""
+        """The rows of the state's parts, each with its part's place (ORDER) and its key's home."""
+        schema = StructType([*schema.fields, StructField(HOME, StringType())])
         parts = [state.rows(spark, f, schema).withColumn(ORDER, F.lit(i)) for i, f in enumerate(folders)]
-        return reduce(lambda a, b: a.unionByName(b), parts)
+        hashed = F.expr(sqlexpr.to_sql(self.hashed_home))
+        return reduce(lambda a, b: a.unionByName(b), parts).withColumn(HOME, F.coalesce(F.col(HOME), hashed))
 
     def _latest(self, rows: Any, parts: int) -> Any:
         """Of rows from `parts` parts (ORDER), each key's from the latest part that has the key."""
         if parts == 1:
             return rows.drop(ORDER)
-        latest = F.max(ORDER).over(Window.partitionBy(*[F.col(f"`{k}`") for k in self.top_n.keys]))
+        latest = F.max(ORDER).over(self._key())
         return rows.withColumn(LATEST, latest).where(F.col(ORDER) == F.col(LATEST)).drop(ORDER, LATEST)
 
     def stage(self, parts: Parts, batch: Batch) -> Staged:
         if batch.tmin is None:  # no new row on time: no key changes
             return 0, []
         entered = batch.retained.where(F.col(NEW))
-        # the buckets of the keys whose new rows made their top: one small job
-        touched = [r[0] for r in entered.select(F.expr(sqlexpr.to_sql(self.bucket))).distinct().collect()]
+        # the homes of the keys whose new rows made their top: one small job
+        touched = [r[0] for r in entered.select(HOME).distinct().collect()]
         if not touched:
             return 0, []
-        changed = self._keys(entered, batch.rows_in)
+        changed = self._keys(entered, batch.rows_in, HOME)
         same = F.expr(sqlexpr.to_sql(self.same_key))
         rows = batch.retained.join(changed, same, "left_semi")
         result = parts.query.compute(batch.spark, rows, exp.true())
-        return parts.output.upsert_keys(result, lambda old: old.join(changed, same, "left_anti"), self.bucket, touched)
+        homed = result.join(changed, same).drop(*self.by).withColumnRenamed(HOME, storage.BUCKET)
+        return parts.output.upsert_keys(homed, lambda old: old.join(changed, same, "left_anti"), touched)
 
     def save(self, parts: Parts, batch: Batch) -> Saved:
         """Keep each key's top rows: the bound times the keys (more with ties under RANK and
@@ -109,7 +155,7 @@ class TopNOnUpdate(ModelShape):
             kept, count = counted(ranked)
             parts.state.write_rows(kept, batch.id)
             return Saved(batch.kept_before - self._replaced() + count(), folders=(*earlier, str(batch.id)))
-        every = self._parts(batch.spark, parts.state, earlier, ranked.schema)
+        every = self._parts(batch.spark, parts.state, earlier, ranked.drop(HOME).schema)
         every = every.unionByName(ranked.withColumn(ORDER, F.lit(len(earlier))))
         whole, count = counted(self._latest(every, len(earlier) + 1))
         parts.state.write_rows(whole, batch.id)

@@ -14,6 +14,7 @@ from dbt.adapters.window_views.streaming import pane_state, session_slicing
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.output import Staged, outside, within
 from dbt.adapters.window_views.streaming.plan import StreamPlan
+from dbt.adapters.window_views.streaming.records import NewRowCounts
 from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import State
 from dbt.adapters.window_views.tvf import WindowTvf
@@ -139,7 +140,7 @@ class SessionPartials(SessionRows):
     """Session windows of decomposable aggregates keep one partial row per open session
     (session_slicing.py), merged with the batch's new rows as pane partials are."""
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
         return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
 
@@ -160,7 +161,7 @@ class PaneRows(WindowShape):
     """A window_aggregate (or a TVF aggregate read as one) keeps pane partials, not rows: a
     pane's start is its event time, so the window arithmetic picks and evicts panes."""
 
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], rows_in: int) -> Any:
+    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
         return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
 
