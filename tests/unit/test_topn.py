@@ -57,6 +57,33 @@ def test_the_state_ranks_over_the_models_own_where():
     assert "FROM s.bid WHERE price > 0) AS _wv_rows WHERE _wv_rank <= 1" in top.state_sql
 
 
+@pytest.mark.parametrize(
+    "sql, output_sql",
+    [
+        (  # q18's: the rank read from the ranked rows, the home selected beside the model's columns
+            "SELECT auction, bidder FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY "
+            "dateTime DESC) AS rn FROM s.bid) WHERE rn <= 1",
+            "SELECT auction, bidder, _wv_home FROM (SELECT *, _wv_rank AS rn FROM s.bid) WHERE rn <= 1",
+        ),
+        (  # q19's `*` on both levels passes the home as it is
+            f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 10",
+            "SELECT * FROM (SELECT *, _wv_rank AS r FROM s.bid) WHERE r <= 10",
+        ),
+        (  # a CTE that selects columns, and a GROUP BY of the key around it: grouped by the home too
+            f"WITH t AS (SELECT auction, price, {BY_PRICE} AS r FROM s.bid WHERE price > 0) "
+            "SELECT auction, max(price) AS top FROM t WHERE r <= 3 GROUP BY auction",
+            "WITH t AS (SELECT auction, price, _wv_rank AS r, _wv_home FROM s.bid WHERE price > 0) "
+            "SELECT auction, MAX(price) AS top, _wv_home FROM t WHERE r <= 3 GROUP BY auction, _wv_home",
+        ),
+    ],
+)
+def test_the_output_reads_the_rank_of_the_ranked_rows_and_passes_their_home(sql, output_sql):
+    tree = analysis.parse(sql)
+    ranking = topn.find(tree, "dateTime")
+    assert ranking is not None and ranking.top_n().output_sql == output_sql
+    assert tree.sql("spark") == analysis.parse(sql).sql("spark")  # the model's own tree as it was
+
+
 def test_the_state_reads_the_from_as_the_tree_has_it_when_rendered():
     # the stream plan finds the ranking, then points the input at its view, then renders
     tree = analysis.parse(f"SELECT * FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3")

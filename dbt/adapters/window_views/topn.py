@@ -23,6 +23,7 @@ from dbt.adapters.window_views.shown import shown
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
 RANK = "_wv_rank"  # a row's rank in the state's query
+HOME = "_wv_home"  # passed through the model's SQL over ranked rows (output_sql): a key's output bucket
 DOWNSTREAM = "fix: move the rest to a downstream model, or use execution='batch'"
 
 
@@ -37,6 +38,9 @@ class TopN:
     # the input rows the state keeps, read from the view the model reads its input from, with
     # their rank in RANK (a ranking by the same call over the same FROM and WHERE)
     state_sql: str
+    # the model's SQL over such ranked rows in that view: the call read as their RANK, and HOME
+    # passed through to the output
+    output_sql: str
 
 
 @dataclass(frozen=True)
@@ -52,7 +56,8 @@ class Ranking:
         """What a stream keeps, its state's query over the ranking SELECT's FROM as the tree reads
         it now: streaming/plan.py points that FROM at the input's view after finding the ranking."""
         keys = tuple(analysis.parse(p).name for p in self.call.partition_by)
-        return TopN(self.call.shown, self.kept_by, keys, self.limit, _state_sql(self.call, self.limit))
+        state_sql, output_sql = _state_sql(self.call, self.limit), _output_sql(self.call)
+        return TopN(self.call.shown, self.kept_by, keys, self.limit, state_sql, output_sql)
 
 
 def _limit(condition: exp.Expr, rank: str) -> Optional[int]:
@@ -188,3 +193,24 @@ def _state_sql(call: OverCall, limit: int) -> str:
     ranked.set("expressions", [exp.Star(), exp.alias_(call.node.copy(), RANK)])
     kept = exp.select("*").from_(ranked.subquery(sqlexpr.ROWS)).where(exp.column(RANK) <= limit)
     return sqlexpr.to_sql(kept)
+
+
+def _output_sql(call: OverCall) -> str:
+    """The model's SQL over the rows `_state_sql` ranks, without ranking them again: the call
+    read as their RANK, HOME added to the ranking SELECT and the one around it (but where they
+    select `*`, which passes it)."""
+    tree = call.select.root()
+    copy = tree.copy()
+    walked = list(copy.walk())
+
+    def copied(node: exp.Expr) -> exp.Expr:  # a node's place in the copy
+        return walked[next(i for i, n in enumerate(tree.walk()) if n is node)]
+
+    inner = copied(call.select)
+    copied(call.node).replace(exp.column(RANK))
+    for select in (inner, copy):
+        if isinstance(select, exp.Select) and not any(e.is_star for e in select.expressions):
+            select.append("expressions", exp.column(HOME))
+            if select.args.get("group") is not None:  # one home per key: grouping by it too changes nothing
+                select.args["group"].append("expressions", exp.column(HOME))
+    return sqlexpr.to_sql(copy)

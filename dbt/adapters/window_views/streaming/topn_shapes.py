@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 import re
 from functools import reduce
-from typing import Any, Callable, Tuple
+from typing import Any, Callable, Dict, Tuple
 
 from pyspark.sql import Window
 from pyspark.sql import functions as F
@@ -28,13 +28,13 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.streaming.model_query import counted
+from dbt.adapters.window_views.streaming.model_query import counted, quoted
 from dbt.adapters.window_views.streaming.output import HOME_BUCKETS, KEY_BUCKETS, Staged
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import NewRowCounts
 from dbt.adapters.window_views.streaming.shapes import NEW, Batch, ModelShape, Parts, Saved
 from dbt.adapters.window_views.streaming.state import State
-from dbt.adapters.window_views.topn import RANK, TopN
+from dbt.adapters.window_views.topn import HOME, RANK, TopN
 
 # up to this many new rows, the keys they have are broadcast to pick the state's and the output's
 # rows of those keys (no shuffle of either); more: both sides shuffled, the keys' side hashed
@@ -42,7 +42,6 @@ BROADCAST_ROWS = 500_000
 # at most this many parts: a batch that would make more writes the state whole, as its one part
 PARTS_MAX = 8
 ORDER, LATEST = internal("part_order"), internal("latest_part")  # a row's part, and its key's latest
-HOME = internal("home")  # a state row's key's output bucket
 LAST_SEEN = internal("last_seen")  # a key's latest event time in the batch, micros
 # new keys join the latest bucket while its files are smaller than this
 OPEN_BYTES = 16 << 20
@@ -90,19 +89,25 @@ class TopNOnUpdate(ModelShape):
             touched = self._latest(old.join(self._keys(fresh, counts.rows), same, "left_semi"), len(previous))
             touched, self._replaced = counted(touched)
             rows = touched.withColumn(NEW, F.lit(False)).unionByName(rows)
-        # a key's home and latest time over all its rows: a row that falls out may hold the home
         key = self._key()
-        rows = rows.withColumn(HOME, F.max(HOME).over(key))
-        rows = rows.withColumn(LAST_SEEN, F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key))
+        if previous:  # a key's home over all its rows: a row that falls out may hold it
+            rows = rows.withColumn(HOME, F.max(HOME).over(key))
+        first, split = self._open(state, counts)
+        if split > 1:  # new keys split by their latest time, over all their rows too
+            rows = rows.withColumn(LAST_SEEN, F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key))
         rows.createOrReplaceTempView(self.plan.view)
-        ranked = spark.sql(self.top_n.state_sql).drop(RANK)
-        home = F.coalesce(F.col(HOME), self._new_home(state, counts))
-        return ranked.withColumn(HOME, home).drop(LAST_SEEN).persist()
+        ranked = spark.sql(self.top_n.state_sql)
+        if split <= 1:
+            return ranked.withColumn(HOME, F.coalesce(F.col(HOME), F.lit(f"{HOME_BUCKETS}{first}"))).persist()
+        assert counts.tmin is not None and counts.tmax is not None  # split: new rows on time
+        part = F.floor((F.col(LAST_SEEN) - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
+        new = F.concat(F.lit(HOME_BUCKETS), (F.lit(first) + F.least(part, F.lit(split - 1))).cast("string"))
+        return ranked.withColumn(HOME, F.coalesce(F.col(HOME), new)).drop(LAST_SEEN).persist()
 
-    def _new_home(self, state: State, counts: NewRowCounts) -> Any:
-        """The home of a key new to the state: the latest bucket while it is small, else the next;
-        a batch of many new rows splits its new keys over buckets by their latest event time."""
-        sizes: dict = {}
+    def _open(self, state: State, counts: NewRowCounts) -> Tuple[int, int]:
+        """Where a batch's new keys go: the first home (the latest bucket while it is small, else
+        the next), and over how many from it (a batch of many new rows splits them by time)."""
+        sizes: Dict[int, int] = {}
         for name, size in storage.live_file_sizes(state.fs, state.where.table).items():
             found = re.fullmatch(rf"{HOME_BUCKETS}(\d+)", storage.bucket_of(name))
             if found:
@@ -110,11 +115,8 @@ class TopNOnUpdate(ModelShape):
         first = max(sizes, default=0)
         if sizes and sizes[first] >= OPEN_BYTES:
             first += 1
-        split = math.ceil(counts.rows / SPLIT_ROWS)
-        if split <= 1 or counts.tmin is None or counts.tmax is None:
-            return F.lit(f"{HOME_BUCKETS}{first}")
-        part = F.floor((F.col(LAST_SEEN) - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
-        return F.concat(F.lit(HOME_BUCKETS), (F.lit(first) + F.least(part, F.lit(split - 1))).cast("string"))
+        split = math.ceil(counts.rows / SPLIT_ROWS) if counts.tmin is not None else 1
+        return first, split
 
     def _parts(self, spark: Any, state: State, folders: Tuple[str, ...], schema: Any) -> Any:
         """The rows of the state's parts, each with its part's place (ORDER) and its key's home."""
@@ -138,18 +140,21 @@ class TopNOnUpdate(ModelShape):
         touched = [r[0] for r in entered.select(HOME).distinct().collect()]
         if not touched:
             return 0, []
-        changed = self._keys(entered, batch.rows_in, HOME)
+        changed = self._keys(entered, batch.rows_in)
         same = F.expr(sqlexpr.to_sql(self.same_key))
-        rows = batch.retained.join(changed, same, "left_semi")
-        result = parts.query.compute(batch.spark, rows, exp.true())
-        homed = result.join(changed, same).drop(*self.by).withColumnRenamed(HOME, storage.BUCKET)
+        # without a state before, every key is new, so changed
+        rows = batch.retained.join(changed, same, "left_semi") if batch.previous_states else batch.retained
+        # the model over its ranked rows, as ranked (no second ranking), each with its key's home
+        parts.query.as_input(rows, RANK, HOME)
+        result = batch.spark.sql(self.top_n.output_sql)
+        homed = result.select(*quoted(parts.query.schema.fieldNames()), F.col(HOME).alias(storage.BUCKET))
         return parts.output.upsert_keys(homed, lambda old: old.join(changed, same, "left_anti"), touched)
 
     def save(self, parts: Parts, batch: Batch) -> Saved:
         """Keep each key's top rows: the bound times the keys (more with ties under RANK and
         DENSE_RANK). The ranked rows are a part of their own, after the state's; a batch that
         would make more than PARTS_MAX parts writes every key's latest rows as its one part."""
-        ranked = batch.retained.drop(NEW)
+        ranked = batch.retained.drop(NEW, RANK)
         earlier = batch.previous_states
         if len(earlier) + 1 < PARTS_MAX:
             kept, count = counted(ranked)
