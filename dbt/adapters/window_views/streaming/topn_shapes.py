@@ -46,7 +46,7 @@ LAST_SEEN = internal("last_seen")  # a key's latest event time in the batch, mic
 # new keys join the latest bucket while its files are smaller than this
 OPEN_BYTES = 16 << 20
 # a batch's new keys go to one bucket per this many new rows, split by their latest event time
-SPLIT_ROWS = 1_000_000
+SPLIT_ROWS = 250_000
 # before homes, a key's bucket was a hash of it: the rows of a state written then have no home
 KEY_BUCKET_COUNT = 32
 
