@@ -13,8 +13,9 @@ from urllib.parse import urlparse
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from pyspark.sql import functions as F
 
-from dbt.adapters.window_views import storage
+from dbt.adapters.window_views import sqlexpr, storage, topn
 from dbt.adapters.window_views.streaming import shuffles, state, topn_shapes
 from tests.support.dbt_projects import errors, sources_yml
 
@@ -537,9 +538,7 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     monkeypatch.setattr(topn_shapes, "OPEN_BYTES", 1)
 
     def buckets(model):
-        location = project.spark.sql(f"describe table extended {project.schema}.{model}")
-        table = Path(urlparse(location.where("col_name = 'Location'").first()[1]).path)
-        return sorted({storage.bucket_of(p.name) for p in table.glob("*.parquet")})
+        return table_buckets(project, model)
 
     def parts(model):
         """The state's folders its last commit names, and those in its checkpoint."""
@@ -624,6 +623,55 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     # B rewritten in its home; C, new, in a bucket of its own (the latest, g2, is full)
     assert last_commit(project, "top2_upd_stream")["replaced_buckets"] == ["g1", "g3"]
     assert buckets("top2_upd_stream") == ["g1", "g2", "g3"]
+
+
+def table_buckets(project, model: str) -> list:
+    """The buckets the files of a streaming window view's table are in."""
+    location = project.spark.sql(f"describe table extended {project.schema}.{model}")
+    table = Path(urlparse(location.where("col_name = 'Location'").first()[1]).path)
+    return sorted({storage.bucket_of(p.name) for p in table.glob("*.parquet")})
+
+
+def test_a_top_n_written_before_homes_keeps_its_keys_in_their_hash_buckets(project, monkeypatch):
+    setup(project, {"top2": TOP2}, emits=("on_update",))
+    # the layout before homes, as that release wrote it: each key's output in a bucket by a hash
+    # of the key, and no home in the state's rows
+    with monkeypatch.context() as before:
+        retained, write_rows = topn_shapes.TopNOnUpdate.retained, state.State.write_rows
+
+        def hashed(self, *args):
+            return retained(self, *args).withColumn(topn.HOME, F.expr(sqlexpr.to_sql(self.hashed_home)))
+
+        before.setattr(topn_shapes.TopNOnUpdate, "retained", hashed)
+        before.setattr(
+            state.State, "write_rows", lambda self, rows, batch: write_rows(self, rows.drop(topn.HOME), batch)
+        )
+        project.spark.sql(
+            f"insert into {project.schema}.ticks values ('A', timestamp'2024-01-01 09:00:00', 1, 10.0), "
+            "('B', timestamp'2024-01-01 09:00:00', 1, 5.0), ('C', timestamp'2024-01-01 09:00:00', 1, 7.0)"
+        )
+        project.dbt("run", "-s", "top2_upd_stream")
+    old = table_buckets(project, "top2_upd_stream")
+    assert old and all(b.startswith("k") for b in old)
+    # A's new top row replaces its row in its hash bucket; D, new, goes to a home
+    project.spark.sql(
+        f"insert into {project.schema}.ticks values ('A', timestamp'2024-01-01 09:05:00', 2, 20.0), "
+        "('D', timestamp'2024-01-01 09:05:00', 3, 1.0)"
+    )
+    project.dbt("run", "-s", "top2_upd_stream")
+    keep_on_time(project, "top2_upd_stream__late")
+    project.dbt("run", "-s", "top2_upd_batch")
+    assert project.rows("top2_upd_stream", "stock, r") == project.rows("top2_upd_batch", "stock, r")
+    assert [(r[0], r[3]) for r in project.rows("top2_upd_stream", "stock, r")] == [
+        ("A", 20.0),
+        ("A", 10.0),
+        ("B", 5.0),
+        ("C", 7.0),
+        ("D", 1.0),
+    ]
+    replaced = last_commit(project, "top2_upd_stream")["replaced_buckets"]
+    assert len(replaced) == 2 and replaced[0] == "g0" and replaced[1] in old
+    assert table_buckets(project, "top2_upd_stream") == sorted({*old, "g0"})
 
 
 def test_a_batch_without_rows_carries_on_what_its_model_records(project):

@@ -42,7 +42,6 @@ BROADCAST_ROWS = 500_000
 # at most this many parts: a batch that would make more writes the state whole, as its one part
 PARTS_MAX = 8
 ORDER, LATEST = internal("part_order"), internal("latest_part")  # a row's part, and its key's latest
-LAST_SEEN = internal("last_seen")  # a key's latest event time in the batch, micros
 # new keys join the latest bucket while its files are smaller than this
 OPEN_BYTES = 16 << 20
 # a batch's new keys go to one bucket per this many new rows, split by their latest event time
@@ -92,17 +91,17 @@ class TopNOnUpdate(ModelShape):
         key = self._key()
         if previous:  # a key's home over all its rows: a row that falls out may hold it
             rows = rows.withColumn(HOME, F.max(HOME).over(key))
-        first, split = self._open(state, counts)
-        if split > 1:  # new keys split by their latest time, over all their rows too
-            rows = rows.withColumn(LAST_SEEN, F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key))
         rows.createOrReplaceTempView(self.plan.view)
         ranked = spark.sql(self.top_n.state_sql)
+        first, split = self._open(state, counts)
         if split <= 1:
             return ranked.withColumn(HOME, F.coalesce(F.col(HOME), F.lit(f"{HOME_BUCKETS}{first}"))).persist()
         assert counts.tmin is not None and counts.tmax is not None  # split: new rows on time
-        part = F.floor((F.col(LAST_SEEN) - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
+        # by the latest time of the key's ranked rows: they are already grouped by key, no sort
+        last_seen = F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key)
+        part = F.floor((last_seen - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
         new = F.concat(F.lit(HOME_BUCKETS), (F.lit(first) + F.least(part, F.lit(split - 1))).cast("string"))
-        return ranked.withColumn(HOME, F.coalesce(F.col(HOME), new)).drop(LAST_SEEN).persist()
+        return ranked.withColumn(HOME, F.coalesce(F.col(HOME), new)).persist()
 
     def _open(self, state: State, counts: NewRowCounts) -> Tuple[int, int]:
         """Where a batch's new keys go: the first home (the latest bucket while it is small, else
