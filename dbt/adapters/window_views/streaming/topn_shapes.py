@@ -4,7 +4,9 @@ the bound: a row that falls out never comes back, as the input only grows. The s
 keys are not ranked. The keys whose new rows are among the kept get their output replaced,
 computed by the model's SQL over their kept rows (Output.upsert_keys).
 
-Both writes follow the keys a batch touches, not the whole result:
+The ranked rows are written once, as the batch's state part, and the output is computed from
+them as written: one ranking (of ties too), without caching it. Both writes follow the keys a
+batch touches, not the whole result:
 - The state is kept in parts: a batch writes the ranked rows of the keys it touched as a part of
   its own, and a key's rows are those of the latest part that has the key. Every PARTS_MAX-th
   part is the state written whole, which bounds what a batch reads.
@@ -64,8 +66,11 @@ class TopNOnUpdate(ModelShape):
         self.by = [internal(f"by_{i}") for i in range(len(keys))]
         self.same_key = exp.and_(*[exp.NullSafeEQ(this=k, expression=sqlexpr.column(b)) for k, b in zip(keys, self.by)])
         self.event_time = sqlexpr.epoch_micros(sqlexpr.column(plan.watermark.column))
-        # the state's rows the batch's ranking replaces, counted by the job that caches it
+        # a batch's counts for save, by the job that writes its part: the state's rows its
+        # ranking replaces, the rows it writes; and whether it writes the state whole
         self._replaced: Callable[[], int] = lambda: 0
+        self._written: Callable[[], int] = lambda: 0
+        self._whole = False
 
     def _key(self) -> Any:
         """A window by the key (made when used: Spark's columns need a running Spark)."""
@@ -77,9 +82,9 @@ class TopNOnUpdate(ModelShape):
         return F.broadcast(keys) if rows_in <= BROADCAST_ROWS else keys.hint("shuffle_hash")
 
     def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
-        """The new rows and the state's rows of their keys ranked once, only those within the
-        bound kept, each with its key's home, cached for the output's job and the state's write
-        (so both see one ranking of ties and one home per key)."""
+        """The new rows and the state's rows of their keys ranked, only those within the bound
+        kept, each with its key's home and its RANK: what the batch writes as its state part
+        (stage) and computes its output from."""
         rows = fresh.withColumn(NEW, F.lit(True)).withColumn(HOME, F.lit(None).cast(StringType()))
         self._replaced = lambda: 0
         if previous:
@@ -95,13 +100,13 @@ class TopNOnUpdate(ModelShape):
         ranked = spark.sql(self.top_n.state_sql)
         first, split = self._open(state, counts)
         if split <= 1:
-            return ranked.withColumn(HOME, F.coalesce(F.col(HOME), F.lit(f"{HOME_BUCKETS}{first}"))).persist()
+            return ranked.withColumn(HOME, F.coalesce(F.col(HOME), F.lit(f"{HOME_BUCKETS}{first}")))
         assert counts.tmin is not None and counts.tmax is not None  # split: new rows on time
         # by the latest time of the key's ranked rows: they are already grouped by key, no sort
         last_seen = F.max(F.expr(sqlexpr.to_sql(self.event_time))).over(key)
         part = F.floor((last_seen - F.lit(counts.tmin)) * split / (counts.tmax - counts.tmin + 1))
         new = F.concat(F.lit(HOME_BUCKETS), (F.lit(first) + F.least(part, F.lit(split - 1))).cast("string"))
-        return ranked.withColumn(HOME, F.coalesce(F.col(HOME), new)).persist()
+        return ranked.withColumn(HOME, F.coalesce(F.col(HOME), new))
 
     def _open(self, state: State, counts: NewRowCounts) -> Tuple[int, int]:
         """Where a batch's new keys go: the first home (the latest bucket while it is small, else
@@ -131,10 +136,26 @@ class TopNOnUpdate(ModelShape):
         latest = F.max(ORDER).over(self._key())
         return rows.withColumn(LATEST, latest).where(F.col(ORDER) == F.col(LATEST)).drop(ORDER, LATEST)
 
+    def _write_part(self, parts: Parts, batch: Batch) -> Any:
+        """Write the batch's ranked rows as its state part, once, and read them back: the output
+        is computed from the part, so both hold one ranking (of ties too) and one home per key,
+        without caching the ranking. The batch that would make more than PARTS_MAX parts writes
+        every key's latest rows instead (the earlier parts' as not new, without a rank)."""
+        ranked, earlier = batch.retained, batch.previous_states
+        self._whole = len(earlier) + 1 >= PARTS_MAX
+        if self._whole:
+            every = self._parts(batch.spark, parts.state, earlier, ranked.drop(NEW, RANK, HOME).schema)
+            every = every.withColumn(NEW, F.lit(False)).withColumn(RANK, F.lit(None).cast(ranked.schema[RANK].dataType))
+            ranked = self._latest(every.unionByName(ranked.withColumn(ORDER, F.lit(len(earlier)))), len(earlier) + 1)
+        written, self._written = counted(ranked)
+        parts.state.write_rows(written, batch.id)
+        return parts.state.rows(batch.spark, str(batch.id), ranked.schema)
+
     def stage(self, parts: Parts, batch: Batch) -> Staged:
+        part = self._write_part(parts, batch)
         if batch.tmin is None:  # no new row on time: no key changes
             return 0, []
-        entered = batch.retained.where(F.col(NEW))
+        entered = part.where(F.col(NEW))
         # the homes of the keys whose new rows made their top: one small job
         touched = [r[0] for r in entered.select(HOME).distinct().collect()]
         if not touched:
@@ -142,7 +163,7 @@ class TopNOnUpdate(ModelShape):
         changed = self._keys(entered, batch.rows_in)
         same = F.expr(sqlexpr.to_sql(self.same_key))
         # without a state before, every key is new, so changed
-        rows = batch.retained.join(changed, same, "left_semi") if batch.previous_states else batch.retained
+        rows = part.join(changed, same, "left_semi") if batch.previous_states else part
         # the model over its ranked rows, as ranked (no second ranking), each with its key's home
         parts.query.as_input(rows, RANK, HOME)
         result = batch.spark.sql(self.top_n.output_sql)
@@ -150,17 +171,9 @@ class TopNOnUpdate(ModelShape):
         return parts.output.upsert_keys(homed, lambda old: old.join(changed, same, "left_anti"), touched)
 
     def save(self, parts: Parts, batch: Batch) -> Saved:
-        """Keep each key's top rows: the bound times the keys (more with ties under RANK and
-        DENSE_RANK). The ranked rows are a part of their own, after the state's; a batch that
-        would make more than PARTS_MAX parts writes every key's latest rows as its one part."""
-        ranked = batch.retained.drop(NEW, RANK)
-        earlier = batch.previous_states
-        if len(earlier) + 1 < PARTS_MAX:
-            kept, count = counted(ranked)
-            parts.state.write_rows(kept, batch.id)
-            return Saved(batch.kept_before - self._replaced() + count(), folders=(*earlier, str(batch.id)))
-        every = self._parts(batch.spark, parts.state, earlier, ranked.drop(HOME).schema)
-        every = every.unionByName(ranked.withColumn(ORDER, F.lit(len(earlier))))
-        whole, count = counted(self._latest(every, len(earlier) + 1))
-        parts.state.write_rows(whole, batch.id)
-        return Saved(count(), folders=(str(batch.id),))
+        """Each key's top rows are kept (the bound times the keys; more with ties under RANK and
+        DENSE_RANK): the part stage wrote, after the state's, or the state written whole."""
+        if self._whole:
+            return Saved(self._written(), folders=(str(batch.id),))
+        rows = batch.kept_before - self._replaced() + self._written()
+        return Saved(rows, folders=(*batch.previous_states, str(batch.id)))
