@@ -185,6 +185,22 @@ def test_damaged_files_are_repaired_when_provably_safe_else_named(project, fs):
     assert project.rows("damaged") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
     went_through(fs)
 
+    # a torn file of the state's rows: the window view's own, named with the full refresh (not as
+    # a file of its input)
+    latest = max((state / "commits").glob("*.json"), key=lambda p: int(p.stem))
+    kept = next((state / "state" / json.loads(latest.read_text())["state_batch"]).glob("*.parquet"))
+    whole = kept.read_bytes()
+    kept.write_bytes(whole[: len(whole) // 2])
+    deliver(project, [("08:32", 8, "I")])
+    message = errors(project.dbt("run", "-s", "damaged", ok=False))
+    assert f"at {kept}: a file of its checkpoint, which the window view wrote, cannot be read" in message
+    assert (
+        "fix: run `dbt run --full-refresh -s damaged` to rebuild the table" in message and "of its input" not in message
+    )
+    assert_clean(message)
+    kept.write_bytes(whole)
+    assert run(project, "damaged").adapter_response["rows_in"] == 1
+
 
 @pytest.mark.parametrize("record", ["model.json", "commit"])
 def test_a_checkpoint_of_another_plugin_version_is_named_and_full_refresh_rebuilds_it(project, record):

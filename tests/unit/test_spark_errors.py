@@ -6,11 +6,13 @@ from types import SimpleNamespace
 
 from pyspark.errors import AnalysisException, PySparkException
 
+from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.spark_errors import (
     SparkError,
     _cancelled,
     _mismatch,
     chain,
+    damaged_own_file,
     spark_error,
     unreadable_file,
 )
@@ -105,6 +107,24 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
     # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
     gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})
     assert unreadable_file(Unreadable(), [gone], "m", ["s.bid"], 3) is None
+
+
+def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh():
+    where = Locations("file:/wh/s.db/m", "file:/wh/s.db/m__late", "file:/wh/s.db/m__checkpoint")
+    state = "file:/wh/s.db/m__checkpoint/window_views/state/4/part-0.parquet"
+    errors = [
+        SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": state}),
+        SparkError(None, f"Checksum error: {state} at 3072"),
+    ]
+    failure = damaged_own_file(errors, "m", where, 5)
+    assert (
+        "window_view model 'm' (micro-batch 5) at /wh/s.db/m__checkpoint/window_views/state/4/part-0.parquet: a "
+        "file of its checkpoint, which the window view wrote, cannot be read (torn or changed from outside): "
+        "Checksum error"
+    ) in str(failure), failure
+    assert "fix: run `dbt run --full-refresh -s m` to rebuild the table, late table and checkpoint" in str(failure)
+    # an input's file is the input's: named as such (unreadable_file)
+    assert damaged_own_file([mismatch()], "m", where, 5) is None
 
 
 def test_the_input_holding_the_file_is_found_by_its_location():

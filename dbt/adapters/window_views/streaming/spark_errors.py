@@ -154,6 +154,31 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
     return " or ".join(inputs)
 
 
+def damaged_own_file(
+    errors: Sequence[SparkError], model: str, where: Locations, batch_id: BatchId
+) -> Optional[StreamFailure]:
+    """A file the window view wrote itself (its checkpoint's state, its table's files) that Spark
+    cannot read: torn or changed from outside, which no batch fixes. None: not such a failure."""
+    read = next((e for e in errors if e.condition in FILE_CONTENT), None)
+    if read is None or not read.parameters.get("path"):
+        return None
+    file = _shown(read.parameters["path"])
+    owners = {"its checkpoint": where.checkpoint, "its table": where.table, "its late table": where.late}
+    owner = next((o for o, at in owners.items() if file.startswith(_shown(at).rstrip("/") + "/")), None)
+    if owner is None:
+        return None
+    cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
+    return StreamFailure(
+        model,
+        f"a file of {owner}, which the window view wrote, cannot be read (torn or changed from outside): "
+        f"{spark_error(cause)}",
+        f"run `dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint from all input; "
+        "the current table stays readable until the rebuilt one replaces it",
+        batch=batch_id,
+        path=file,
+    )
+
+
 def unreadable_file(
     spark: Any, errors: Sequence[SparkError], model: str, inputs: Sequence[str], batch_id: BatchId
 ) -> Optional[StreamFailure]:
@@ -212,7 +237,9 @@ def batch_failure(
     if isinstance(exc, PySparkException) or any(e.condition for e in errors):
         if _cancelled(errors):
             return None
-        unreadable = unreadable_file(spark, errors, model, inputs, batch_id)
+        unreadable = damaged_own_file(errors, model, where, batch_id) or unreadable_file(
+            spark, errors, model, inputs, batch_id
+        )
         if unreadable is not None:
             return unreadable
         first = next(e for e in errors if e.condition) if isinstance(exc, Py4JJavaError) else errors[0]
