@@ -76,9 +76,9 @@ class TopNOnUpdate(ModelShape):
         """A window by the key (made when used: Spark's columns need a running Spark)."""
         return Window.partitionBy(*[F.col(f"`{k}`") for k in self.top_n.keys])
 
-    def _keys(self, rows: Any, rows_in: int, *columns: str) -> Any:
-        """The keys `rows` have (in `by_<i>`, with `columns`), broadcast for a batch of few new rows."""
-        keys = rows.select(*[F.col(f"`{k}`").alias(b) for k, b in zip(self.top_n.keys, self.by)], *columns).distinct()
+    def _keys(self, rows: Any, rows_in: int) -> Any:
+        """The keys `rows` have (in `by_<i>`), broadcast for a batch of few new rows."""
+        keys = rows.select(*[F.col(f"`{k}`").alias(b) for k, b in zip(self.top_n.keys, self.by)]).distinct()
         return F.broadcast(keys) if rows_in <= BROADCAST_ROWS else keys.hint("shuffle_hash")
 
     def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
