@@ -39,11 +39,6 @@ class Batch:
     kept_before: int = 0  # the input rows the state kept before the batch
 
     @property
-    def previous_state(self) -> Optional[str]:
-        """The folder of the batch whose state this one read: the state, but for a keyed Top-N."""
-        return self.previous_states[-1] if self.previous_states else None
-
-    @property
     def closes(self) -> bool:
         """Whether W moves, so windows (over windows: rows) close."""
         return self.w_new is not None and self.w_new != self.w_prev
