@@ -538,9 +538,6 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     monkeypatch.setattr(topn_shapes, "SPLIT_ROWS", 2)
     monkeypatch.setattr(topn_shapes, "OPEN_BYTES", 1)
 
-    def buckets(model):
-        return table_buckets(project, model)
-
     def parts(model):
         """The state's folders its last commit names, and those in its checkpoint."""
         root, last = state_folder(project, model)
@@ -579,7 +576,7 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
         ("B", at(1), 4, 5.0, 1),
     ]
     # 5 new rows from 09:00 to 09:02 in 3 parts: B and the NULL stock last seen 09:01, A 09:02
-    assert buckets("top2_upd_stream") == ["g1", "g2"]
+    assert table_buckets(project, "top2_upd_stream") == ["g1", "g2"]
     # A's 09:05 takes its first place: its 11.0 row, emitted before, goes and its 12.0 row moves
     # down; 09:00 is at or before W (09:02 less the 2 minutes' delay), so late, however high.
     # The keys joined without a broadcast (a batch of many new rows) here
@@ -623,7 +620,7 @@ def test_a_keyed_top_n_replaces_a_keys_rows_as_later_rows_enter_its_top(project,
     assert [parts(f"{m}_stream") for m in models] == [(["2", "3"], ["2", "3"])] * 3
     # B rewritten in its home; C, new, in a bucket of its own (the latest, g2, is full)
     assert last_commit(project, "top2_upd_stream")["replaced_buckets"] == ["g1", "g3"]
-    assert buckets("top2_upd_stream") == ["g1", "g2", "g3"]
+    assert table_buckets(project, "top2_upd_stream") == ["g1", "g2", "g3"]
 
 
 def table_buckets(project, model: str) -> list:

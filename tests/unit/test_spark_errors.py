@@ -12,7 +12,6 @@ from dbt.adapters.window_views.streaming.spark_errors import (
     _cancelled,
     _mismatch,
     chain,
-    damaged_own_file,
     spark_error,
     unreadable_file,
 )
@@ -63,6 +62,7 @@ def test_a_cancelled_job_is_not_a_failure():
 
 
 FILE = "file:///wh/s.db/bid/part%200.parquet"
+WHERE = Locations("file:/wh/s.db/m", "file:/wh/s.db/m__late", "file:/wh/s.db/m__checkpoint")
 
 
 def mismatch(column="[price]", expected="int", actual="BINARY"):
@@ -98,7 +98,7 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
         SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": FILE}),
         SparkError(None, "file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8)"),
     ]
-    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], 3)
+    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], WHERE, 3)
     assert (
         "window_view model 'm' (micro-batch 3) at /wh/s.db/bid/part 0.parquet: a file of its input s.bid cannot be "
         "read: file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8); fix: if the file is "
@@ -106,25 +106,24 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
     ) in str(failure), failure
     # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
     gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})
-    assert unreadable_file(Unreadable(), [gone], "m", ["s.bid"], 3) is None
+    assert unreadable_file(Unreadable(), [gone], "m", ["s.bid"], WHERE, 3) is None
 
 
 def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh():
-    where = Locations("file:/wh/s.db/m", "file:/wh/s.db/m__late", "file:/wh/s.db/m__checkpoint")
     state = "file:/wh/s.db/m__checkpoint/window_views/state/4/part-0.parquet"
     errors = [
         SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": state}),
         SparkError(None, f"Checksum error: {state} at 3072"),
     ]
-    failure = damaged_own_file(errors, "m", where, 5)
+    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], WHERE, 5)
     assert (
         "window_view model 'm' (micro-batch 5) at /wh/s.db/m__checkpoint/window_views/state/4/part-0.parquet: a "
         "file of its checkpoint, which the window view wrote, cannot be read (torn or changed from outside): "
         "Checksum error"
     ) in str(failure), failure
     assert "fix: run `dbt run --full-refresh -s m` to rebuild the table, late table and checkpoint" in str(failure)
-    # an input's file is the input's: named as such (unreadable_file)
-    assert damaged_own_file([mismatch()], "m", where, 5) is None
+    # an input's file is the input's: named as such
+    assert "a file of its input s.bid" in str(unreadable_file(Unreadable(), [mismatch()], "m", ["s.bid"], WHERE, 5))
 
 
 def test_the_input_holding_the_file_is_found_by_its_location():
@@ -137,7 +136,7 @@ def test_the_input_holding_the_file_is_found_by_its_location():
         def table(self, name):
             raise AnalysisException(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
 
-    failure = unreadable_file(Described(), [mismatch()], "m", ["s.ask", "s.bid"], 0)
+    failure = unreadable_file(Described(), [mismatch()], "m", ["s.ask", "s.bid"], WHERE, 0)
     assert "a file of its input s.bid has the column `price` as Parquet BINARY, where s.bid declares INT" in str(
         failure
     )

@@ -154,41 +154,36 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
     return " or ".join(inputs)
 
 
-def damaged_own_file(
-    errors: Sequence[SparkError], model: str, where: Locations, batch_id: BatchId
-) -> Optional[StreamFailure]:
-    """A file the window view wrote itself (its checkpoint's state, its table's files) that Spark
-    cannot read: torn or changed from outside, which no batch fixes. None: not such a failure."""
-    read = next((e for e in errors if e.condition in FILE_CONTENT), None)
-    if read is None or not read.parameters.get("path"):
-        return None
-    file = _shown(read.parameters["path"])
+def _own_file(file: str, where: Locations) -> Optional[str]:
+    """Which of the window view's own locations holds `file` (None: none: an input's file)."""
     owners = {"its checkpoint": where.checkpoint, "its table": where.table, "its late table": where.late}
-    owner = next((o for o, at in owners.items() if file.startswith(_shown(at).rstrip("/") + "/")), None)
-    if owner is None:
-        return None
-    cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
-    return StreamFailure(
-        model,
-        f"a file of {owner}, which the window view wrote, cannot be read (torn or changed from outside): "
-        f"{spark_error(cause)}",
-        f"run `dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint from all input; "
-        "the current table stays readable until the rebuilt one replaces it",
-        batch=batch_id,
-        path=file,
-    )
+    return next((o for o, at in owners.items() if _shown(file).startswith(_shown(at).rstrip("/") + "/")), None)
 
 
 def unreadable_file(
-    spark: Any, errors: Sequence[SparkError], model: str, inputs: Sequence[str], batch_id: BatchId
+    spark: Any, errors: Sequence[SparkError], model: str, inputs: Sequence[str], where: Locations, batch_id: BatchId
 ) -> Optional[StreamFailure]:
-    """A data file of an input that Spark cannot read as the input's table declares its columns
+    """A data file that Spark cannot read. An input's, as the input's table declares its columns
     (a loader wrote a column as another type, or a file that is not Parquet): the file, the
-    input, the column and both types, and what to do with the file. None: not such a failure."""
+    input, the column and both types, and what to do with the file. One the window view wrote
+    itself (its state, its table): torn or changed from outside, which no batch fixes, so the
+    full refresh. None: not such a failure."""
     read = next((e for e in errors if e.condition in FILE_CONTENT), None)
     if read is None or not read.parameters.get("path"):
         return None
     file = read.parameters["path"]
+    cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
+    owner = _own_file(file, where)
+    if owner is not None:
+        return StreamFailure(
+            model,
+            f"a file of {owner}, which the window view wrote, cannot be read (torn or changed from outside): "
+            f"{spark_error(cause)}",
+            f"run `dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint from all "
+            "input; the current table stays readable until the rebuilt one replaces it",
+            batch=batch_id,
+            path=_shown(file),
+        )
     name = _input_of(spark, file, inputs)
     table: Dict[str, str] = {}
     file_types: Optional[Dict[str, str]] = None
@@ -210,7 +205,6 @@ def unreadable_file(
             batch=batch_id,
             path=_shown(file),
         )
-    cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
     return StreamFailure(
         model,
         f"a file of its input {name} cannot be read: {spark_error(cause)}",
@@ -237,9 +231,7 @@ def batch_failure(
     if isinstance(exc, PySparkException) or any(e.condition for e in errors):
         if _cancelled(errors):
             return None
-        unreadable = damaged_own_file(errors, model, where, batch_id) or unreadable_file(
-            spark, errors, model, inputs, batch_id
-        )
+        unreadable = unreadable_file(spark, errors, model, inputs, where, batch_id)
         if unreadable is not None:
             return unreadable
         first = next(e for e in errors if e.condition) if isinstance(exc, Py4JJavaError) else errors[0]

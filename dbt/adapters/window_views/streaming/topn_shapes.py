@@ -67,10 +67,9 @@ class TopNOnUpdate(ModelShape):
         self.same_key = exp.and_(*[exp.NullSafeEQ(this=k, expression=sqlexpr.column(b)) for k, b in zip(keys, self.by)])
         self.event_time = sqlexpr.epoch_micros(sqlexpr.column(plan.watermark.column))
         # a batch's counts for save, by the job that writes its part: the state's rows its
-        # ranking replaces, the rows it writes; and whether it writes the state whole
+        # ranking replaces, the rows it writes
         self._replaced: Callable[[], int] = lambda: 0
         self._written: Callable[[], int] = lambda: 0
-        self._whole = False
 
     def _key(self) -> Any:
         """A window by the key (made when used: Spark's columns need a running Spark)."""
@@ -142,8 +141,7 @@ class TopNOnUpdate(ModelShape):
         without caching the ranking. The batch that would make more than PARTS_MAX parts writes
         every key's latest rows instead (the earlier parts' as not new, without a rank)."""
         ranked, earlier = batch.retained, batch.previous_states
-        self._whole = len(earlier) + 1 >= PARTS_MAX
-        if self._whole:
+        if _whole(batch):
             every = self._parts(batch.spark, parts.state, earlier, ranked.drop(NEW, RANK, HOME).schema)
             every = every.withColumn(NEW, F.lit(False)).withColumn(RANK, F.lit(None).cast(ranked.schema[RANK].dataType))
             ranked = self._latest(every.unionByName(ranked.withColumn(ORDER, F.lit(len(earlier)))), len(earlier) + 1)
@@ -173,7 +171,12 @@ class TopNOnUpdate(ModelShape):
     def save(self, parts: Parts, batch: Batch) -> Saved:
         """Each key's top rows are kept (the bound times the keys; more with ties under RANK and
         DENSE_RANK): the part stage wrote, after the state's, or the state written whole."""
-        if self._whole:
+        if _whole(batch):
             return Saved(self._written(), folders=(str(batch.id),))
         rows = batch.kept_before - self._replaced() + self._written()
         return Saved(rows, folders=(*batch.previous_states, str(batch.id)))
+
+
+def _whole(batch: Batch) -> bool:
+    """Whether the batch writes the state whole: its part would be one more than PARTS_MAX allows."""
+    return len(batch.previous_states) + 1 >= PARTS_MAX
