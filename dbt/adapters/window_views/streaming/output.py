@@ -81,7 +81,8 @@ class Output:
             if existing:
                 kept = outside(result.sparkSession.read.schema(columns).parquet(*existing))
                 staged = staged.unionByName(kept.withColumn(storage.BUCKET, F.lit(name)))
-        return rows_out(), self._staged(staged, set(touched))
+        staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
+        return rows_out(), sorted(set(touched) | set(storage.staged_buckets(self.fs, self.staging)))
 
     def _replaced(
         self, result: Any, outside: Callable[[Any], Any], bucket: exp.Expr, touched: Set[str], files: List[str]
@@ -96,13 +97,8 @@ class Output:
         if existing:
             kept = outside(result.sparkSession.read.schema(result.schema).parquet(*existing))
             staged = staged.unionByName(kept.selectExpr("*", named))
-        return rows_out(), self._staged(staged, touched)
-
-    def _staged(self, staged: Any, touched: Set[str]) -> List[str]:
-        """Write `staged` by its BUCKET column; returns every bucket the publish replaces: the
-        `touched` ones and those written."""
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
-        return sorted(touched | set(storage.staged_buckets(self.fs, self.staging)))
+        return rows_out(), sorted(touched | set(storage.staged_buckets(self.fs, self.staging)))
 
     def _bucket_name(self, key: exp.Expr, empty: bool) -> exp.Expr:
         """The bucket a row with `key` is staged in. Into a table with files: hours. Into an
