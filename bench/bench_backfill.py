@@ -20,7 +20,7 @@ After 2–4 the model's table must equal the table model's (rebuilt over the sam
 Targets: the backfill <= 1/15 of the full rebuild, the daily run <= 10% of it.
 
     .venv/bin/python bench/bench_backfill.py [--rows 10000000] [--kinds hop session over]
-        [--path window_view|microbatch|both]"""
+        [--path window_view|microbatch|both] [--keep]"""
 
 from __future__ import annotations
 
@@ -163,6 +163,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000, help="rows of the 30-day history")
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     parser.add_argument("--path", default="both", choices=[*PATHS, "both"], help="who drives the batches")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (project, logs, data)")
     args = parser.parse_args()
     paths = list(PATHS) if args.path == "both" else [args.path]
     root = Path(tempfile.mkdtemp(prefix="wv-bench-backfill-"))
@@ -222,7 +223,10 @@ def main() -> None:
                 "in the full build",
                 flush=True,
             )
-    shutil.rmtree(root, ignore_errors=True)
+    if args.keep:
+        print(f"kept: {root} (dbt's log: {project / 'logs' / 'dbt.log'})", flush=True)
+    else:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -5,6 +5,7 @@ batch_reads.py), and a batch's SQL (each TVF's read widened by its reach, the ow
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 
@@ -383,8 +384,11 @@ class RecordingAdapter:
 
     def execute(self, sql: str, fetch: bool = False):
         self.statements.append(sql)
-        rows = [[self.latest]] if "MAX(" in sql.upper() else []
-        return None, SimpleNamespace(rows=rows)
+        if "MAX(" not in sql.upper():
+            return None, SimpleNamespace(rows=[])
+        # the latest time over the rows at or after a bound, if it has one: none there is NULL
+        since = re.search(r"TIMESTAMP_MICROS\((\d+)\)", sql)
+        return None, SimpleNamespace(rows=[[None if since and int(since[1]) > self.latest else self.latest]])
 
     def get_relation(self, **_):
         return None
@@ -524,6 +528,30 @@ def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
     # a batch's old directories go once its partition points at the new one; a killed run's too
     gone = [r for r in adapter.removed if r and "_wv_batches/2024" in r]
     assert gone == [f"/tmp/wv/t/_wv_batches/{name}" for name in listed[1:]], adapter.removed
+
+
+@pytest.mark.parametrize(
+    "recorded, scans",
+    [
+        (None, [None]),  # no record (a table of an earlier version): one scan of every row
+        ("2024-01-03 04:00:00.000000", ["2024-01-03 04:00:00"]),  # the rows since the last run's latest
+        # input rewritten to end before the recorded time: nothing there, so every row
+        ("2024-01-04 00:00:00.000000", ["2024-01-04 00:00:00", None]),
+    ],
+)
+def test_a_run_asks_the_latest_input_time_of_the_rows_since_the_last_runs(recorded, scans):
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    kept = "" if recorded is None else f", {incremental.LATEST_PROPERTY}={recorded}"
+    properties = f"[window_views.batch_column=window_time_day{kept}, window_views.windows=tumble(size=1 hour)]"
+    adapter = ExistingTable(D(2024, 1, 3, 5), properties, [])
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    asked = [re.findall(r"TIMESTAMP_MICROS\((\d+)\)", s) for s in adapter.statements if "MAX(" in s.upper()]
+    since = [D(1970, 1, 1) + timedelta(microseconds=int(found[0])) if found else None for found in asked]
+    assert since == [None if s is None else datetime.fromisoformat(s) for s in scans], adapter.statements
+    assert result.properties[incremental.LATEST_PROPERTY] == "2024-01-03 05:00:00.000000"
+    assert incremental._latest("[window_views.latest_input_time=soon]") is None
 
 
 def test_a_table_of_another_batch_column_is_rebuilt_beside_it():

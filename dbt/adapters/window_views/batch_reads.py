@@ -389,14 +389,20 @@ def _inside(window: Window, size: BatchSize) -> bool:
     return isinstance(window, Tumble) and boundary % window.size == 0 and window.offset % window.size == 0
 
 
-def latest_input_sql(reads: Tuple[Read, ...]) -> str:
-    """One row, one column: the latest time over the reads' tables in epoch micros (NULL: no rows)."""
-    maxima: List[exp.Query] = [
-        exp.select(exp.alias_(sqlexpr.epoch_micros(exp.Max(this=sqlexpr.column(r.column))), "t", quoted=True)).from_(
-            exp.to_table(r.table, dialect="spark")
-        )
-        for r in reads
-    ]
+def latest_input_sql(reads: Tuple[Read, ...], since: Optional[int] = None) -> str:
+    """One row, one column: the latest time over the reads' tables in epoch micros (NULL: no rows;
+    with `since`, epoch micros: no rows at or after it). Said of the time column itself, `since`
+    lets parquet skip the files and row groups that end before it, so a run that knows the last
+    run's latest time reads the new input, not all of it."""
+    maxima: List[exp.Query] = []
+    for r in reads:
+        query: exp.Query = exp.select(
+            exp.alias_(sqlexpr.epoch_micros(exp.Max(this=sqlexpr.column(r.column))), "t", quoted=True)
+        ).from_(exp.to_table(r.table, dialect="spark"))
+        if since is not None:
+            at = exp.func("timestamp_micros", exp.Literal.number(since))
+            query = query.where(exp.GTE(this=exp.cast(sqlexpr.column(r.column), "timestamp"), expression=at))
+        maxima.append(query)
     union: exp.Query = maxima[0]
     for query in maxima[1:]:
         union = exp.union(union, query, distinct=False)

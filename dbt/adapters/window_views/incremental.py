@@ -37,6 +37,9 @@ from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermar
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 COLUMN_PROPERTY = "window_views.batch_column"
+# the latest input time a run found: the next run's scan for its own reads only what is not older
+LATEST_PROPERTY = "window_views.latest_input_time"
+_LATEST_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
 _ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
 _EPOCH = datetime(1970, 1, 1)
 
@@ -54,6 +57,7 @@ class Table:
     written: Tuple[str, ...]  # the batch keys it holds
     record: BatchRecord  # the batches an earlier run planned and did not finish
     rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
+    latest_input: Optional[datetime] = None  # the latest input time the last run found
 
 
 @dataclass(frozen=True)
@@ -97,7 +101,7 @@ def run(
     if table is None:
         table = _create(adapter, relation, found, column, output, location_root)
     record = table.record
-    latest = _latest_input(adapter, shape.reads)
+    latest = _latest_input(adapter, shape.reads, table.latest_input)
     last_time = None if latest is None else shape.last_time(latest)
     backfill = _backfill()
     selection = select(config, last_time, table.written, record, full_refresh or not table.written, backfill)
@@ -149,6 +153,8 @@ def run(
     described = summary(properties)
     # the record goes with the other properties, in the materialization's one property write
     properties[RECORD_PROPERTY] = left
+    if latest is not None:
+        properties[LATEST_PROPERTY] = latest.strftime(_LATEST_FORMAT)
     response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
     return BatchesWritten(properties, described, response)
 
@@ -282,7 +288,9 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    return Table(name, _normalized(name, details.get("Location")), written, _record(properties))
+    return Table(
+        name, _normalized(name, details.get("Location")), written, _record(properties), latest_input=_latest(properties)
+    )
 
 
 def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
@@ -306,6 +314,13 @@ def _batch_column(properties: str) -> Optional[str]:
     start = _property_start(properties, COLUMN_PROPERTY)
     found = None if start is None else re.match(r"[A-Za-z0-9_]*", properties[start:])
     return None if found is None else found.group(0)
+
+
+def _latest(properties: str) -> Optional[datetime]:
+    """The latest input time the last run recorded (None: none, or not as this version writes it)."""
+    start = _property_start(properties, LATEST_PROPERTY)
+    found = None if start is None else re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", properties[start:])
+    return None if found is None else datetime.strptime(found.group(0), _LATEST_FORMAT)
 
 
 def _record(properties: str) -> BatchRecord:
@@ -355,10 +370,17 @@ def _set_property(adapter: Any, name: str, key: str, value: str) -> None:
     adapter.execute(ddl.set_properties(name, {key: value}))
 
 
-def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...]) -> Optional[datetime]:
-    _, table = adapter.execute(batch_reads.latest_input_sql(reads), fetch=True)
-    value = table.rows[0][0] if table.rows else None
-    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...], last: Optional[datetime]) -> Optional[datetime]:
+    """The latest time over the reads. Input only grows, mostly: so first over the rows at or
+    after `last` (the last run's latest, None: unknown), and over all rows if there are none
+    there (input rewritten, or older than recorded), which makes any `last` give the true latest."""
+    since = None if last is None else (last - _EPOCH) // timedelta(microseconds=1)
+    for bound in (since, None) if since is not None else (None,):
+        _, table = adapter.execute(batch_reads.latest_input_sql(reads, bound), fetch=True)
+        value = table.rows[0][0] if table.rows else None
+        if value is not None:
+            return _EPOCH + timedelta(microseconds=int(value))
+    return None
 
 
 def _backfill() -> Tuple[Optional[datetime], Optional[datetime]]:

@@ -136,13 +136,18 @@ class SessionOnUpdate(SessionRows, TvfOnUpdate):
         return batch.retained, self._after(batch), batch.w_prev, None
 
 
-class SessionPartials(SessionRows):
-    """Session windows of decomposable aggregates keep one partial row per open session
-    (session_slicing.py), merged with the batch's new rows as pane partials are."""
+class Partials(WindowShape):
+    """Keeps partial aggregates (pane_state.py), not input rows: the new rows' partials merged
+    with the state's."""
 
     def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         assert self.plan.slicing is not None  # chosen for sliced plans
         return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
+
+
+class SessionPartials(Partials, SessionRows):
+    """Session windows of decomposable aggregates keep one partial row per open session
+    (session_slicing.py), merged with the batch's new rows as pane partials are."""
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         assert isinstance(self.window, Session)  # chosen for session windows only
@@ -157,13 +162,9 @@ class SessionPartialsOnUpdate(SessionPartials, SessionOnUpdate):
     pass
 
 
-class PaneRows(WindowShape):
+class PaneRows(Partials):
     """A window_aggregate (or a TVF aggregate read as one) keeps pane partials, not rows: a
     pane's start is its event time, so the window arithmetic picks and evicts panes."""
-
-    def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
-        assert self.plan.slicing is not None  # chosen for sliced plans
-        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         return retained.where(sqlexpr.to_sql(self._last_end() > w_new))
