@@ -392,8 +392,8 @@ def _inside(window: Window, size: BatchSize) -> bool:
 def latest_input_sql(reads: Tuple[Read, ...], since: Optional[int] = None) -> str:
     """One row, one column: the latest time over the reads' tables in epoch micros (NULL: no rows;
     with `since`, epoch micros: no rows at or after it). Said of the time column itself, `since`
-    lets parquet skip the files and row groups that end before it, so a run that knows the last
-    run's latest time reads the new input, not all of it."""
+    lets parquet skip the row groups that end before it (int64 timestamps: INT96 ones have no
+    statistics), so a run that knows the last run's latest time reads the new input."""
     maxima: List[exp.Query] = []
     for r in reads:
         query: exp.Query = exp.select(

@@ -36,8 +36,8 @@ class WindowShape(ModelShape):
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
         """The retained rows some open window needs: a row no later than w_new - span is in no
-        open window; said of the time column itself, parquet skips the files and row groups
-        that hold only such rows."""
+        open window; said of the time column itself, parquet skips the row groups that hold
+        only such rows (of int64 timestamps: INT96 ones have no statistics)."""
         since = exp.cast(sqlexpr.column(self.plan.watermark.column), "timestamp") > exp.func(
             "timestamp_micros", exp.Literal.number(w_new - self.window.span)
         )
