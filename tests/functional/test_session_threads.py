@@ -3,6 +3,8 @@ one Spark must come out of that as it went in."""
 
 import threading
 
+from pyspark.sql import SparkSession
+
 from dbt.adapters.window_views.session import embedded_settings, spark_session
 from tests.support.dbt_projects import spark_params
 
@@ -22,3 +24,18 @@ def test_sessions_asked_for_by_several_threads_at_once_keep_the_jvms_stderr(spar
             thread.join()
     assert len(sessions) == 18 and all(s is spark for s in sessions)
     assert system.err.hashCode() == stderr, "the JVM's System.err was left pointing elsewhere"
+
+
+def test_a_threads_later_statements_take_its_session_as_it_is(spark, spark_home, monkeypatch):
+    # the builder applies the profile's settings once per thread; each statement of a dbt thread
+    # went through it again (~20 py4j calls), as Spark left the session inactive in the thread
+    params = embedded_settings(spark_home, spark_params(spark_home))
+    built = []
+    builder = type(SparkSession.builder)
+    monkeypatch.setattr(builder, "getOrCreate", lambda self, real=builder.getOrCreate: built.append(1) or real(self))
+    sessions = []
+    thread = threading.Thread(target=lambda: sessions.extend(spark_session(params) for _ in range(5)))
+    thread.start()
+    thread.join()
+    assert len(sessions) == 5 and all(s is spark for s in sessions)
+    assert len(built) == 1, built
