@@ -374,13 +374,14 @@ def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...], last: Optio
     """The latest time over the reads. Input only grows, mostly: so first over the rows at or
     after `last` (the last run's latest, None: unknown), and over all rows if there are none
     there (input rewritten, or older than recorded), which makes any `last` give the true latest."""
-    since = None if last is None else (last - _EPOCH) // timedelta(microseconds=1)
-    for bound in (since, None) if since is not None else (None,):
-        _, table = adapter.execute(batch_reads.latest_input_sql(reads, bound), fetch=True)
-        value = table.rows[0][0] if table.rows else None
-        if value is not None:
-            return _EPOCH + timedelta(microseconds=int(value))
-    return None
+    found = None if last is None else _max_time(adapter, reads, (last - _EPOCH) // timedelta(microseconds=1))
+    return found if found is not None else _max_time(adapter, reads, None)
+
+
+def _max_time(adapter: Any, reads: Tuple[batch_reads.Read, ...], since: Optional[int]) -> Optional[datetime]:
+    _, table = adapter.execute(batch_reads.latest_input_sql(reads, since), fetch=True)
+    value = table.rows[0][0] if table.rows else None
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
 
 
 def _backfill() -> Tuple[Optional[datetime], Optional[datetime]]:

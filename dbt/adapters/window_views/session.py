@@ -210,9 +210,8 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
             session.sparkContext.setLogLevel("ERROR")
             quiet_sketches_notice(session)
             quiet_failure_logs(session)
-            # getOrCreate returns the process's session without making it the thread's active
-            # one: without this, each statement of a dbt thread came back here (~20 py4j calls)
-            # (the class SparkSession.getActiveSession asks)
+            # getOrCreate leaves the session inactive in this thread, so each statement of a dbt
+            # thread came back here (~20 py4j calls); made active on the class getActiveSession asks
             classic: Any = getattr(session.sparkContext._jvm, "org.apache.spark.sql.classic.SparkSession")
             classic.setActiveSession(session._jsparkSession)
     return session
