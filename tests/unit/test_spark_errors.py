@@ -8,6 +8,7 @@ from pyspark.errors import AnalysisException, PySparkException
 
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.spark_errors import (
+    FailedBatch,
     SparkError,
     _cancelled,
     _mismatch,
@@ -98,7 +99,7 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
         SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": FILE}),
         SparkError(None, "file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8)"),
     ]
-    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], WHERE, 3)
+    failure = unreadable_file(Unreadable(), errors, FailedBatch("m", ("s.bid",), WHERE, 3))
     assert (
         "window_view model 'm' (micro-batch 3) at /wh/s.db/bid/part 0.parquet: a file of its input s.bid cannot be "
         "read: file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8); fix: if the file is "
@@ -106,7 +107,7 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
     ) in str(failure), failure
     # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
     gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})
-    assert unreadable_file(Unreadable(), [gone], "m", ["s.bid"], WHERE, 3) is None
+    assert unreadable_file(Unreadable(), [gone], FailedBatch("m", ("s.bid",), WHERE, 3)) is None
 
 
 def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh():
@@ -115,7 +116,7 @@ def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh()
         SparkError("FAILED_READ_FILE.NO_HINT", "Encountered error while reading file", {"path": state}),
         SparkError(None, f"Checksum error: {state} at 3072"),
     ]
-    failure = unreadable_file(Unreadable(), errors, "m", ["s.bid"], WHERE, 5)
+    failure = unreadable_file(Unreadable(), errors, FailedBatch("m", ("s.bid",), WHERE, 5))
     assert (
         "window_view model 'm' (micro-batch 5) at /wh/s.db/m__checkpoint/window_views/state/4/part-0.parquet: a "
         "file of its checkpoint, which the window view wrote, cannot be read (torn or changed from outside): "
@@ -123,7 +124,9 @@ def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh()
     ) in str(failure), failure
     assert "fix: run `dbt run --full-refresh -s m` to rebuild the table, late table and checkpoint" in str(failure)
     # an input's file is the input's: named as such
-    assert "a file of its input s.bid" in str(unreadable_file(Unreadable(), [mismatch()], "m", ["s.bid"], WHERE, 5))
+    assert "a file of its input s.bid" in str(
+        unreadable_file(Unreadable(), [mismatch()], FailedBatch("m", ("s.bid",), WHERE, 5))
+    )
 
 
 def test_the_input_holding_the_file_is_found_by_its_location():
@@ -136,7 +139,7 @@ def test_the_input_holding_the_file_is_found_by_its_location():
         def table(self, name):
             raise AnalysisException(f"[TABLE_OR_VIEW_NOT_FOUND] {name}")
 
-    failure = unreadable_file(Described(), [mismatch()], "m", ["s.ask", "s.bid"], WHERE, 0)
+    failure = unreadable_file(Described(), [mismatch()], FailedBatch("m", ("s.ask", "s.bid"), WHERE, 0))
     assert "a file of its input s.bid has the column `price` as Parquet BINARY, where s.bid declares INT" in str(
         failure
     )

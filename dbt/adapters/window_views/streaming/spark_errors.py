@@ -5,7 +5,7 @@ unreachable; a job cancelled by a processing-time run's end is no failure."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from py4j.protocol import Py4JError, Py4JJavaError
@@ -160,9 +160,17 @@ def _own_file(file: str, where: Locations) -> Optional[str]:
     return next((o for o, at in owners.items() if _shown(file).startswith(_shown(at).rstrip("/") + "/")), None)
 
 
-def unreadable_file(
-    spark: Any, errors: Sequence[SparkError], model: str, inputs: Sequence[str], where: Locations, batch_id: BatchId
-) -> Optional[StreamFailure]:
+@dataclass(frozen=True)
+class FailedBatch:
+    """The micro-batch a failure stopped: its model, the model's inputs and locations."""
+
+    model: str
+    inputs: Tuple[str, ...]
+    where: Locations
+    batch_id: BatchId
+
+
+def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch) -> Optional[StreamFailure]:
     """A data file that Spark cannot read. An input's, as the input's table declares its columns
     (a loader wrote a column as another type, or a file that is not Parquet): the file, the
     input, the column and both types, and what to do with the file. One the window view wrote
@@ -173,7 +181,8 @@ def unreadable_file(
         return None
     file = read.parameters["path"]
     cause = next((e for e in errors[errors.index(read) + 1 :] if e.message.strip()), read)
-    owner = _own_file(file, where)
+    model, batch_id = batch.model, batch.batch_id
+    owner = _own_file(file, batch.where)
     if owner is not None:
         return StreamFailure(
             model,
@@ -184,7 +193,7 @@ def unreadable_file(
             batch=batch_id,
             path=_shown(file),
         )
-    name = _input_of(spark, file, inputs)
+    name = _input_of(spark, file, batch.inputs)
     table: Dict[str, str] = {}
     file_types: Optional[Dict[str, str]] = None
     try:
@@ -222,7 +231,7 @@ def batch_failure(
     a cancelled job, an internal error or a refused connection. None: not a failure (a
     processing-time run stopping cancels its jobs; the batch is redone next run), or not one of
     the batch's own (passed on)."""
-    model, inputs = plan.model, [i.source for i in plan.inputs]
+    model = plan.model
     gone = spark_gone(spark)
     if gone is not None:
         return spark_stopped(model, gone, where.checkpoint, batch_id)
@@ -231,7 +240,8 @@ def batch_failure(
     if isinstance(exc, PySparkException) or any(e.condition for e in errors):
         if _cancelled(errors):
             return None
-        unreadable = unreadable_file(spark, errors, model, inputs, where, batch_id)
+        failed = FailedBatch(model, tuple(i.source for i in plan.inputs), where, batch_id)
+        unreadable = unreadable_file(spark, errors, failed)
         if unreadable is not None:
             return unreadable
         first = next(e for e in errors if e.condition) if isinstance(exc, Py4JJavaError) else errors[0]
