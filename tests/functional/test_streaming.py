@@ -8,7 +8,7 @@ from typing import Sequence
 import pytest
 
 from dbt.adapters.window_views.paths import local_path
-from dbt.adapters.window_views.streaming import shuffles
+from dbt.adapters.window_views.streaming import late_rows, shuffles
 from tests.support.dbt_projects import errors, sources_yml
 
 
@@ -278,6 +278,34 @@ def test_late_rows_dropped_but_counted(project):
     assert node.adapter_response["late_rows"] == 1
     assert not project.spark.catalog.tableExists(f"{project.schema}.dropping__late")
     assert project.rows("dropping") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+
+
+def test_late_rows_are_read_again_whole_and_a_file_changed_meanwhile_fails_the_batch(project, monkeypatch):
+    """The stream reads the columns the model reads (not `item`); a late row is read again whole
+    from its file for the late table. A file that no longer holds it fails the batch, leaving
+    the table as it was, and the next run redoes the batch."""
+    make_source(project)
+    window_view(project, "refetched", "on_window_close", TUMBLE_SUM)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    run(project, "refetched")
+    before = project.rows("refetched")
+    deliver(project, DELIVERIES[2])
+    # the late row's file, read again, no longer holds it
+    monkeypatch.setattr(late_rows, "whole_rows", lambda files, read: lambda table: read(table).where("false"))
+    message = errors(project.dbt("run", "-s", "refetched", ok=False))
+    assert "(micro-batch 1) at " in message and "1 late row(s) came from 1 file(s) of " in message, message
+    assert "reading them again for the late table found 0: a file was changed or removed while the batch ran; " in (
+        message
+    )
+    assert "fix: let the input only grow by new files, and run again" in message
+    assert "Traceback" not in message and "_wv_" not in message
+    assert project.rows("refetched") == before
+    monkeypatch.undo()
+    node = run(project, "refetched")
+    assert node.message == "STREAM 1 batch, 4 in, 1 out, 1 late, watermark 2020-04-15 08:20:00"
+    assert project.rows("refetched") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+    late = project.spark.sql(f"select bidtime, price, item from {project.schema}.refetched__late").collect()
+    assert [tuple(r) for r in late] == [(t("8:08"), 9, "L")]
 
 
 def test_changed_sql_needs_full_refresh_which_rebuilds_from_all_input(project):

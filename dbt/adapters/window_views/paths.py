@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Optional
-from urllib.parse import quote, urlparse
+from urllib.parse import quote, unquote, urlparse
 
 from dbt.adapters.window_views.errors import StorageError
 
@@ -82,6 +82,11 @@ def listed_uri(location: str) -> str:
     if not is_local(location):
         return location
     return "file://" + quote(normalize(location), safe="/_-!.~'()*,;:$&+=@")
+
+
+def shown(location: str) -> str:
+    """A file as Spark names it (a percent-encoded URI), as the user would: a local file by its path."""
+    return normalize(unquote(location)) if is_local(location) else location
 
 
 def local_path(location: str) -> Path:

@@ -35,6 +35,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
+from dbt.adapters.window_views.streaming.columns_read import FILE, reader
 from dbt.adapters.window_views.streaming.commits import CommitLog
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
 from dbt.adapters.window_views.streaming.locations import Locations
@@ -93,7 +94,7 @@ class BatchWriter:
         in the user's session, which a long-lived process keeps: the views it made are dropped."""
         before = _temp_views(spark)
         try:
-            return self._commit(fs, self.inputs.rows(spark.table).limit(0), step, watermark)
+            return self._commit(fs, self.inputs.rows(reader(self.plan, spark.table)).limit(0), step, watermark)
         finally:
             for view in _temp_views(spark) - before:
                 spark.catalog.dropTempView(view)
@@ -155,11 +156,12 @@ class BatchWriter:
         new_rows = NewRows(plan, self.inputs, self.where)
         rows = new_rows.judged(df, w_prev)
         # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
-        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else df.columns)
+        columns = [c for c in df.columns if c != FILE]
+        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else columns)
         if idle_watermark is None:
             with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
                 held = held_rows_metric(previous, query.partitioned_by, ~F.col(LATE))
-                counts = new_rows.count_and_stage_late(rows, df.columns, batch_id, w_prev, held)
+                counts = new_rows.count_and_stage_late(rows, columns, batch_id, w_prev, held)
             if not counts.rows:
                 return _unchanged(previous, self.inputs)
             w_new, clocks = self.inputs.watermark(counts, previous, idle.now())
@@ -168,7 +170,7 @@ class BatchWriter:
             w_new = idle_watermark
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
         state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
-        fresh = rows.where(f"not {LATE}").drop(LATE)
+        fresh = rows.where(f"not {LATE}").drop(LATE, FILE)
         retained = self.shape.retained(spark, fresh, state, previous_states, counts)
         try:
             recompute = (

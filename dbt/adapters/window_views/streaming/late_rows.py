@@ -1,7 +1,8 @@
 """A micro-batch's new rows judged against W, the watermark reached by the batch before: a row
 whose first window is closed (over windows: whose ORDER BY value is at or before W) is late,
 and goes to the late table or is dropped, always counted: one job that writes nothing counts the
-new rows and their event-time range; the late rows, if any, are written by a second."""
+new rows and their event-time range; the late rows, if any, are written by a second (read again
+whole from their files when the stream reads only some of the input's columns: columns_read.py)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,13 @@ from typing import Any, Optional, Sequence
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr, storage
+from dbt.adapters.window_views import paths, sqlexpr, storage
 from dbt.adapters.window_views.config import LateData
+from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.streaming.columns_read import FILE, whole_rows
 from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId, NewRowCounts
 from dbt.adapters.window_views.streaming.sides import OneInput
@@ -21,6 +25,7 @@ from dbt.adapters.window_views.streaming.sides import OneInput
 T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late
 HELD_HIT = internal("held_hit")
+LATE_FILES = internal("late_files")
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
@@ -74,8 +79,11 @@ class NewRows:
             *self.inputs.stats(late, t),
             *([held.alias(HELD_HIT)] if held is not None else []),
         ]
+        pruned = FILE in rows.columns  # columns_read.reader: the late rows are read again whole
+        if pruned and self.plan.config.late_data == LateData.TABLE:
+            counts.append(F.collect_set(F.when(late, F.col(FILE))).alias(LATE_FILES))
         row = rows.agg(*counts).first()
-        counted = NewRowCounts(
+        found = NewRowCounts(
             row["n"],
             row["late"],
             row["tmin"],
@@ -83,11 +91,29 @@ class NewRows:
             self.inputs.counted(row),
             tuple(row[HELD_HIT]) if held is not None else None,
         )
-        if counted.late and self.plan.config.late_data == LateData.TABLE:
-            self._stage_late(rows, columns, batch_id, w_prev)
-        return counted
+        if found.late and self.plan.config.late_data == LateData.TABLE:
+            if pruned:  # the stream read only the columns its SQL reads: the late rows again, whole
+                whole = self.inputs.rows(whole_rows(row[LATE_FILES], rows.sparkSession.read.table))
+                staged = self._stage_late(self.judged(whole, w_prev), whole.columns, batch_id, w_prev)
+                if staged != found.late:
+                    raise self._changed(batch_id, row[LATE_FILES], found.late, staged)
+            else:
+                self._stage_late(rows, columns, batch_id, w_prev)
+        return found
 
-    def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> None:
+    def _changed(self, batch_id: BatchId, files: Sequence[str], late: int, found: int) -> StreamFailure:
+        inputs = ", ".join(i.source for i in self.plan.inputs)
+        return StreamFailure(
+            self.plan.model,
+            f"{late} late row(s) came from {len(files)} file(s) of {inputs}, and reading them again for the "
+            f"late table found {found}: a file was changed or removed while the batch ran",
+            "let the input only grow by new files, and run again: committed micro-batches are kept, this one is redone",
+            batch=batch_id,
+            path=paths.shown(sorted(files)[0]) if files else None,
+        )
+
+    def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> int:
+        """Write the late rows of `rows` as the late table keeps them; how many it wrote."""
         judged_by = (
             exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint"))
             if w_prev is not None
@@ -99,6 +125,8 @@ class NewRows:
             exp.alias_(exp.Literal.string("late"), storage.BUCKET),
         ]
         kept = self.inputs.late_columns(columns)  # several inputs: which one, and the row as JSON (sides.py)
-        rows.where(LATE).selectExpr(*kept, *map(sqlexpr.to_sql, metadata)).write.partitionBy(storage.BUCKET).mode(
-            "overwrite"
-        ).parquet(str(storage.staging_dir(self.where.late, batch_id)))
+        late, written = counted(rows.where(LATE).selectExpr(*kept, *map(sqlexpr.to_sql, metadata)))
+        late.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(
+            str(storage.staging_dir(self.where.late, batch_id))
+        )
+        return written()

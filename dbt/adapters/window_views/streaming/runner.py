@@ -16,7 +16,7 @@ from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, St
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.session import spark_gone
-from dbt.adapters.window_views.streaming import checkpoint, idle, pane_state, rebuild, sides
+from dbt.adapters.window_views.streaming import checkpoint, columns_read, idle, pane_state, rebuild, sides
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, read_record, unreadable
 from dbt.adapters.window_views.streaming.locations import Locations
@@ -419,7 +419,7 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     log = CommitLog(plan.model, where, run.run_id, run.fs)
     writer = BatchWriter(plan, where, run.run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = sides.inputs_of(plan).rows(spark.readStream.table)
+    read = sides.inputs_of(plan).rows(columns_read.reader(plan, spark.readStream.table))
     idle.finish(run, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read.writeStream.foreachBatch(writer)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
-from urllib.parse import unquote
 
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
@@ -133,23 +132,18 @@ def _mismatch(read: SparkError, table: Dict[str, str], file: Optional[Dict[str, 
     return None
 
 
-def _shown(location: str) -> str:
-    """A file as Spark names it, as the user would: a local file by its path."""
-    return paths.normalize(unquote(location)) if paths.is_local(location) else location
-
-
 def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
     """The input whose table holds `file`: the only one, or the one whose location it is under."""
     if len(inputs) == 1:
         return inputs[0]
-    target = _shown(file)
+    target = paths.shown(file)
     for name in inputs:
         try:
             described = spark.sql(ddl.describe_extended(name)).collect()
         except (PySparkException, Py4JError):  # not a table Spark describes: it cannot be the one
             continue
         rows = [r for r in described if r[0] == "Location"]
-        if rows and target.startswith(_shown(rows[0][1]).rstrip("/") + "/"):
+        if rows and target.startswith(paths.shown(rows[0][1]).rstrip("/") + "/"):
             return name
     return " or ".join(inputs)
 
@@ -157,7 +151,9 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
 def _own_file(file: str, where: Locations) -> Optional[str]:
     """Which of the window view's own locations holds `file` (None: none: an input's file)."""
     owners = {"its checkpoint": where.checkpoint, "its table": where.table, "its late table": where.late}
-    return next((o for o, at in owners.items() if _shown(file).startswith(_shown(at).rstrip("/") + "/")), None)
+    return next(
+        (o for o, at in owners.items() if paths.shown(file).startswith(paths.shown(at).rstrip("/") + "/")), None
+    )
 
 
 @dataclass(frozen=True)
@@ -191,7 +187,7 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
             f"run `dbt run --full-refresh -s {model}` to rebuild the table, late table and checkpoint from all "
             "input; the current table stays readable until the rebuilt one replaces it",
             batch=batch_id,
-            path=_shown(file),
+            path=paths.shown(file),
         )
     name = _input_of(spark, file, batch.inputs)
     table: Dict[str, str] = {}
@@ -212,7 +208,7 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
             f"`{mismatch.column}` as {mismatch.table_type}; {redone}. If the file's type is the right one, give "
             f"{name} a type Spark reads every file as and run `dbt run --full-refresh -s {model}`",
             batch=batch_id,
-            path=_shown(file),
+            path=paths.shown(file),
         )
     return StreamFailure(
         model,
@@ -220,7 +216,7 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
         f"if the file is not Parquet with the columns of {name}, or is damaged, move it out of the folder of "
         f"{name} or rewrite it under the same name; {redone}",
         batch=batch_id,
-        path=_shown(file),
+        path=paths.shown(file),
     )
 
 
