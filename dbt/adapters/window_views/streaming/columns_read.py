@@ -17,6 +17,7 @@ from sqlglot.optimizer.scope import traverse_scope
 from dbt.adapters.window_views import analysis
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.streaming.model_query import quoted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
 # a pruned input row's file: the late rows, which the late table keeps whole, are read again from it
@@ -26,8 +27,9 @@ FILE_PATH = "_metadata.file_path"
 
 def _reads(plan: StreamPlan) -> List[str]:
     """The SQL the stream runs over input rows (as its views name them): a sliced aggregate's
-    partials step and the model as written, else the model SQL (and its prefix-state form)."""
-    if plan.slicing is not None:  # the model as written only describes the output (runner._output_schema)
+    partials step, else the model SQL (and its prefix-state form). A sliced aggregate's model as
+    written runs over input rows only to describe the output (runner._output_schema): all columns."""
+    if plan.slicing is not None:
         return [plan.slicing.partial_sql.replace(plan.slicing.rows_view, plan.view)]
     return [plan.sql, plan.output_sql]
 
@@ -76,7 +78,7 @@ def reader(plan: StreamPlan, read: Callable[[str], Any]) -> Callable[[str], Any]
         return frames.__getitem__
     try:
         pruned = {
-            i.source: frames[i.source].select(*[f"`{c}`" for c in n], F.col(FILE_PATH).alias(FILE))
+            i.source: frames[i.source].select(*quoted(n), F.col(FILE_PATH).alias(FILE))
             for i, n in zip(plan.inputs, needed)
         }
         # analysed now (Spark Connect analyses lazily): a source without files fails here
