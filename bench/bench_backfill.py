@@ -46,7 +46,7 @@ WINDOWS: Dict[str, str] = {
     "tumble": "window_views.tumble({src}, 'bidtime', '10 minutes')",
     "hop": "window_views.hop({src}, 'bidtime', '5 minutes', '1 hour')",
     "cumulate": "window_views.cumulate({src}, 'bidtime', '1 hour', '1 day')",
-    "session": "window_views.session({src}, 'bidtime', '30 seconds', partition_by='item', session_lookback='1 day')",
+    "session": "window_views.session({src}, 'bidtime', '30 seconds', partition_by='item', session_lookback='{lookback}')",
 }
 # each path's model of the window SQL: its name's suffix, its config (begin, event_time, the kind's extra keys)
 PATHS: Dict[str, Tuple[str, str]] = {
@@ -62,7 +62,7 @@ PATHS: Dict[str, Tuple[str, str]] = {
     ),
 }
 # a window view's batches read a session back by its config (the macro's argument is for dbt's filters)
-EXTRA = {"session": ", session_lookback='1 day'"}
+EXTRA = {"session": ", session_lookback='{lookback}'"}
 SELECT = """
 select cast(window_time as date) as day, window_start, window_end, window_time, item,
        sum(price) as price, count(*) as bids
@@ -90,21 +90,26 @@ class Kind:
     paths: Tuple[str, ...]
 
 
-KINDS: Dict[str, Kind] = {
-    **{
-        kind: Kind(
-            SELECT.format(tvf=call.format(src="source('raw', 'bids')")),
-            "window_time",
-            "window_start, window_end, item, price, bids",
-            tuple(PATHS),
-        )
-        for kind, call in WINDOWS.items()
-    },
-    "over": Kind(OVER, "bidtime", "bidtime, item, price, running, rn", ("window_view",)),
-}
+def kinds(session_lookback: str = "1 day") -> Dict[str, Kind]:
+    """Each kind's models, a session's read back `session_lookback` before its batch."""
+    return {
+        **{
+            kind: Kind(
+                SELECT.format(tvf=call.format(src="source('raw', 'bids')", lookback=session_lookback)),
+                "window_time",
+                "window_start, window_end, item, price, bids",
+                tuple(PATHS),
+            )
+            for kind, call in WINDOWS.items()
+        },
+        "over": Kind(OVER, "bidtime", "bidtime, item, price, running, rn", ("window_view",)),
+    }
 
 
-def write_project(root: Path, kinds: List[str], paths: List[str], begin: str) -> None:
+KINDS = kinds()
+
+
+def write_project(root: Path, chosen: List[str], paths: List[str], begin: str, session_lookback: str) -> None:
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
         yaml.safe_dump({"name": "backfill", "version": "1.0", "config-version": 2, "profile": "backfill"})
@@ -113,11 +118,12 @@ def write_project(root: Path, kinds: List[str], paths: List[str], begin: str) ->
     (root / "profiles.yml").write_text(yaml.safe_dump({"backfill": {"target": "dev", "outputs": {"dev": profile}}}))
     source = {"name": "raw", "schema": SCHEMA, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
     (root / "models" / "sources.yml").write_text(yaml.safe_dump({"version": 2, "sources": [source]}, sort_keys=False))
-    for kind in kinds:
-        shape = KINDS[kind]
+    for kind in chosen:
+        shape = kinds(session_lookback)[kind]
+        extra = EXTRA.get(kind, "").format(lookback=session_lookback)
         for path in paths_of(kind, paths):
             suffix, config = PATHS[path]
-            model = config.format(begin=begin, et=shape.event_time, extra=EXTRA.get(kind, "")) + shape.select
+            model = config.format(begin=begin, et=shape.event_time, extra=extra) + shape.select
             (root / "models" / f"{kind}_{suffix}.sql").write_text(model)
         (root / "models" / f"{kind}_full.sql").write_text(
             "{{ config(materialized='table', file_format='parquet') }}" + shape.select
@@ -164,6 +170,7 @@ def main() -> None:
     parser.add_argument("--kinds", nargs="+", default=list(KINDS), choices=list(KINDS))
     parser.add_argument("--path", default="both", choices=[*PATHS, "both"], help="who drives the batches")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (project, logs, data)")
+    parser.add_argument("--session-lookback", default="1 day", help="how far a session's batch reads back")
     args = parser.parse_args()
     paths = list(PATHS) if args.path == "both" else [args.path]
     root = Path(tempfile.mkdtemp(prefix="wv-bench-backfill-"))
@@ -171,7 +178,7 @@ def main() -> None:
     today = datetime.now(timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
     first_day = today - timedelta(days=DAYS + 1)
     project = root / "project"
-    write_project(project, args.kinds, paths, first_day.strftime("%Y-%m-%d"))
+    write_project(project, args.kinds, paths, first_day.strftime("%Y-%m-%d"), args.session_lookback)
     spark = spark_session(
         embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
     )

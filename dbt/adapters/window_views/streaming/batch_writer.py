@@ -35,7 +35,7 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
-from dbt.adapters.window_views.streaming.columns_read import FILE, reader
+from dbt.adapters.window_views.streaming.columns_read import FILE, input_columns, reader
 from dbt.adapters.window_views.streaming.commits import CommitLog
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
 from dbt.adapters.window_views.streaming.locations import Locations
@@ -156,12 +156,11 @@ class BatchWriter:
         new_rows = NewRows(plan, self.inputs, self.where)
         rows = new_rows.judged(df, w_prev)
         # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
-        columns = [c for c in df.columns if c != FILE]
-        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else columns)
+        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else input_columns(df))
         if idle_watermark is None:
             with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
                 held = held_rows_metric(previous, query.partitioned_by, ~F.col(LATE))
-                counts = new_rows.count_and_stage_late(rows, columns, batch_id, w_prev, held)
+                counts = new_rows.count_and_stage_late(rows, batch_id, w_prev, held)
             if not counts.rows:
                 return _unchanged(previous, self.inputs)
             w_new, clocks = self.inputs.watermark(counts, previous, idle.now())

@@ -88,6 +88,11 @@ def reader(plan: StreamPlan, read: Callable[[str], Any]) -> Callable[[str], Any]
     return pruned.__getitem__
 
 
+def input_columns(rows: Any) -> List[str]:
+    """The input's columns of a batch's `rows`, as the reader gave them (without FILE)."""
+    return [c for c in rows.columns if c != FILE]
+
+
 def whole_rows(files: Sequence[str], read: Callable[[str], Any]) -> Callable[[str], Any]:
     """`read`, keeping the rows of `files` (FILE values) only: late rows read again whole."""
     return lambda table: read(table).where(F.col(FILE_PATH).isin(list(files)))

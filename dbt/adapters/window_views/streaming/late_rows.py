@@ -61,7 +61,7 @@ class NewRows:
         )
 
     def count_and_stage_late(
-        self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int], held: Optional[Any]
+        self, rows: Any, batch_id: BatchId, w_prev: Optional[int], held: Optional[Any]
     ) -> NewRowCounts:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
@@ -98,7 +98,7 @@ class NewRows:
                 if staged != found.late:
                     raise self._changed(batch_id, row[LATE_FILES], found.late, staged)
             else:
-                self._stage_late(rows, columns, batch_id, w_prev)
+                self._stage_late(rows, [c for c in rows.columns if c not in (T, LATE)], batch_id, w_prev)
         return found
 
     def _changed(self, batch_id: BatchId, files: Sequence[str], late: int, found: int) -> StreamFailure:
