@@ -88,3 +88,16 @@ def test_a_distinct_subquery_reads_every_column_it_selects():
         f"(select distinct * from {tvf('s.bid')} d) b group by 1, 3, 4"
     )
     assert read(sql, BID) == [BID]
+
+
+def test_a_struct_field_reads_its_struct_and_a_filter_its_columns():
+    cols = ["auction", "info", "price", "dateTime"]
+    field = (
+        f"select b.info.city as city, count(*) as n, window_start, window_end from {tvf('s.bid')} b group by 1, 3, 4"
+    )
+    assert read(field, cols) == [["info", "dateTime"]]
+    filtered = (
+        "select auction, sum(price) filter (where info is not null) as n, window_start, window_end "
+        f"from {tvf('s.bid')} b where price > 3 group by 1, 3, 4"
+    )
+    assert read(filtered, cols) == [cols]
