@@ -118,8 +118,9 @@ def write_project(root: Path, chosen: List[str], paths: List[str], begin: str, s
     (root / "profiles.yml").write_text(yaml.safe_dump({"backfill": {"target": "dev", "outputs": {"dev": profile}}}))
     source = {"name": "raw", "schema": SCHEMA, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
     (root / "models" / "sources.yml").write_text(yaml.safe_dump({"version": 2, "sources": [source]}, sort_keys=False))
+    shapes = kinds(session_lookback)
     for kind in chosen:
-        shape = kinds(session_lookback)[kind]
+        shape = shapes[kind]
         extra = EXTRA.get(kind, "").format(lookback=session_lookback)
         for path in paths_of(kind, paths):
             suffix, config = PATHS[path]

@@ -89,6 +89,11 @@ def shown(location: str) -> str:
     return normalize(unquote(location)) if is_local(location) else location
 
 
+def within(file: str, location: str) -> bool:
+    """Whether `file` (as Spark names it) lies under `location` (however it is spelled)."""
+    return shown(file).startswith(shown(location).rstrip("/") + "/")
+
+
 def local_path(location: str) -> Path:
     """The local directory of a `file:` URI or absolute path; StorageError for other stores."""
     if is_local(location):

@@ -4,7 +4,7 @@ the files, and every job over the batch would read every column of them again.""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
@@ -25,13 +25,15 @@ FILE = internal("file")
 FILE_PATH = "_metadata.file_path"
 
 
-def _reads(plan: StreamPlan) -> List[str]:
-    """The SQL the stream runs over input rows (as its views name them): a sliced aggregate's
-    partials step, else the model SQL (and its prefix-state form). A sliced aggregate's model as
-    written runs over input rows only to describe the output (runner._output_schema): all columns."""
+def _reads(plan: StreamPlan) -> List[Tuple[str, List[str]]]:
+    """The SQL the stream runs over input rows, each with the views it reads the inputs from (in
+    the inputs' order): a sliced aggregate's partials step (its one input in `rows_view`), else
+    the model SQL and its prefix-state form. A sliced aggregate's model as written runs over
+    input rows only to describe the output (runner._output_schema), over all columns."""
     if plan.slicing is not None:
-        return [plan.slicing.partial_sql.replace(plan.slicing.rows_view, plan.view)]
-    return [plan.sql, plan.output_sql]
+        return [(plan.slicing.partial_sql, [plan.slicing.rows_view])]
+    views = [i.view for i in plan.inputs]
+    return [(sql, views) for sql in dict.fromkeys((plan.sql, plan.output_sql))]
 
 
 def _columns(sql: str, views: Mapping[str, Sequence[str]]) -> Optional[Dict[str, Set[str]]]:
@@ -58,15 +60,14 @@ def _columns(sql: str, views: Mapping[str, Sequence[str]]) -> Optional[Dict[str,
 def columns_read(plan: StreamPlan, columns: Sequence[Sequence[str]]) -> Optional[List[List[str]]]:
     """Per input (`columns`: each input's own, in order), the columns the stream needs of it, in
     the input's order: those its SQL reads and the watermark column. None: all of them."""
-    views = {i.view.lower(): c for i, c in zip(plan.inputs, columns)}
-    needed: Dict[str, Set[str]] = {view: {plan.watermark.column.lower()} for view in views}
-    for sql in _reads(plan):
-        read = _columns(sql, views)
+    needed: List[Set[str]] = [{plan.watermark.column.lower()} for _ in plan.inputs]
+    for sql, views in _reads(plan):
+        read = _columns(sql, {view.lower(): cols for view, cols in zip(views, columns)})
         if read is None:
             return None
-        for view, names in read.items():
-            needed[view] |= names
-    return [[c for c in cols if c.lower() in needed[i.view.lower()]] for i, cols in zip(plan.inputs, columns)]
+        for names, view in zip(needed, views):
+            names |= read[view.lower()]
+    return [[c for c in cols if c.lower() in names] for names, cols in zip(needed, columns)]
 
 
 def reader(plan: StreamPlan, read: Callable[[str], Any]) -> Callable[[str], Any]:

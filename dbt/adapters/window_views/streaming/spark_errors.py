@@ -136,14 +136,13 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
     """The input whose table holds `file`: the only one, or the one whose location it is under."""
     if len(inputs) == 1:
         return inputs[0]
-    target = paths.shown(file)
     for name in inputs:
         try:
             described = spark.sql(ddl.describe_extended(name)).collect()
         except (PySparkException, Py4JError):  # not a table Spark describes: it cannot be the one
             continue
         rows = [r for r in described if r[0] == "Location"]
-        if rows and target.startswith(paths.shown(rows[0][1]).rstrip("/") + "/"):
+        if rows and paths.within(file, rows[0][1]):
             return name
     return " or ".join(inputs)
 
@@ -151,9 +150,7 @@ def _input_of(spark: Any, file: str, inputs: Sequence[str]) -> str:
 def _own_file(file: str, where: Locations) -> Optional[str]:
     """Which of the window view's own locations holds `file` (None: none: an input's file)."""
     owners = {"its checkpoint": where.checkpoint, "its table": where.table, "its late table": where.late}
-    return next(
-        (o for o, at in owners.items() if paths.shown(file).startswith(paths.shown(at).rstrip("/") + "/")), None
-    )
+    return next((o for o, at in owners.items() if paths.within(file, at)), None)
 
 
 @dataclass(frozen=True)
