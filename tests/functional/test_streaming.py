@@ -2,13 +2,14 @@
 asserted, for each window kind and both emit modes (FLIP-145's Bid rows, delivered out of order)."""
 
 import shutil
+import threading
 from datetime import datetime
 from typing import Sequence
 
 import pytest
 
 from dbt.adapters.window_views.paths import local_path
-from dbt.adapters.window_views.streaming import late_rows, shuffles
+from dbt.adapters.window_views.streaming import batch_files, late_rows, shuffles
 from tests.support.dbt_projects import errors, sources_yml
 
 
@@ -291,7 +292,9 @@ def test_late_rows_are_read_again_whole_and_a_file_changed_meanwhile_fails_the_b
     before = project.rows("refetched")
     deliver(project, DELIVERIES[2])
     # the late row's file, read again, no longer holds it
-    monkeypatch.setattr(late_rows, "whole_rows", lambda files, read: lambda table: read(table).where("false"))
+    monkeypatch.setattr(
+        batch_files.BatchFiles, "rows", lambda self, files: lambda table: self.tables[table].where("false")
+    )
     message = errors(project.dbt("run", "-s", "refetched", ok=False))
     assert "(micro-batch 1) at " in message and "1 late row(s) came from 1 file(s) of " in message, message
     assert "reading them again for the late table found 0: a file was changed or removed while the batch ran; " in (
@@ -306,6 +309,47 @@ def test_late_rows_are_read_again_whole_and_a_file_changed_meanwhile_fails_the_b
     assert project.rows("refetched") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
     late = project.spark.sql(f"select bidtime, price, item from {project.schema}.refetched__late").collect()
     assert [tuple(r) for r in late] == [(t("8:08"), 9, "L")]
+
+
+@pytest.mark.parametrize("late", [True, False], ids=["listed_before_removed", "removed_before_listed"])
+def test_a_file_removed_while_its_batch_runs_fails_the_batch_and_the_run_after_redoes_it(project, monkeypatch, late):
+    """The model's jobs read the batch's rows again from its files: one removed after the
+    stream read it fails the batch, naming it, with the table as it was, whether the batch had
+    listed the input before (to read a late row again) or not; put back, the next run redoes
+    the batch."""
+    make_source(project)
+    window_view(project, "vanishing", "on_window_close", TUMBLE_SUM)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    run(project, "vanishing")
+    before = project.rows("vanishing")
+    rows = " union all ".join(
+        f"select timestamp'2020-04-15 {hhmm}:00' as bidtime, {price} as price, '{item}' as item"
+        for hhmm, price, item in DELIVERIES[2]
+        if late or item != "L"
+    )
+    landed = project.land("bid", "gone", rows)
+    counted = late_rows.NewRows.count_and_stage_late
+
+    def then_removed(self, *args):
+        found = counted(self, *args)
+        landed.unlink()
+        return found
+
+    monkeypatch.setattr(late_rows.NewRows, "count_and_stage_late", then_removed)
+    message = errors(project.dbt("run", "-s", "vanishing", ok=False))
+    assert (
+        f"window_view model 'vanishing' (micro-batch 1) at {landed}: 1 file(s) of {project.schema}.bid that this "
+        "micro-batch read are gone: a file was changed or removed while the batch ran; fix: let the input only "
+        "grow by new files, and run again" in message
+    ), message
+    assert "Traceback" not in message and "_wv_" not in message
+    assert project.rows("vanishing") == before
+    monkeypatch.undo()
+    project.land("bid", "gone", rows)
+    node = run(project, "vanishing")
+    new, late_rows_in = (4, 1) if late else (3, 0)
+    assert node.message == f"STREAM 1 batch, {new} in, 1 out, {late_rows_in} late, watermark 2020-04-15 08:20:00"
+    assert project.rows("vanishing") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
 def test_changed_sql_needs_full_refresh_which_rebuilds_from_all_input(project):
@@ -416,6 +460,44 @@ def test_processing_time_trigger_returns_after_its_bound(project):
         )
     ], progress
     assert project.rows("ticking") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 3, 1)]
+
+
+def test_a_processing_time_run_reads_the_late_rows_of_files_that_land_while_it_runs(project):
+    """A file with a late row lands after the run's first micro-batch: the next batch reads that
+    row again whole from the input table as it is now, not as the session last listed it."""
+    make_source(project)
+    project.model(
+        "ticking_late",
+        """
+        {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
+                  watermark={'column': 'bidtime', 'delay': '1 minute'},
+                  trigger={'processing_time': '1 second', 'max_duration': '8 seconds'}) }}
+        """
+        + TUMBLE_SUM,
+    )
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    # a row without event time is late in the first batch too, which reads its file again
+    project.spark.sql(f"insert into {project.schema}.bid values (null, 7, 'N')")
+    first = threading.Event()
+    rows = " union all ".join(
+        f"select timestamp'2020-04-15 {hhmm}:00' as bidtime, {price} as price, '{item}' as item"
+        for hhmm, price, item in DELIVERIES[2]
+    )
+    # put in the table's folder by a loader outside Spark's catalog, as most are
+    landed = threading.Thread(target=lambda: first.wait(60) and project.land("bid", "later", rows))
+    landed.start()
+    from dbt.cli.main import dbtRunner
+
+    result = dbtRunner(callbacks=[lambda e: "micro-batch 0:" in e.info.msg and first.set()]).invoke(
+        ["run", "-s", "ticking_late", "--project-dir", str(project.root), "--profiles-dir", str(project.root)]
+    )
+    landed.join()
+    (node,) = result.result
+    assert node.status == "success", node.message
+    assert node.adapter_response["batches"] == 2 and node.adapter_response["late_rows"] == 2, node.message
+    late = project.spark.sql(f"select bidtime, price, item from {project.schema}.ticking_late__late").collect()
+    assert sorted((tuple(r) for r in late), key=repr) == [(None, 7, "N"), (t("8:08"), 9, "L")]
+    assert project.rows("ticking_late") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
 @pytest.mark.parametrize(

@@ -112,6 +112,25 @@ def test_flip145_window_join_streams(project):
     assert sorted(project.rows("joined"), key=repr) == sorted(EXPECTED, key=repr)
 
 
+def test_a_late_row_of_a_join_that_reads_some_columns_is_kept_whole(project):
+    """The stream reads the columns the join reads (not `id`): a late row of one side is read
+    again whole from its file, so its JSON holds every column of that side and nothing else."""
+    make_sources(project, "lefttable", "righttable")
+    counts = JOIN.replace("L.id as l_id, ", "").replace("R.id as r_id, ", "")
+    model(project, "joined_counts", counts)
+    deliver(project, "lefttable", LEFT)
+    deliver(project, "righttable", RIGHT + [("12:12", 9, "R9")])
+    deliver(project, "lefttable", [("12:11", 9, "L9")])
+    run(project, "joined_counts")
+    deliver(project, "lefttable", [("12:04", 1, "L4")])
+    node = run(project, "joined_counts")
+    assert node.message.endswith("0 out, 1 late, watermark 2020-04-15 12:10:59"), node.message
+    late = project.spark.sql(f"select _side, _row from {project.schema}.joined_counts__late").collect()
+    assert [(r._side, r._row) for r in late] == [
+        (f"{project.schema}.lefttable", '{"row_time":"2020-04-15T12:04:00.000Z","num":1,"id":"L4"}')
+    ]
+
+
 # Nexmark q8's form: each side's window bounds renamed in its subquery, joined on the new names,
 # only the window's start selected (as `starttime`)
 RENAMED_SIDE = """(

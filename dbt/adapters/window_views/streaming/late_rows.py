@@ -1,8 +1,9 @@
 """A micro-batch's new rows judged against W, the watermark reached by the batch before: a row
 whose first window is closed (over windows: whose ORDER BY value is at or before W) is late,
 and goes to the late table or is dropped, always counted: one job that writes nothing counts the
-new rows and their event-time range; the late rows, if any, are written by a second (read again
-whole from their files when the stream reads only some of the input's columns: columns_read.py)."""
+new rows and their event-time range; the late rows, if any, are written by a second. When the
+stream reads only the columns the count needs (columns_read.py), the count finds the rows' files
+too, and the late rows and those of the model's jobs are read again from them (batch_files.py)."""
 
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ from typing import Any, Optional, Sequence
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views import paths, sqlexpr, storage
+from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.config import LateData
-from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.streaming.columns_read import FILE, whole_rows
+from dbt.adapters.window_views.streaming.batch_files import BatchFiles
+from dbt.adapters.window_views.streaming.columns_read import FILE, Pruning, for_jobs
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -26,6 +27,7 @@ T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late
 HELD_HIT = internal("held_hit")
 LATE_FILES = internal("late_files")
+FILES = internal("files")
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
@@ -46,12 +48,18 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
 
 
 class NewRows:
-    """The new rows of a micro-batch: judged, counted, the late ones staged."""
+    """The new rows of a micro-batch: judged, counted, the late ones staged, and read again for
+    the model's jobs when the stream read only the columns the count needs."""
 
-    def __init__(self, plan: StreamPlan, inputs: OneInput, where: Locations) -> None:
+    def __init__(
+        self, plan: StreamPlan, inputs: OneInput, where: Locations, pruning: Optional[Pruning], batch_id: BatchId
+    ) -> None:
         self.plan = plan
         self.inputs = inputs
         self.where = where
+        self.pruning = pruning
+        self.batch_id = batch_id
+        self._files: Optional[BatchFiles] = None
 
     def judged(self, df: Any, w_prev: Optional[int]) -> Any:
         """The rows with their event time (T) and whether they are late (LATE)."""
@@ -60,9 +68,13 @@ class NewRows:
             "*", sqlexpr.to_sql(exp.alias_(late_condition(self.plan, w_prev), LATE))
         )
 
-    def count_and_stage_late(
-        self, rows: Any, batch_id: BatchId, w_prev: Optional[int], held: Optional[Any]
-    ) -> NewRowCounts:
+    def files(self, spark: Any) -> BatchFiles:
+        """The inputs' tables for this batch, listed once."""
+        if self._files is None:
+            self._files = BatchFiles(spark, self.plan, self.batch_id)
+        return self._files
+
+    def count_and_stage_late(self, rows: Any, w_prev: Optional[int], held: Optional[Any]) -> NewRowCounts:
         """Count the new rows and the event-time range of those on time, and stage the late ones
         as they came, with the batch and the watermark that judged them (late_data='drop':
         nothing is written). The counts read only the columns they need (parquet skips the rest)
@@ -79,8 +91,10 @@ class NewRows:
             *self.inputs.stats(late, t),
             *([held.alias(HELD_HIT)] if held is not None else []),
         ]
-        pruned = FILE in rows.columns  # columns_read.reader: the late rows are read again whole
-        if pruned and self.plan.config.late_data == LateData.TABLE:
+        again = self.pruning is not None and self.pruning.reads_again
+        if again:
+            counts.append(F.collect_set(F.col(FILE)).alias(FILES))
+        if self.pruning is not None and self.plan.config.late_data == LateData.TABLE:
             counts.append(F.collect_set(F.when(late, F.col(FILE))).alias(LATE_FILES))
         row = rows.agg(*counts).first()
         found = NewRowCounts(
@@ -90,29 +104,36 @@ class NewRows:
             row["tmax"],
             self.inputs.counted(row),
             tuple(row[HELD_HIT]) if held is not None else None,
+            tuple(row[FILES]) if again else (),
         )
         if found.late and self.plan.config.late_data == LateData.TABLE:
-            if pruned:  # the stream read only the columns its SQL reads: the late rows again, whole
-                whole = self.inputs.rows(whole_rows(row[LATE_FILES], rows.sparkSession.read.table))
-                staged = self._stage_late(self.judged(whole, w_prev), whole.columns, batch_id, w_prev)
-                if staged != found.late:
-                    raise self._changed(batch_id, row[LATE_FILES], found.late, staged)
+            if self.pruning is not None:  # the late rows again, whole
+                self._stage_whole(rows.sparkSession, row[LATE_FILES], found.late, w_prev)
             else:
-                self._stage_late(rows, [c for c in rows.columns if c not in (T, LATE)], batch_id, w_prev)
+                self._stage_late(rows, [c for c in rows.columns if c not in (T, LATE)], w_prev)
         return found
 
-    def _changed(self, batch_id: BatchId, files: Sequence[str], late: int, found: int) -> StreamFailure:
-        inputs = ", ".join(i.source for i in self.plan.inputs)
-        return StreamFailure(
-            self.plan.model,
-            f"{late} late row(s) came from {len(files)} file(s) of {inputs}, and reading them again for the "
-            f"late table found {found}: a file was changed or removed while the batch ran",
-            "let the input only grow by new files, and run again: committed micro-batches are kept, this one is redone",
-            batch=batch_id,
-            path=paths.shown(sorted(files)[0]) if files else None,
-        )
+    def again(self, df: Any, counts: NewRowCounts) -> Any:
+        """The batch's rows as the model's jobs read them: the stream's (`df`), or, when it read
+        only the columns the count needs, those of the rows' files."""
+        if self.pruning is None or not self.pruning.reads_again:
+            return df
+        read = self.files(df.sparkSession).rows(counts.files)
+        return self.inputs.rows(for_jobs(self.plan, read, self.pruning))
 
-    def _stage_late(self, rows: Any, columns: Sequence[str], batch_id: BatchId, w_prev: Optional[int]) -> int:
+    def _stage_whole(self, spark: Any, files: Sequence[str], late: int, w_prev: Optional[int]) -> None:
+        """Stage the `late` late rows, read again whole from their `files`."""
+        batch = self.files(spark)
+        whole = self.inputs.rows(batch.rows(files))
+        staged = self._stage_late(self.judged(whole, w_prev), whole.columns, w_prev)
+        if staged != late:
+            raise batch.changed(
+                files,
+                f"{late} late row(s) came from {len(files)} file(s) of {batch.inputs}, and reading them again "
+                f"for the late table found {staged}",
+            )
+
+    def _stage_late(self, rows: Any, columns: Sequence[str], w_prev: Optional[int]) -> int:
         """Write the late rows of `rows` as the late table keeps them; how many it wrote."""
         judged_by = (
             exp.func("timestamp_micros", exp.cast(exp.Literal.number(w_prev), "bigint"))
@@ -120,13 +141,13 @@ class NewRows:
             else exp.cast(exp.null(), "timestamp")
         )
         metadata = [
-            exp.alias_(exp.cast(exp.Literal.number(batch_id), "bigint"), "_batch_id"),
+            exp.alias_(exp.cast(exp.Literal.number(self.batch_id), "bigint"), "_batch_id"),
             exp.alias_(judged_by, "_watermark"),
             exp.alias_(exp.Literal.string("late"), storage.BUCKET),
         ]
         kept = self.inputs.late_columns(columns)  # several inputs: which one, and the row as JSON (sides.py)
         late, written = counted(rows.where(LATE).selectExpr(*kept, *map(sqlexpr.to_sql, metadata)))
         late.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(
-            str(storage.staging_dir(self.where.late, batch_id))
+            str(storage.staging_dir(self.where.late, self.batch_id))
         )
         return written()

@@ -21,6 +21,7 @@ from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming import idle
+from dbt.adapters.window_views.streaming.columns_read import FILE
 from dbt.adapters.window_views.streaming.plan import InputShape, StreamPlan
 from dbt.adapters.window_views.streaming.records import (
     Arrival,
@@ -129,17 +130,22 @@ def combined(plan: StreamPlan, read: Callable[[str], Any]) -> Any:
     """Every input's rows in the one shape, unioned; `read(table)` reads an input (a table, or
     its stream)."""
     frames = [read(source.source) for source in plan.inputs]
-    types = [StructType(frame.schema.fields) for frame in frames]
+    # a row's file (columns_read.py) is not the input's: beside the row, not in it
+    columns = [[c for c in frame.columns if c != FILE] for frame in frames]
+    types = [StructType([frame.schema[c] for c in cols]) for frame, cols in zip(frames, columns)]
     column = plan.watermark.column
     shaped = []
     for i, frame in enumerate(frames):
         rows = [
-            (F.struct(*[frame[f"`{c}`"] for c in frame.columns]) if j == i else F.lit(None).cast(types[j])).alias(
+            (F.struct(*[frame[f"`{c}`"] for c in columns[i]]) if j == i else F.lit(None).cast(types[j])).alias(
                 row_column(j)
             )
             for j in range(len(frames))
         ]
-        shaped.append(frame.select(F.lit(plan.inputs[i].source).alias(SIDE), frame[f"`{column}`"].alias(column), *rows))
+        file = [frame[FILE]] if FILE in frame.columns else []
+        shaped.append(
+            frame.select(F.lit(plan.inputs[i].source).alias(SIDE), frame[f"`{column}`"].alias(column), *rows, *file)
+        )
     union = shaped[0]
     for other in shaped[1:]:
         union = union.union(other)

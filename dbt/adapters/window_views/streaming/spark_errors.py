@@ -14,6 +14,7 @@ from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
 from dbt.adapters.window_views.spark_messages import before_context, without_internal
+from dbt.adapters.window_views.streaming.batch_files import gone
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 from dbt.adapters.window_views.streaming.records import BatchId
@@ -23,10 +24,10 @@ CANCELLED = ("SPARK_JOB_CANCELLED", "OPERATION_CANCELED", "InterruptedException"
 # Spark failing to read a data file of an input for what the file holds: the file is in `path`; a
 # Parquet column it cannot read as the table's type also in `column`, `expectedType` (the table's)
 # and `actualType` (Parquet's). NO_HINT: the reader's own error, in the cause (a column read by the
-# row-based reader, a file that is not Parquet). Not here: a file gone since Spark listed it, which
-# the next run's replay of the batch skips
+# row-based reader, a file that is not Parquet). GONE: a file removed since Spark listed it
 TYPE_MISMATCH = "FAILED_READ_FILE.PARQUET_COLUMN_DATA_TYPE_MISMATCH"
-FILE_CONTENT = (TYPE_MISMATCH, "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", "FAILED_READ_FILE.NO_HINT")
+GONE = "FAILED_READ_FILE.FILE_NOT_EXIST"
+FILE_CONTENT = (TYPE_MISMATCH, "FAILED_READ_FILE.CANNOT_READ_FILE_FOOTER", "FAILED_READ_FILE.NO_HINT", GONE)
 CAUSES = 16  # how deep a Java cause chain is followed
 
 
@@ -166,7 +167,8 @@ class FailedBatch:
 def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch) -> Optional[StreamFailure]:
     """A data file that Spark cannot read. An input's, as the input's table declares its columns
     (a loader wrote a column as another type, or a file that is not Parquet): the file, the
-    input, the column and both types, and what to do with the file. One the window view wrote
+    input, the column and both types, and what to do with the file; or gone since the stream
+    read it (the batch's jobs read it again: batch_files.py). One the window view wrote
     itself (its state, its table): torn or changed from outside, which no batch fixes, so the
     full refresh. None: not such a failure."""
     read = next((e for e in errors if e.condition in FILE_CONTENT), None)
@@ -187,6 +189,8 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
             path=paths.shown(file),
         )
     name = _input_of(spark, file, batch.inputs)
+    if read.condition == GONE:  # the stream read it, the batch's jobs read it again (batch_files.py)
+        return gone(model, batch_id, [file], name)
     table: Dict[str, str] = {}
     file_types: Optional[Dict[str, str]] = None
     try:
