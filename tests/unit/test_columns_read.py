@@ -5,7 +5,7 @@ certain."""
 import json
 
 from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.streaming.columns_read import Pruning, columns_read, counted_columns
+from dbt.adapters.window_views.streaming.columns_read import columns_read
 from dbt.adapters.window_views.streaming.plan import build
 
 BID = ["auction", "bidder", "price", "channel", "url", "dateTime", "extra"]
@@ -101,17 +101,3 @@ def test_a_struct_field_reads_its_struct_and_a_filter_its_columns():
         f"from {tvf('s.bid')} b where price > 3 group by 1, 3, 4"
     )
     assert read(filtered, cols) == [cols]
-
-
-def test_a_batch_count_reads_the_event_time_and_an_over_windows_partitions():
-    window = f"select auction, max(price) as top, window_start, window_end from {tvf('s.bid')} b group by 1, 3, 4"
-    assert counted_columns(build("m", window, config(), ())) == {"datetime"}
-    # on_update, a call that looks ahead: partitions keep their own points, so the count finds
-    # which held-back partitions the new rows reach
-    ahead = "select auction, dateTime, lead(price) over (partition by auction order by dateTime) as nxt from s.bid"
-    assert counted_columns(build("m", ahead, config("on_update"), ())) == {"datetime", "auction"}
-
-
-def test_a_stream_reads_again_only_when_its_jobs_need_more_than_its_count():
-    assert Pruning(counted=(("dateTime",),), needed=(("auction", "dateTime"),)).reads_again
-    assert not Pruning(counted=(("dateTime",),), needed=(("dateTime",),)).reads_again

@@ -105,9 +105,13 @@ def test_a_file_that_is_not_parquet_is_named_with_sparks_reason():
         "read: file:/wh/s.db/bid/part 0.parquet is not a Parquet file (length is too low: 8); fix: if the file is "
         "not Parquet with the columns of s.bid, or is damaged, move it out of the folder of s.bid"
     ) in str(failure), failure
-    # a file gone since Spark listed it is not the file's fault: the next run's replay skips it
+    # a file gone since the stream read it is not the file's fault, nor the SQL's: the input changed
     gone = SparkError("FAILED_READ_FILE.FILE_NOT_EXIST", "File does not exist", {"path": FILE})
-    assert unreadable_file(Unreadable(), [gone], FailedBatch("m", ("s.bid",), WHERE, 3)) is None
+    assert (
+        "window_view model 'm' (micro-batch 3) at /wh/s.db/bid/part 0.parquet: 1 file(s) of s.bid that this "
+        "micro-batch read are gone: a file was changed or removed while the batch ran; fix: let the input only "
+        "grow by new files, and run again: committed micro-batches are kept, this one is redone"
+    ) in str(unreadable_file(Unreadable(), [gone], FailedBatch("m", ("s.bid",), WHERE, 3)))
 
 
 def test_a_damaged_file_of_the_window_views_own_is_named_with_the_full_refresh():

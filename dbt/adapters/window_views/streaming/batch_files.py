@@ -1,6 +1,6 @@
-"""A micro-batch's rows read again from its files (columns_read.py: the stream's source reads
-only what the batch's count needs): each input as a table scan of the files the count found,
-which Spark prunes by file (`_metadata.file_path`) and to the columns each job reads."""
+"""A micro-batch's late rows read again whole from their files (columns_read.py: the stream reads
+only the columns the model reads, the late table keeps whole rows): each input as a table scan
+of those files, which Spark prunes by file (`_metadata.file_path`)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dbt.adapters.window_views.streaming.records import BatchId
 
 
 class BatchFiles:
-    """The inputs' tables as they are now, each listed once for the batch."""
+    """The inputs' tables as they are now, each listed once."""
 
     def __init__(self, spark: Any, plan: StreamPlan, batch_id: BatchId) -> None:
         self.plan = plan
@@ -31,12 +31,20 @@ class BatchFiles:
     def rows(self, files: Sequence[str]) -> Callable[[str], Any]:
         """A table's rows from `files` (Spark's names, as `_metadata.file_path` gives them); fails
         naming the first one the table no longer has."""
-        listed = {paths.normalize(f) for table in self.tables.values() for f in table.inputFiles()}
-        missing = sorted(f for f in files if paths.normalize(f) not in listed)
+        wanted = {paths.normalize(f) for f in files}
+        listed = {name: {paths.normalize(f) for f in table.inputFiles()} for name, table in self.tables.items()}
+        missing = sorted(f for f in files if not any(paths.normalize(f) in names for names in listed.values()))
         if missing:
             raise gone(self.plan.model, self.batch_id, missing, self.inputs)
         kept = list(files)
-        return lambda table: self.tables[table].where(F.col(FILE_PATH).isin(kept))
+
+        def read(name: str) -> Any:
+            # every file of the table is one of them: no filter, which Spark would evaluate on
+            # every row besides pruning files by it
+            table = self.tables[name]
+            return table if listed[name] <= wanted else table.where(F.col(FILE_PATH).isin(kept))
+
+        return read
 
     @property
     def inputs(self) -> str:

@@ -35,11 +35,11 @@ from dbt.adapters.window_views.filesystems import FileSystem
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
-from dbt.adapters.window_views.streaming.columns_read import FILE, Pruning, for_jobs, input_columns
+from dbt.adapters.window_views.streaming.columns_read import FILE, input_columns, reader
 from dbt.adapters.window_views.streaming.commits import CommitLog
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
 from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.model_query import ModelQuery, partitioned_by
+from dbt.adapters.window_views.streaming.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.output import Output
 from dbt.adapters.window_views.streaming.over_shapes import OverOnUpdate, OverOnWindowClose
 from dbt.adapters.window_views.streaming.plan import StreamPlan, is_session
@@ -63,11 +63,8 @@ logger = AdapterLogger("WindowViews")
 
 
 class BatchWriter:
-    def __init__(
-        self, plan: StreamPlan, where: Locations, run_id: str, schema: Any, pruning: Optional[Pruning]
-    ) -> None:
+    def __init__(self, plan: StreamPlan, where: Locations, run_id: str, schema: Any) -> None:
         self.plan = plan
-        self.pruning = pruning  # the columns the stream reads, and those its jobs read (columns_read.py)
         self.where = where
         self.run_id = run_id
         self.schema = schema  # the model's output columns
@@ -97,8 +94,7 @@ class BatchWriter:
         in the user's session, which a long-lived process keeps: the views it made are dropped."""
         before = _temp_views(spark)
         try:
-            rows = self.inputs.rows(for_jobs(self.plan, spark.table, self.pruning))
-            return self._commit(fs, rows.limit(0), step, watermark)
+            return self._commit(fs, self.inputs.rows(reader(self.plan, spark.table)).limit(0), step, watermark)
         finally:
             for view in _temp_views(spark) - before:
                 spark.catalog.dropTempView(view)
@@ -157,23 +153,23 @@ class BatchWriter:
         w_prev = previous.watermark if previous is not None else None
         previous_states = previous.state_folders if previous is not None else ()
         previous_state = previous_states[-1] if previous_states else None
-        new_rows = NewRows(plan, self.inputs, self.where, self.pruning, batch_id)
+        new_rows = NewRows(plan, self.inputs, self.where, batch_id)
+        rows = new_rows.judged(df, w_prev)
+        # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
+        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else input_columns(df))
         if idle_watermark is None:
             with labels.step(spark, plan.model, batch_id, "new rows counted, late rows staged"):
-                held = held_rows_metric(previous, partitioned_by(plan, self.schema), ~F.col(LATE))
-                counts = new_rows.count_and_stage_late(new_rows.judged(df, w_prev), w_prev, held)
+                held = held_rows_metric(previous, query.partitioned_by, ~F.col(LATE))
+                counts = new_rows.count_and_stage_late(rows, w_prev, held)
             if not counts.rows:
                 return _unchanged(previous, self.inputs)
-            df = new_rows.again(df, counts)
             w_new, clocks = self.inputs.watermark(counts, previous, idle.now())
         else:  # no rows: W moves to the one given, the idle clocks stay (idle.py)
             counts = NO_NEW_ROWS
             w_new = idle_watermark
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
-        # a window_aggregate's model SQL reads pane partials (slicing.py), other models input rows
-        query = ModelQuery(plan, self.schema, plan.slicing.columns if plan.slicing else input_columns(df))
         state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
-        fresh = new_rows.judged(df, w_prev).where(f"not {LATE}").drop(LATE, FILE)
+        fresh = rows.where(f"not {LATE}").drop(LATE, FILE)
         retained = self.shape.retained(spark, fresh, state, previous_states, counts)
         try:
             recompute = (

@@ -1,12 +1,9 @@
-"""The input columns a stream reads, and where. Spark hands a micro-batch to foreachBatch as rows
-already read (a LogicalRDD): no column pruning reaches the files, and every job over the batch
-reads its rows again. So the stream's source reads only what the batch's count needs and each
-row's file; the model's jobs read the batch's files again as a table (batch_files.py), which
-Spark prunes to the columns each job reads (those the model's SQL reads, found here)."""
+"""The input columns a stream's SQL reads, so its source reads only those: Spark hands a
+micro-batch to foreachBatch as rows already read (a LogicalRDD), so no column pruning reaches
+the files, and every job over the batch would read every column of them again."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 
 from pyspark.errors import PySparkException
@@ -22,7 +19,8 @@ from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.plan import StreamPlan
 
-# a pruned input row's file: the batch's rows are read again from it, the late ones whole
+# a pruned input row's file: the late rows, which the late table keeps whole, are read again from it
+# (batch_files.py)
 FILE = internal("file")
 FILE_PATH = "_metadata.file_path"
 
@@ -72,59 +70,23 @@ def columns_read(plan: StreamPlan, columns: Sequence[Sequence[str]]) -> Optional
     return [[c for c in cols if c.lower() in names] for names, cols in zip(needed, columns)]
 
 
-def counted_columns(plan: StreamPlan) -> Set[str]:
-    """What a batch's count reads of the new rows (lower case): their event time, and an over
-    window's PARTITION BY columns (which held-back partitions they reach: state.held_rows_metric)."""
-    return {c.lower() for c in (plan.watermark.column, *(plan.over.partitioned_by if plan.over else ()))}
-
-
-@dataclass(frozen=True)
-class Pruning:
-    """Per input (in the plan's order), the columns the stream's source reads (`counted`: what
-    the batch's count needs) and those the model's jobs read (`needed`), from the batch's files
-    again when more (batch_files.py)."""
-
-    counted: Tuple[Tuple[str, ...], ...]
-    needed: Tuple[Tuple[str, ...], ...]
-
-    @property
-    def reads_again(self) -> bool:
-        return self.counted != self.needed
-
-
-def pruned(plan: StreamPlan, read: Callable[[str], Any]) -> Optional[Pruning]:
-    """How a stream of the inputs `read` gives prunes them; None: not at all, as their rows have
-    no file (not a file source): the batch's rows are then read once, whole."""
+def reader(plan: StreamPlan, read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`read` (a table, or its stream), each input read as the columns the stream needs and its
+    file (FILE); as it is when all are needed, or its rows have no file (not a file source)."""
     frames = {i.source: read(i.source) for i in plan.inputs}
-    try:  # analysed now (Spark Connect analyses lazily): a source without files fails here
-        [frame.select(F.col(FILE_PATH)).schema for frame in frames.values()]
+    needed = columns_read(plan, [frames[i.source].columns for i in plan.inputs])
+    if needed is None or all(len(n) == len(frames[i.source].columns) for i, n in zip(plan.inputs, needed)):
+        return frames.__getitem__
+    try:
+        pruned = {
+            i.source: frames[i.source].select(*[f"`{c}`" for c in n], F.col(FILE_PATH).alias(FILE))
+            for i, n in zip(plan.inputs, needed)
+        }
+        # analysed now (Spark Connect analyses lazily): a source without files fails here
+        [frame.schema for frame in pruned.values()]
     except PySparkException:
-        return None
-    columns = [frames[i.source].columns for i in plan.inputs]
-    needed = columns_read(plan, columns) or columns
-    counted = counted_columns(plan)
-    return Pruning(tuple(tuple(c for c in cols if c.lower() in counted) for cols in columns), tuple(map(tuple, needed)))
-
-
-def selected(plan: StreamPlan, read: Callable[[str], Any], columns: Sequence[Sequence[str]]) -> Callable[[str], Any]:
-    """`read`, each input (in the plan's order) read as its `columns` and each row's file (FILE)."""
-    frames = {
-        i.source: read(i.source).select(*[f"`{c}`" for c in cols], F.col(FILE_PATH).alias(FILE))
-        for i, cols in zip(plan.inputs, columns)
-    }
-    return frames.__getitem__
-
-
-def for_count(plan: StreamPlan, read: Callable[[str], Any], pruning: Optional[Pruning]) -> Callable[[str], Any]:
-    """`read` (an input's stream) as the stream's source reads it: the columns the batch's count
-    needs, with each row's file; every column, once, when not pruned."""
-    return read if pruning is None else selected(plan, read, pruning.counted)
-
-
-def for_jobs(plan: StreamPlan, read: Callable[[str], Any], pruning: Optional[Pruning]) -> Callable[[str], Any]:
-    """`read` (an input's table) as the model's jobs read it: the columns they need, with each
-    row's file."""
-    return read if pruning is None else selected(plan, read, pruning.needed)
+        return frames.__getitem__
+    return pruned.__getitem__
 
 
 def input_columns(rows: Any) -> List[str]:

@@ -1,9 +1,9 @@
 """A micro-batch's new rows judged against W, the watermark reached by the batch before: a row
 whose first window is closed (over windows: whose ORDER BY value is at or before W) is late,
 and goes to the late table or is dropped, always counted: one job that writes nothing counts the
-new rows and their event-time range; the late rows, if any, are written by a second. When the
-stream reads only the columns the count needs (columns_read.py), the count finds the rows' files
-too, and the late rows and those of the model's jobs are read again from them (batch_files.py)."""
+new rows and their event-time range; the late rows, if any, are written by a second (read again
+whole from their files when the stream reads only some of the input's columns: columns_read.py,
+batch_files.py)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.config import LateData
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.streaming.batch_files import BatchFiles
-from dbt.adapters.window_views.streaming.columns_read import FILE, Pruning, for_jobs
+from dbt.adapters.window_views.streaming.columns_read import FILE
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import counted
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -27,7 +27,6 @@ T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late
 HELD_HIT = internal("held_hit")
 LATE_FILES = internal("late_files")
-FILES = internal("files")
 
 
 def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
@@ -48,18 +47,13 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
 
 
 class NewRows:
-    """The new rows of a micro-batch: judged, counted, the late ones staged, and read again for
-    the model's jobs when the stream read only the columns the count needs."""
+    """The new rows of a micro-batch: judged, counted, the late ones staged."""
 
-    def __init__(
-        self, plan: StreamPlan, inputs: OneInput, where: Locations, pruning: Optional[Pruning], batch_id: BatchId
-    ) -> None:
+    def __init__(self, plan: StreamPlan, inputs: OneInput, where: Locations, batch_id: BatchId) -> None:
         self.plan = plan
         self.inputs = inputs
         self.where = where
-        self.pruning = pruning
         self.batch_id = batch_id
-        self._files: Optional[BatchFiles] = None
 
     def judged(self, df: Any, w_prev: Optional[int]) -> Any:
         """The rows with their event time (T) and whether they are late (LATE)."""
@@ -67,12 +61,6 @@ class NewRows:
         return df.selectExpr("*", sqlexpr.to_sql(exp.alias_(t, T))).selectExpr(
             "*", sqlexpr.to_sql(exp.alias_(late_condition(self.plan, w_prev), LATE))
         )
-
-    def files(self, spark: Any) -> BatchFiles:
-        """The inputs' tables for this batch, listed once."""
-        if self._files is None:
-            self._files = BatchFiles(spark, self.plan, self.batch_id)
-        return self._files
 
     def count_and_stage_late(self, rows: Any, w_prev: Optional[int], held: Optional[Any]) -> NewRowCounts:
         """Count the new rows and the event-time range of those on time, and stage the late ones
@@ -91,10 +79,8 @@ class NewRows:
             *self.inputs.stats(late, t),
             *([held.alias(HELD_HIT)] if held is not None else []),
         ]
-        again = self.pruning is not None and self.pruning.reads_again
-        if again:
-            counts.append(F.collect_set(F.col(FILE)).alias(FILES))
-        if self.pruning is not None and self.plan.config.late_data == LateData.TABLE:
+        pruned = FILE in rows.columns  # columns_read.reader: the late rows are read again whole
+        if pruned and self.plan.config.late_data == LateData.TABLE:
             counts.append(F.collect_set(F.when(late, F.col(FILE))).alias(LATE_FILES))
         row = rows.agg(*counts).first()
         found = NewRowCounts(
@@ -104,26 +90,17 @@ class NewRows:
             row["tmax"],
             self.inputs.counted(row),
             tuple(row[HELD_HIT]) if held is not None else None,
-            tuple(row[FILES]) if again else (),
         )
         if found.late and self.plan.config.late_data == LateData.TABLE:
-            if self.pruning is not None:  # the late rows again, whole
+            if pruned:
                 self._stage_whole(rows.sparkSession, row[LATE_FILES], found.late, w_prev)
             else:
                 self._stage_late(rows, [c for c in rows.columns if c not in (T, LATE)], w_prev)
         return found
 
-    def again(self, df: Any, counts: NewRowCounts) -> Any:
-        """The batch's rows as the model's jobs read them: the stream's (`df`), or, when it read
-        only the columns the count needs, those of the rows' files."""
-        if self.pruning is None or not self.pruning.reads_again:
-            return df
-        read = self.files(df.sparkSession).rows(counts.files)
-        return self.inputs.rows(for_jobs(self.plan, read, self.pruning))
-
     def _stage_whole(self, spark: Any, files: Sequence[str], late: int, w_prev: Optional[int]) -> None:
         """Stage the `late` late rows, read again whole from their `files`."""
-        batch = self.files(spark)
+        batch = BatchFiles(spark, self.plan, self.batch_id)
         whole = self.inputs.rows(batch.rows(files))
         staged = self._stage_late(self.judged(whole, w_prev), whole.columns, w_prev)
         if staged != late:

@@ -31,17 +31,6 @@ def counted_if(rows: Any, condition: Any) -> Tuple[Any, Callable[[], int]]:
     return rows.observe(observation, F.count_if(condition).alias("rows")), lambda: observation.get["rows"]
 
 
-def partitioned_by(plan: StreamPlan, schema: Any) -> Tuple[str, ...]:
-    """Over windows `on_update`: the PARTITION BY columns by which each partition keeps and
-    recomputes its rows from its own point (OverPlan.partitioned_by), when the output (`schema`)
-    holds them too: an output row's partition tells whether a batch replaces it. Empty: one
-    point in event time for every partition."""
-    over = plan.over
-    by = over.partitioned_by if over is not None and plan.recomputes_rows else ()
-    names = {f.name.lower() for f in schema.fields}
-    return by if all(c.lower() in names for c in by) else ()
-
-
 class ModelQuery:
     def __init__(self, plan: StreamPlan, schema: Any, columns: Sequence[str]) -> None:
         self.plan = plan
@@ -52,7 +41,14 @@ class ModelQuery:
 
     @property
     def partitioned_by(self) -> Tuple[str, ...]:
-        return partitioned_by(self.plan, self.schema)
+        """Over windows `on_update`: the PARTITION BY columns by which each partition keeps and
+        recomputes its rows from its own point (OverPlan.partitioned_by), when the output holds
+        them too: an output row's partition tells whether a batch replaces it. Empty: one point
+        in event time for every partition."""
+        over = self.plan.over
+        by = over.partitioned_by if over is not None and self.plan.recomputes_rows else ()
+        names = {f.name.lower() for f in self.schema.fields}
+        return by if all(c.lower() in names for c in by) else ()
 
     def as_input(self, rows: Any, *extra: str) -> None:
         """Put `rows` where the model SQL reads its upstream table (the temp view; several

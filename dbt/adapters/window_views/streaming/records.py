@@ -342,7 +342,6 @@ class NewRowCounts:
     tmax: Optional[int]
     inputs: Tuple[InputCounts, ...] = ()  # per input of a model over several (sides.py)
     held_hit: Optional[Tuple[int, ...]] = None  # state.held_rows_metric's places; None: not counted
-    files: Tuple[str, ...] = ()  # the rows' files, when the model's jobs read them again (batch_files.py)
 
 
 NO_NEW_ROWS = NewRowCounts(0, 0, None, None)

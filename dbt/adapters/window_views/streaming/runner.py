@@ -417,10 +417,9 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     """Run the query over what the trigger asks (`catch_up`: everything there is, once)."""
     spark, plan, where = run.spark, run.plan, run.where
     log = CommitLog(plan.model, where, run.run_id, run.fs)
-    pruning = columns_read.pruned(plan, spark.readStream.table)
-    writer = BatchWriter(plan, where, run.run_id, out_schema, pruning)
+    writer = BatchWriter(plan, where, run.run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = sides.inputs_of(plan).rows(columns_read.for_count(plan, spark.readStream.table, pruning))
+    read = sides.inputs_of(plan).rows(columns_read.reader(plan, spark.readStream.table))
     idle.finish(run, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read.writeStream.foreachBatch(writer)
