@@ -4,7 +4,7 @@ of those files, which Spark prunes by file (`_metadata.file_path`)."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Sequence
+from typing import Any, Callable, Sequence
 
 from pyspark.sql import functions as F
 
@@ -21,12 +21,12 @@ class BatchFiles:
     def __init__(self, spark: Any, plan: StreamPlan, batch_id: BatchId) -> None:
         self.plan = plan
         self.batch_id = batch_id
-        self.tables: Dict[str, Any] = {}
-        for source in dict.fromkeys(i.source for i in plan.inputs):
-            # a session keeps a table's listing from its last read, and a loader outside Spark's
-            # catalog adds files without telling it
+        sources = list(dict.fromkeys(i.source for i in plan.inputs))
+        # a session keeps a table's listing from its last read, and a loader outside Spark's
+        # catalog adds files without telling it
+        for source in sources:
             spark.catalog.refreshTable(source)
-            self.tables[source] = spark.read.table(source)
+        self.tables = {source: spark.read.table(source) for source in sources}
 
     def rows(self, files: Sequence[str]) -> Callable[[str], Any]:
         """A table's rows from `files` (Spark's names, as `_metadata.file_path` gives them); fails
