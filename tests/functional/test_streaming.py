@@ -348,6 +348,31 @@ def test_a_file_removed_while_its_batch_runs_fails_the_batch_and_the_run_after_r
     assert project.rows("vanishing") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
 
 
+def test_an_input_that_gains_a_column_streams_on_and_its_late_rows_stay_whole(project):
+    """ALTER TABLE ADD COLUMNS on the input between runs: the stream goes on reading the columns
+    its model reads, rows before the change have NULL there, and a late row keeps the new
+    column in the late table."""
+    make_source(project)
+    window_view(project, "widening", "on_window_close", TUMBLE_SUM)
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    run(project, "widening")
+    project.spark.sql(f"alter table {project.schema}.bid add columns (channel string)")
+    values = ", ".join(
+        f"(timestamp'2020-04-15 {hhmm}:00', {price}, '{item}', 'web')" for hhmm, price, item in DELIVERIES[2]
+    )
+    project.spark.sql(f"insert into {project.schema}.bid values {values}")
+    node = run(project, "widening")
+    assert node.message == "STREAM 1 batch, 4 in, 1 out, 1 late, watermark 2020-04-15 08:20:00", node.message
+    assert project.rows("widening") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
+    late = project.spark.sql(f"select bidtime, price, item, channel, _batch_id from {project.schema}.widening__late")
+    assert [tuple(r) for r in late.collect()] == [(t("8:08"), 9, "L", "web", 1)]
+    # a column the input lost, or one of another type, is no growth: the late table no longer fits
+    project.spark.sql(f"drop table {project.schema}.bid")
+    project.spark.sql(f"create table {project.schema}.bid (bidtime timestamp, price int) using parquet")
+    message = errors(project.dbt("run", "-s", "widening", ok=False))
+    assert "the columns of " in message and "fix: run `dbt run --full-refresh -s widening`" in message, message
+
+
 def test_changed_sql_needs_full_refresh_which_rebuilds_from_all_input(project):
     make_source(project)
     window_view(project, "evolving", "on_update", TUMBLE_SUM)

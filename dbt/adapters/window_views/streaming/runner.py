@@ -71,12 +71,22 @@ def _drop(run: StreamRun, table: str, location: str) -> None:
     run.fs.delete(location)
 
 
-def _ensure_table(run: StreamRun, table: str, location: str, schema: Any) -> None:
-    """Create the table over its location, or check the existing one still fits the SQL."""
+def _ensure_table(run: StreamRun, table: str, location: str, schema: Any, grows: bool = False) -> None:
+    """Create the table over its location, or check the existing one still fits the SQL. One
+    that `grows` (the late table, which keeps an input's rows whole) takes the columns an input
+    gained: its rows from before have NULL there."""
     spark = run.spark
     if spark.catalog.tableExists(table):
         have = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table).schema.fields]
         want = [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
+        kept = dict(want)
+        if grows and all(kept.get(name) == kind for name, kind in have):
+            names = {name for name, _ in have}
+            added = [(f.name, f.dataType.simpleString()) for f in schema.fields if f.name.lower() not in names]
+            if added:
+                spark.sql(ddl.add_columns(table, added))
+                spark.catalog.refreshTable(table)
+            return
         if have != want:
             raise ModelSqlError(
                 run.model,
@@ -234,7 +244,7 @@ def _prepare(run: StreamRun) -> Any:
         logger.warning(f"window_view model '{model}': {repair}")
     _ensure_table(run, run.target, where.table, out_schema)
     if late_schema is not None:
-        _ensure_table(run, run.late_target, where.late, late_schema)
+        _ensure_table(run, run.late_target, where.late, late_schema, grows=True)
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
