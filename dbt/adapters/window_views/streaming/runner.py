@@ -79,8 +79,8 @@ def _ensure_table(run: StreamRun, table: str, location: str, schema: Any, grows:
     if spark.catalog.tableExists(table):
         have = [(f.name.lower(), f.dataType.simpleString()) for f in spark.table(table).schema.fields]
         want = [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
-        kept = dict(want)
-        if grows and all(kept.get(name) == kind for name, kind in have):
+        wanted = dict(want)
+        if grows and all(wanted.get(name) == kind for name, kind in have):
             names = {name for name, _ in have}
             added = [(f.name, f.dataType.simpleString()) for f in schema.fields if f.name.lower() not in names]
             if added:

@@ -168,7 +168,7 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
     """A data file that Spark cannot read. An input's, as the input's table declares its columns
     (a loader wrote a column as another type, or a file that is not Parquet): the file, the
     input, the column and both types, and what to do with the file; or gone since the stream
-    read it (the batch's jobs read it again: batch_files.py). One the window view wrote
+    read it (each job of a batch reads its files again). One the window view wrote
     itself (its state, its table): torn or changed from outside, which no batch fixes, so the
     full refresh. None: not such a failure."""
     read = next((e for e in errors if e.condition in FILE_CONTENT), None)
@@ -189,7 +189,7 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
             path=paths.shown(file),
         )
     name = _input_of(spark, file, batch.inputs)
-    if read.condition == GONE:  # the stream read it, the batch's jobs read it again (batch_files.py)
+    if read.condition == GONE:  # Spark's micro-batch is rows read, not kept: each job reads its files again
         return gone(model, batch_id, [file], name)
     table: Dict[str, str] = {}
     file_types: Optional[Dict[str, str]] = None
