@@ -30,6 +30,36 @@ def deliver(project, rows: Sequence[tuple]) -> None:
     project.spark.sql(f"insert into {project.schema}.bid values {values}")
 
 
+def as_select(rows: Sequence[tuple]) -> str:
+    """The rows `deliver` takes as one SELECT (for a file landed outside Spark's catalog)."""
+    return " union all ".join(
+        f"select timestamp'2020-04-15 {hhmm}:00' as bidtime, {price} as price, '{item}' as item"
+        for hhmm, price, item in rows
+    )
+
+
+def ticking(project, name: str, emit: str, max_duration: str) -> None:
+    """TUMBLE_SUM on a processing-time trigger of 1 second, run for `max_duration`."""
+    project.model(
+        name,
+        f"""
+        {{{{ config(materialized='window_view', execution='streaming', emit='{emit}',
+                    watermark={{'column': 'bidtime', 'delay': '1 minute'}},
+                    trigger={{'processing_time': '1 second', 'max_duration': '{max_duration}'}}) }}}}
+        """
+        + TUMBLE_SUM,
+    )
+
+
+def run_seen(project, name: str, seen):
+    """`dbt run -s name` in this process, each of dbt's events passed to `seen`."""
+    from dbt.cli.main import dbtRunner
+
+    return dbtRunner(callbacks=[seen]).invoke(
+        ["run", "-s", name, "--project-dir", str(project.root), "--profiles-dir", str(project.root)]
+    )
+
+
 def window_view(project, name: str, emit: str, select: str, late_data: str = "table", idle_timeout: str = "") -> None:
     idle = f", 'idle_timeout': '{idle_timeout}'" if idle_timeout else ""
     project.model(
@@ -320,10 +350,7 @@ def test_a_file_removed_while_its_batch_runs_fails_the_batch_and_the_run_after_r
     deliver(project, DELIVERIES[0] + DELIVERIES[1])
     run(project, "vanishing")
     before = project.rows("vanishing")
-    rows = " union all ".join(
-        f"select timestamp'2020-04-15 {hhmm}:00' as bidtime, {price} as price, '{item}' as item"
-        for hhmm, price, item in DELIVERIES[2]
-    )
+    rows = as_select(DELIVERIES[2])
     landed = project.land("bid", "gone", rows)
     counted = late_rows.NewRows.count_and_stage_late
 
@@ -453,23 +480,11 @@ def test_queries_streaming_cannot_run_are_refused(project, select, message):
 
 def test_processing_time_trigger_returns_after_its_bound(project):
     make_source(project)
-    project.model(
-        "ticking",
-        """
-        {{ config(materialized='window_view', execution='streaming', emit='on_update',
-                  watermark={'column': 'bidtime', 'delay': '1 minute'},
-                  trigger={'processing_time': '1 second', 'max_duration': '6 seconds'}) }}
-        """
-        + TUMBLE_SUM,
-    )
+    ticking(project, "ticking", "on_update", "6 seconds")
     deliver(project, DELIVERIES[0] + DELIVERIES[1])
-    from dbt.cli.main import dbtRunner
-
     # a progress line per micro-batch, at dbt's default (info) level, while the stream ticks
     lines = []
-    result = dbtRunner(callbacks=[lambda e: lines.append((e.info.level, e.info.msg))]).invoke(
-        ["run", "-s", "ticking", "--project-dir", str(project.root), "--profiles-dir", str(project.root)]
-    )
+    result = run_seen(project, "ticking", lambda e: lines.append((e.info.level, e.info.msg)))
     (node,) = result.result
     assert node.adapter_response["batches"] == 1 and node.adapter_response["rows_in"] == 4
     progress = [(level, msg.rsplit(",", 1)[0]) for level, msg in lines if "micro-batch" in msg]
@@ -487,31 +502,15 @@ def test_a_processing_time_run_reads_the_late_rows_of_files_that_land_while_it_r
     """A file with a late row lands after the run's first micro-batch: the next batch reads that
     row again whole from the input table as it is now, not as the session last listed it."""
     make_source(project)
-    project.model(
-        "ticking_late",
-        """
-        {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
-                  watermark={'column': 'bidtime', 'delay': '1 minute'},
-                  trigger={'processing_time': '1 second', 'max_duration': '8 seconds'}) }}
-        """
-        + TUMBLE_SUM,
-    )
+    ticking(project, "ticking_late", "on_window_close", "8 seconds")
     deliver(project, DELIVERIES[0] + DELIVERIES[1])
     # a row without event time is late in the first batch too, which reads its file again
     project.spark.sql(f"insert into {project.schema}.bid values (null, 7, 'N')")
     first = threading.Event()
-    rows = " union all ".join(
-        f"select timestamp'2020-04-15 {hhmm}:00' as bidtime, {price} as price, '{item}' as item"
-        for hhmm, price, item in DELIVERIES[2]
-    )
     # put in the table's folder by a loader outside Spark's catalog, as most are
-    landed = threading.Thread(target=lambda: first.wait(60) and project.land("bid", "later", rows))
+    landed = threading.Thread(target=lambda: first.wait(60) and project.land("bid", "later", as_select(DELIVERIES[2])))
     landed.start()
-    from dbt.cli.main import dbtRunner
-
-    result = dbtRunner(callbacks=[lambda e: "micro-batch 0:" in e.info.msg and first.set()]).invoke(
-        ["run", "-s", "ticking_late", "--project-dir", str(project.root), "--profiles-dir", str(project.root)]
-    )
+    result = run_seen(project, "ticking_late", lambda e: "micro-batch 0:" in e.info.msg and first.set())
     landed.join()
     (node,) = result.result
     assert node.status == "success", node.message

@@ -31,28 +31,16 @@ class BatchFiles:
     def rows(self, files: Sequence[str]) -> Callable[[str], Any]:
         """A table's rows from `files` (Spark's names, as `_metadata.file_path` gives them); fails
         naming the first one the table no longer has."""
-        wanted = {paths.normalize(f) for f in files}
-        listed = {name: {paths.normalize(f) for f in table.inputFiles()} for name, table in self.tables.items()}
-        missing = sorted(f for f in files if not any(paths.normalize(f) in names for names in listed.values()))
+        listed = {paths.normalize(f) for table in self.tables.values() for f in table.inputFiles()}
+        missing = sorted(f for f in files if paths.normalize(f) not in listed)
         if missing:
             raise gone(self.plan.model, self.batch_id, missing, self.inputs)
         kept = list(files)
-
-        def read(name: str) -> Any:
-            # every file of the table is one of them: no filter, which Spark would evaluate on
-            # every row besides pruning files by it
-            table = self.tables[name]
-            return table if listed[name] <= wanted else table.where(F.col(FILE_PATH).isin(kept))
-
-        return read
+        return lambda name: self.tables[name].where(F.col(FILE_PATH).isin(kept))
 
     @property
     def inputs(self) -> str:
         return ", ".join(self.tables)
-
-    def changed(self, files: Sequence[str], what: str) -> StreamFailure:
-        """The batch's failure when `files` no longer hold what it read (`what`, said before why)."""
-        return changed(self.plan.model, self.batch_id, files, what)
 
 
 def changed(model: str, batch_id: BatchId, files: Sequence[str], what: str) -> StreamFailure:

@@ -15,7 +15,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import sqlexpr, storage
 from dbt.adapters.window_views.config import LateData
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.streaming.batch_files import BatchFiles
+from dbt.adapters.window_views.streaming.batch_files import BatchFiles, changed
 from dbt.adapters.window_views.streaming.columns_read import FILE
 from dbt.adapters.window_views.streaming.locations import Locations
 from dbt.adapters.window_views.streaming.model_query import counted
@@ -104,7 +104,9 @@ class NewRows:
         whole = self.inputs.rows(batch.rows(files))
         staged = self._stage_late(self.judged(whole, w_prev), whole.columns, w_prev)
         if staged != late:
-            raise batch.changed(
+            raise changed(
+                self.plan.model,
+                self.batch_id,
                 files,
                 f"{late} late row(s) came from {len(files)} file(s) of {batch.inputs}, and reading them again "
                 f"for the late table found {staged}",
