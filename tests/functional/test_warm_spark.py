@@ -242,8 +242,9 @@ def test_a_changed_profile_replaces_the_server_which_stops_when_idle(warm):
     assert "no warm Spark runs" in stop(b)
 
 
-def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_stops_it(warm):
+def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_stops_it(warm, monkeypatch):
     a = warm["a"]
+    monkeypatch.setenv(WARM_UP_ENV, "1000")  # the new server's watchdog still warms it up when it is stopped
     dead = record(a)
     assert dead is not None
     os.kill(int(str(dead["pid"])), signal.SIGKILL)
@@ -260,5 +261,11 @@ def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_s
     new = record(a)
     assert new is not None and new["port"] != port and alive(new["pid"])
     assert shown(out) == [{"n": 3}]
+    warming = a / "target" / "spark-warehouse" / f"{WARM_UP_DATABASE}.db"
+    wait_until(warming.exists, 120, "the new server's warm-up running")
     assert f"stopped the warm Spark of {a.resolve()} (pid {new['pid']}, port {new['port']})" in stop(a)
     assert record(a) is None and not alive(new["pid"])
+    # its watchdog's warm-up fails against the gone server and the watchdog exits in seconds (Spark
+    # Connect's own retries kept it for ten minutes)
+    wait_until(lambda: not alive(new["watchdog_pid"]), 30, "the stopped server's watchdog gone")
+    assert "warm-up stopped after" in (a / "target" / "warm_spark" / "logs" / "watchdog.log").read_text()

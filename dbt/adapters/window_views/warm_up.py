@@ -18,6 +18,9 @@ from dbt.adapters.window_views.names import RESERVED_PREFIX
 ROUNDS_ENV = "WINDOW_VIEWS_WARM_UP_ROUNDS"
 DEFAULT_ROUNDS = 12  # bench_warm.py: a one-model run stops getting faster after about ten
 DATABASE = f"{RESERVED_PREFIX}warm_up"
+# the server is on loopback: a refused connection means it is gone, not a network blip, so a few
+# quick retries (about 7 s) instead of Spark Connect's ten minutes, which kept the watchdog alive
+RETRIES, MAX_BACKOFF_MS = 4, 2000
 
 _TUMBLE = (
     "timestamp_micros(unix_micros(cast(`ts` as timestamp)) - pmod(unix_micros(cast(`ts` as timestamp)), 600000000))"
@@ -119,9 +122,11 @@ class WarmUp:
 
     def _connect(self) -> None:
         from pyspark.sql import SparkSession
+        from pyspark.sql.connect.client.retries import DefaultPolicy
 
         self.started = time.monotonic()
         self.spark = SparkSession.builder.remote(self.url).getOrCreate()
+        self.spark.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, max_backoff=MAX_BACKOFF_MS)])
         for statement in SETUP:
             self._sql(statement)
 
