@@ -18,6 +18,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
+from dbt.adapters.window_views import tvf_panes
 from tests.support import oracles as o
 from tests.support.dbt_projects import sources_yml
 
@@ -189,6 +190,19 @@ def test_window_tvfs_match_oracle(project, spark, seed):
             for i, by_k in grouped.items()
         ),
     )
+    # a HOP or CUMULATE TVF + GROUP BY alone is computed from panes in batch (tvf_panes.py): a
+    # sample of specs, each its own SELECT (over a union it runs as written, as `aggregated` does)
+    paned = rng.sample([i for i, spec in enumerate(specs) if spec.kind in ("hop", "cumulate")], 4)
+    project.model(
+        "paned",
+        config
+        + "\nunion all\n".join(
+            f"select {i} as spec, * from (select k, window_start, window_end, count(*) as n, count(v) as n_v, "
+            f"sum(v) as sum_v, min(v) as min_v, max(v) as max_v, avg(v) as avg_v from {{{{ {specs[i].call()} }}}} "
+            "group by k, window_start, window_end)"
+            for i in paned
+        ),
+    )
     # emit='on_window_close': only windows with window_end <= W = max(ts) - delay; the delay puts
     # W inside the dense stretch around the epoch (sessions: test_session_emit_on_window_close)
     max_ts = max(r["ts"] for r in rows if r["ts"] is not None)
@@ -260,6 +274,18 @@ def test_window_tvfs_match_oracle(project, spark, seed):
     ).collect():
         got_window_aggregate[r[0]].append(tuple(r[1:]))
 
+    # the SQL the batch ran computes each of them from panes: no row is copied into its windows
+    compiled = next(project.root.glob("target/compiled/*/models/paned.sql")).read_text()
+    types = {f.name.lower(): f.dataType.simpleString() for f in spark.table(f"{project.schema}.ev").schema.fields}
+    assert compiled.count("lateral view inline") == len(paned)
+    assert "lateral view inline" not in tvf_panes.paned_sql(compiled, lambda relation: types).lower()
+    got_paned: Dict[int, List[tuple]] = defaultdict(list)
+    for r in spark.sql(
+        "select spec, k, unix_micros(window_start), unix_micros(window_end), n, n_v, sum_v, min_v, max_v, avg_v "
+        f"from {project.schema}.paned"
+    ).collect():
+        got_paned[r[0]].append(tuple(r[1:]))
+
     for i, spec in enumerate(specs):
         label = f"spec {i} {spec.kind} {spec.texts} partition_by={spec.partition_by!r}"
         windows = spec.oracle(rows)
@@ -278,6 +304,16 @@ def test_window_tvfs_match_oracle(project, spark, seed):
             missing = [r for r in expected_aggs if r not in got_aggs][:3]
             extra = [r for r in got_aggs if r not in expected_aggs][:3]
             failures.append(f"{label}: aggregates differ; missing {missing}; unexpected {extra}")
+        if i in paned:
+            if any(not _avg_ok(r[-1], r[5], r[4]) for r in got_paned[i]):
+                failures.append(f"{label}: paned avg(v) is not sum(v) / count(v)")
+            got_p = sorted((r[:-1] for r in got_paned[i]), key=o.sort_key)
+            if got_p != expected_aggs:
+                missing = [r for r in expected_aggs if r not in got_p][:3]
+                extra = [r for r in got_p if r not in expected_aggs][:3]
+                failures.append(
+                    f"{label}: the TVF + GROUP BY from panes differs; missing {missing}; unexpected {extra}"
+                )
         if i in grouped:
             got_wa = got_window_aggregate[i]
             if any(r[-1] != 1 for r in got_wa):

@@ -1,13 +1,14 @@
 """execution='batch': the statement that builds the table from all input, and the metadata to
-record with it. on_window_close keeps what the watermark, computed from the inputs, has closed."""
+record with it. on_window_close keeps what the watermark, computed from the inputs, has closed;
+HOP and CUMULATE window aggregations are computed from panes where that is exact (tvf_panes.py)."""
 
 from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
-from dbt.adapters.window_views import ddl, emit
+from dbt.adapters.window_views import ddl, emit, tvf_panes
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
-from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.plan import ColumnsOf, WindowViewPlan, summary
 from dbt.adapters.window_views.watermark import batch_watermark
 
 
@@ -28,13 +29,13 @@ def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List
 def checked_output(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
     """An incremental batch window view's output columns and types, its columns checked first and
     its event_time after (incremental.py partitions the table by event_time's batch)."""
-    return _checked(adapter, plan, describe=True)
+    return _checked(adapter, plan, lambda relation: _columns(adapter, relation), describe=True)
 
 
-def _checked(adapter: Any, plan: WindowViewPlan, describe: bool) -> List[Tuple[str, str]]:
+def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe: bool) -> List[Tuple[str, str]]:
     """The plan's columns checked against its inputs; with `describe`, its output columns (one
     DESCRIBE QUERY) and its event_time checked against them."""
-    plan.check_columns(lambda relation: _columns(adapter, relation))
+    plan.check_columns(columns_of)
     if not describe:
         return []
     output = _output_columns(adapter, plan.sql)
@@ -45,8 +46,21 @@ def _checked(adapter: Any, plan: WindowViewPlan, describe: bool) -> List[Tuple[s
 
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
+    known: Dict[Tuple[Optional[str], str], Optional[List[Tuple[str, str]]]] = {}
+
+    def columns_of(relation: Tuple[Optional[str], str]) -> Optional[List[Tuple[str, str]]]:
+        if relation not in known:  # one lookup per input, for the checks and the pane rewrite
+            known[relation] = _columns(adapter, relation)
+        return known[relation]
+
+    def types_of(relation: Tuple[Optional[str], str]) -> Optional[Dict[str, str]]:
+        columns = columns_of(relation)
+        return None if columns is None else {name.lower(): kind for name, kind in columns}
+
     # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
-    output = _checked(adapter, plan, describe=plan.config.event_time is not None or plan.close_sql is not None)
+    output = _checked(
+        adapter, plan, columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
+    )
     properties = plan.properties()
     sql = plan.sql
     if plan.close_sql is not None:
@@ -59,4 +73,6 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
                 plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
             ) from exc
         properties["window_views.watermark_reached"] = reached.describe()
+    # after the close filter, which follows window_end to its TVF by the TVF's marker
+    sql = tvf_panes.paned_sql(sql, types_of)
     return {"sql": sql, "properties": properties, "summary": summary(properties)}
