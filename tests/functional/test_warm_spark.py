@@ -267,5 +267,5 @@ def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_s
     assert record(a) is None and not alive(new["pid"])
     # its watchdog's warm-up fails against the gone server and the watchdog exits in seconds (Spark
     # Connect's own retries kept it for ten minutes)
-    wait_until(lambda: not alive(new["watchdog_pid"]), 30, "the stopped server's watchdog gone")
+    wait_until(lambda: not alive(new["watchdog_pid"]), 60, "the stopped server's watchdog gone")
     assert "warm-up stopped after" in (a / "target" / "warm_spark" / "logs" / "watchdog.log").read_text()

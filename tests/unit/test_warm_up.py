@@ -19,6 +19,7 @@ class FakeSpark:
         self.statements: List[str] = []
         self.fail_on = fail_on
         self.stopped = False
+        self.release_session_on_close = True
 
     def sql(self, statement: str) -> "FakeSpark":
         if self.fail_on and self.fail_on in statement:
@@ -69,6 +70,7 @@ def test_an_error_ends_the_warm_up_with_one_line_and_the_watchdog_goes_on(monkey
     warming = warm(monkeypatch, 5, [False], spark)
     warming.step()  # raises nothing
     assert not warming.pending and spark.stopped
+    assert not spark.release_session_on_close  # the server may be gone: no release retried against it
     out = capsys.readouterr().out
     assert "warm-up stopped after 0 round(s): [CONNECT] the server is gone" in out
     assert "org.apache" not in out

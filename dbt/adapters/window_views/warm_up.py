@@ -100,7 +100,7 @@ class WarmUp:
         except Exception as exc:  # noqa: BLE001 - the server's own business; the next command sees it
             print(f"{time.ctime()}: warm-up stopped after {self.done} round(s): {_first_line(exc)}", flush=True)
             self.left = 0
-            self._close()
+            self._close(release=False)
 
     def _finish(self) -> None:
         if self.spark is None:
@@ -112,10 +112,14 @@ class WarmUp:
         finally:
             self._close()
 
-    def _close(self) -> None:
+    def _close(self, release: bool = True) -> None:
+        """Stop the session; after an error without releasing it (the server may be gone, and
+        it drops a session it no longer hears from)."""
         spark, self.spark = self.spark, None
         if spark is not None:
             try:
+                if not release:
+                    spark.release_session_on_close = False
                 spark.stop()
             except Exception:  # noqa: BLE001 - a session of a server that is gone
                 pass
