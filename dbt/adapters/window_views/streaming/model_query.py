@@ -3,13 +3,13 @@ upstream table (a temp view), with the prefix state of their partitions beside t
 
 from __future__ import annotations
 
-from typing import Any, Callable, List, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views import prefix, sqlexpr
+from dbt.adapters.window_views import prefix, sqlexpr, tvf_panes
 from dbt.adapters.window_views.names import is_reserved
 from dbt.adapters.window_views.streaming import sides
 from dbt.adapters.window_views.streaming.plan import StreamPlan
@@ -38,6 +38,7 @@ class ModelQuery:
         self.columns = list(columns)  # the upstream table's
         self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
         self.inputs = sides.inputs_of(plan)
+        self._paned: Dict[Tuple[Tuple[str, str], ...], str] = {}
 
     @property
     def partitioned_by(self) -> Tuple[str, ...]:
@@ -59,7 +60,7 @@ class ModelQuery:
         """Put `rows` (and the prefix states) in place; returns the SQL to run over them."""
         if not states:
             self.as_input(rows)
-            return self.plan.sql
+            return self.paned(rows)
         assert self.plan.over is not None  # prefix states are over windows
         view = f"{self.plan.view}_rows"
         rows.select(*quoted(self.columns)).createOrReplaceTempView(view)
@@ -73,6 +74,15 @@ class ModelQuery:
         )
         spark.sql(joined).createOrReplaceTempView(self.plan.view)
         return self.plan.output_sql
+
+    def paned(self, rows: Any) -> str:
+        """The model SQL with its HOP and CUMULATE aggregates over the rows computed from panes,
+        as batch computes them (tvf_panes.py): by the rows' types, once per set of types."""
+        types = tuple((f.name.lower(), f.dataType.simpleString()) for f in rows.schema.fields)
+        if types not in self._paned:
+            view = (None, self.plan.view)
+            self._paned[types] = tvf_panes.paned_sql(self.plan.sql, lambda r: dict(types) if r == view else None)
+        return self._paned[types]
 
     def conform(self, result: Any) -> Any:
         """The output of the rewritten SQL as the model's own: the state columns a `*` picked up
