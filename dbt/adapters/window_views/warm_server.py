@@ -449,7 +449,15 @@ def watch(home: Path, pid: int) -> None:
                     print(f"{time.ctime()}: idle for {int(record.idle_timeout)} s; stopping server {pid}", flush=True)
                     stop_server(home, record)
                     return
-        time.sleep(pause)
+        _sleep_while_alive(pid, pause)
+
+
+def _sleep_while_alive(pid: int, seconds: float) -> None:
+    """Sleep up to `seconds`, waking when the server's process is gone: the watchdog then exits
+    at once, not after an idle server's long pause."""
+    deadline = time.monotonic() + seconds
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
 
 
 def stop(project_dir: Path, target_path: str = "target") -> str:

@@ -19,8 +19,8 @@ ROUNDS_ENV = "WINDOW_VIEWS_WARM_UP_ROUNDS"
 DEFAULT_ROUNDS = 12  # bench_warm.py: a one-model run stops getting faster after about ten
 DATABASE = f"{RESERVED_PREFIX}warm_up"
 # the server is on loopback: a refused connection means it is gone, not a network blip, so a few
-# quick retries (about 7 s) instead of Spark Connect's ten minutes, which kept the watchdog alive
-RETRIES, MAX_BACKOFF_MS = 4, 2000
+# quick retries (about a second), not Spark Connect's ten minutes, which kept the watchdog alive
+RETRIES, MAX_BACKOFF_MS = 3, 1000
 
 _TUMBLE = (
     "timestamp_micros(unix_micros(cast(`ts` as timestamp)) - pmod(unix_micros(cast(`ts` as timestamp)), 600000000))"
