@@ -18,7 +18,6 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from dbt.adapters.window_views import tvf_panes
 from tests.support import oracles as o
 from tests.support.dbt_projects import sources_yml
 
@@ -120,6 +119,24 @@ def _avg_ok(avg: Optional[float], total: Optional[int], count: int) -> bool:
     if count == 0:
         return avg is None
     return avg is not None and math.isclose(avg, total / count, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def by_spec(spark, table: str, more: str = "") -> Dict[int, List[tuple]]:
+    """A table of per-window aggregates (`spec` first) as rows by spec, times as epoch micros."""
+    got: Dict[int, List[tuple]] = defaultdict(list)
+    columns = "spec, k, unix_micros(window_start), unix_micros(window_end), n, n_v, sum_v, min_v, max_v"
+    for r in spark.sql(f"select {columns}{', ' + more if more else ''} from {table}").collect():
+        got[r[0]].append(tuple(r[1:]))
+    return got
+
+
+def differs(what: str, got: List[tuple], expected: List[tuple]) -> List[str]:
+    """The failure when two sorted lists of aggregate rows differ, with a few rows of each side."""
+    if got == expected:
+        return []
+    missing = [r for r in expected if r not in got][:3]
+    extra = [r for r in got if r not in expected][:3]
+    return [f"{what} differ ({len(got)} vs {len(expected)} expected rows); missing {missing}; unexpected {extra}"]
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
@@ -260,31 +277,16 @@ def test_window_tvfs_match_oracle(project, spark, seed):
             f"unix_micros(window_time) from {project.schema}.{name}"
         ).collect():
             got_exploded[r[0]][tuple(r[1:])] += 1
-    got_aggregated: Dict[int, List[tuple]] = defaultdict(list)
-    for r in spark.sql(
-        "select spec, k, unix_micros(window_start), unix_micros(window_end), n, n_v, sum_v, min_v, max_v "
-        f"from {project.schema}.aggregated"
-    ).collect():
-        got_aggregated[r[0]].append(tuple(r[1:]))
-
-    got_window_aggregate: Dict[int, List[tuple]] = defaultdict(list)
-    for r in spark.sql(
-        "select spec, k, unix_micros(window_start), unix_micros(window_end), n, n_v, sum_v, min_v, max_v, "
-        f"avg_v, unix_micros(window_end) - unix_micros(window_time) from {project.schema}.window_aggregate"
-    ).collect():
-        got_window_aggregate[r[0]].append(tuple(r[1:]))
-
-    # the SQL the batch ran computes each of them from panes: no row is copied into its windows
-    compiled = next(project.root.glob("target/compiled/*/models/paned.sql")).read_text()
-    types = {f.name.lower(): f.dataType.simpleString() for f in spark.table(f"{project.schema}.ev").schema.fields}
+    got_aggregated = by_spec(spark, f"{project.schema}.aggregated")
+    got_window_aggregate = by_spec(
+        spark, f"{project.schema}.window_aggregate", "avg_v, unix_micros(window_end) - unix_micros(window_time)"
+    )
+    # the statement the batch ran computes each of them from panes: no row copied into its windows
+    compiled = next(project.root.glob("target/compiled/*/models/paned.sql")).read_text().lower()
+    ran = next(project.root.glob("target/run/*/models/paned.sql")).read_text().lower()
     assert compiled.count("lateral view inline") == len(paned)
-    assert "lateral view inline" not in tvf_panes.paned_sql(compiled, lambda relation: types).lower()
-    got_paned: Dict[int, List[tuple]] = defaultdict(list)
-    for r in spark.sql(
-        "select spec, k, unix_micros(window_start), unix_micros(window_end), n, n_v, sum_v, min_v, max_v, avg_v "
-        f"from {project.schema}.paned"
-    ).collect():
-        got_paned[r[0]].append(tuple(r[1:]))
+    assert "lateral view inline" not in ran and ran.count("_wv_panes") >= len(paned)
+    got_paned = by_spec(spark, f"{project.schema}.paned", "avg_v")
 
     for i, spec in enumerate(specs):
         label = f"spec {i} {spec.kind} {spec.texts} partition_by={spec.partition_by!r}"
@@ -300,20 +302,12 @@ def test_window_tvfs_match_oracle(project, spark, seed):
             )
         got_aggs = sorted(got_aggregated[i], key=o.sort_key)
         expected_aggs = o.aggregate(windows, "k", "v")
-        if got_aggs != expected_aggs:
-            missing = [r for r in expected_aggs if r not in got_aggs][:3]
-            extra = [r for r in got_aggs if r not in expected_aggs][:3]
-            failures.append(f"{label}: aggregates differ; missing {missing}; unexpected {extra}")
+        failures += differs(f"{label}: aggregates", got_aggs, expected_aggs)
         if i in paned:
             if any(not _avg_ok(r[-1], r[5], r[4]) for r in got_paned[i]):
                 failures.append(f"{label}: paned avg(v) is not sum(v) / count(v)")
             got_p = sorted((r[:-1] for r in got_paned[i]), key=o.sort_key)
-            if got_p != expected_aggs:
-                missing = [r for r in expected_aggs if r not in got_p][:3]
-                extra = [r for r in got_p if r not in expected_aggs][:3]
-                failures.append(
-                    f"{label}: the TVF + GROUP BY from panes differs; missing {missing}; unexpected {extra}"
-                )
+            failures += differs(f"{label}: the TVF + GROUP BY from panes", got_p, expected_aggs)
         if i in grouped:
             got_wa = got_window_aggregate[i]
             if any(r[-1] != 1 for r in got_wa):
@@ -323,13 +317,9 @@ def test_window_tvfs_match_oracle(project, spark, seed):
                 failures.append(f"{label}: window_aggregate avg(v) is not sum(v) / count(v): {bad}")
             got_wa = sorted((r[:-2] for r in got_wa), key=o.sort_key)
             expected_wa = o.aggregate(windows, "k" if grouped[i] else None, "v")
-            if got_wa != expected_wa:
-                missing = [r for r in expected_wa if r not in got_wa][:3]
-                extra = [r for r in got_wa if r not in expected_wa][:3]
-                failures.append(
-                    f"{label}: window_aggregate(group_by={['k'] if grouped[i] else []}) differs "
-                    f"({len(got_wa)} vs {len(expected_wa)} expected rows); missing {missing}; unexpected {extra}"
-                )
+            failures += differs(
+                f"{label}: window_aggregate(group_by={['k'] if grouped[i] else []})", got_wa, expected_wa
+            )
     assert not failures, "\n".join(failures)
 
 

@@ -32,11 +32,13 @@ PANES = "_wv_panes"
 def paned_sql(sql: str, types_of: TypesOf) -> str:
     """`sql` with every window aggregation this module computes from panes rewritten so; `sql`
     itself, untouched, when there is none."""
+    if not tvf.MARKER.search(sql):
+        return sql  # no window TVF: no parse on every batch statement
     try:
         tree = analysis.parse(sql)
     except AnalysisError:
         return sql  # Spark parses what sqlglot cannot: it runs as written
-    rewritten = [(select, found) for select in tree.find_all(exp.Select) if (found := _paned(select, types_of))]
+    rewritten = [(select, paned) for select in tree.find_all(exp.Select) if (paned := _paned(select, types_of))]
     if not rewritten:
         return sql
     for select, replacement in rewritten:
