@@ -14,6 +14,7 @@ input and changed columns are refused before any batch runs, and --full-refresh 
 from __future__ import annotations
 
 import random
+import re
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -92,6 +93,13 @@ def assert_equal_full(project) -> None:
     assert kinds == {"tumble", "hop", "session", "agg_hop", "agg_cumulate"}, kinds
 
 
+def batch_writes(project, model: str) -> list:
+    """The statements that wrote `model`'s batches, from dbt's debug log."""
+    log = (project.root / "logs" / "dbt.log").read_text()
+    entries = re.split(r"\n(?=\S*\d\d:\d\d:\d\d\.\d+ \[)", log)
+    return [e for e in entries if f"On model.wv_test.{model}: " in e and "INSERT OVERWRITE DIRECTORY" in e]
+
+
 def locations(project, table: str, column: str) -> dict:
     """Each batch's partition directory: a batch recomputed gets a new one."""
     found = {}
@@ -127,6 +135,9 @@ def test_incremental_batches_equal_the_full_build(project):
     events_table = f"{project.schema}.events"
     project.dbt("build")
     assert_equal_full(project)
+    # its HOP TVF's batches are computed from panes, as its full build is (tvf_panes.py)
+    written = batch_writes(project, "inc_windows")
+    assert len(written) == 4 and not [w for w in written if "lateral view inline" in w.lower()], written[:1]
     first = locations(project, "inc_windows", "window_time_day")
     # the last window (7 hours from 2024-01-03 22:00) is owned by 2024-01-04
     assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]

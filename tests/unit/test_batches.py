@@ -324,7 +324,8 @@ def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
     output = [("window_time", "timestamp"), ("window_time_day", "date")]
     with pytest.raises(ModelOutputError, match="it selects a column `window_time_day`, the column an incremental"):
-        incremental.run(None, plan, "s.t", False, None, output)  # no adapter: refused before any statement
+        # no adapter: refused before any statement
+        incremental.run(None, plan, "s.t", False, None, output, _unknown_types)
 
 
 @pytest.mark.parametrize(
@@ -374,6 +375,10 @@ def test_a_session_lookback_too_short_or_not_an_interval_is_refused(lookback, me
     assert "; set it to the longest session plus the gap" in str(raised.value) or "e.g. '1 day'" in str(raised.value)
 
 
+def _unknown_types(relation):
+    return None  # no input the catalog can describe: every batch runs as the model writes it
+
+
 class RecordingAdapter:
     """Enough of the adapter for a first run of incremental.run: every statement kept, the input's
     latest time (epoch micros) answered."""
@@ -415,7 +420,7 @@ def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("session", gap=H)), config)
     adapter = RecordingAdapter(D(2024, 1, 2, 23, 30))
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
     # a first run adds its batches' partitions in one statement, after the last batch
     (added,) = [s for s in adapter.statements if " ADD PARTITION" in s.upper()]
     assert added.count("PARTITION (") == 3, added  # 01-01, 01-02, and 01-03 which holds the last session's end
@@ -517,7 +522,7 @@ def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
     listed = ["20240101T000000-aaa", "20240102T000000-bbb", "20240102T000000-ccc", "20240103T000000-ddd"]
     adapter = ExistingTable(D(2024, 1, 3, 5), properties, listed)
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
     reads = [s for s in adapter.statements if s.upper().startswith(("DESCRIBE", "SHOW"))]
     assert len(reads) == 2, reads
     assert not [s for s in adapter.statements if "TBLPROPERTIES" in s.upper()], adapter.statements
@@ -546,7 +551,7 @@ def test_a_run_asks_the_latest_input_time_of_the_rows_since_the_last_runs(record
     properties = f"[window_views.batch_column=window_time_day{kept}, window_views.windows=tumble(size=1 hour)]"
     adapter = ExistingTable(D(2024, 1, 3, 5), properties, [])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")])
+    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
     asked = [re.findall(r"TIMESTAMP_MICROS\((\d+)\)", s) for s in adapter.statements if "MAX(" in s.upper()]
     since = [D(1970, 1, 1) + timedelta(microseconds=int(found[0])) if found else None for found in asked]
     assert since == [None if s is None else datetime.fromisoformat(s) for s in scans], adapter.statements
@@ -561,3 +566,22 @@ def test_a_table_of_another_batch_column_is_rebuilt_beside_it():
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
     assert incremental._existing(adapter, plan, "s.t", adapter.get_relation(), "window_time_hour", output) is None
     assert incremental._record("[window_views.pending_batches={not json]") == BatchRecord()
+
+
+def test_a_hop_batch_is_computed_from_panes_over_its_widened_read_where_exact():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("hop", slide=H, size=3 * H, offset=0)), config)
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+
+    def writes(types):
+        adapter = RecordingAdapter(D(2024, 1, 1, 23))
+        incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], lambda relation: types)
+        return [s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE")]
+
+    paned, _ = writes({"k": "string", "ts": "timestamp"})  # 01-01, and 01-02 holding the last window's end
+    assert "lateral view inline" not in paned.lower() and "_wv_panes" in paned, paned
+    # the panes read the batch's range widened by the window's reach; the batch keeps its own windows
+    assert "`ts` >= '2023-12-31 22:00:00' AND `ts` < '2024-01-02 00:00:00'" in paned, paned
+    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-02 00:00:00'" in paned, paned
+    as_written, _ = writes(None)
+    assert "lateral view inline" in as_written.lower()

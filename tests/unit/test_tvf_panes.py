@@ -79,7 +79,8 @@ def test_exact_measures_are_rewritten(kind, measures):
         aggregate("approx_count_distinct(price) as d"),  # merged sketches estimate otherwise
         aggregate("count(distinct price) as d"),
         aggregate(extra="where price > 1"),
-        aggregate(source="(select * from s.bid where price > 1) as b"),  # a filtered read: batch_reads owns it
+        aggregate(source="(select auction, price from s.bid) as b"),  # a projection: types not looked up
+        aggregate(source="(select * from s.bid join s.person on true) as b"),
         aggregate().replace("group by auction, window_start, window_end", "group by auction, window_start"),
     ],
     ids=[
@@ -91,7 +92,8 @@ def test_exact_measures_are_rewritten(kind, measures):
         "approx",
         "distinct",
         "where",
-        "filtered-read",
+        "projected-read",
+        "joined-read",
         "no-window-end",
     ],
 )
@@ -103,3 +105,14 @@ def test_a_table_whose_types_are_unknown_runs_as_written():
     assert paned(aggregate(), types=None) == aggregate()
     unparsed = aggregate() + " having having"  # sqlglot cannot parse it: Spark names the error
     assert paned(unparsed) == unparsed
+
+
+@pytest.mark.parametrize("kind", ["hop", "cumulate"])
+def test_a_filtered_read_as_an_incremental_batch_reads_its_range_is_rewritten(kind):
+    source = (
+        "(select * from s.bid where `dateTime` >= '2026-01-01 00:00:00' and `dateTime` < '2026-01-02 00:00:00') as bid"
+    )
+    out = paned(aggregate("count(*) as num, sum(price) as s", kind, source=source))
+    assert "lateral view inline" not in out.lower() and "_wv_panes" in out
+    assert "`dateTime` >= '2026-01-01 00:00:00'" in out  # the panes read the batch's range only
+    assert paned(aggregate("sum(amount) as s", kind, source=source)).count("lateral view inline") == 1

@@ -18,18 +18,35 @@ def _output_columns(adapter: Any, sql: str) -> List[Tuple[str, str]]:
     return [(row[0], row[1]) for row in table.rows]
 
 
-def _columns(adapter: Any, relation: Tuple[Optional[str], str]) -> Optional[List[Tuple[str, str]]]:
-    schema, name = relation
-    found = adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
-    if found is None:
-        return None  # not a table dbt can look up (Spark reports what it cannot read)
-    return [(c.name, c.dtype) for c in adapter.get_columns_in_relation(found)]
+class InputColumns:
+    """The inputs' columns and types, each input looked up once in the catalog: for the column
+    checks and for the pane rewrite (tvf_panes.py)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+        self._known: Dict[tvf_panes.Relation, Optional[List[Tuple[str, str]]]] = {}
+
+    def columns_of(self, relation: tvf_panes.Relation) -> Optional[List[Tuple[str, str]]]:
+        if relation not in self._known:
+            self._known[relation] = self._lookup(relation)
+        return self._known[relation]
+
+    def types_of(self, relation: tvf_panes.Relation) -> Optional[Dict[str, str]]:
+        columns = self.columns_of(relation)
+        return None if columns is None else {name.lower(): kind for name, kind in columns}
+
+    def _lookup(self, relation: tvf_panes.Relation) -> Optional[List[Tuple[str, str]]]:
+        schema, name = relation
+        found = self._adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
+        if found is None:
+            return None  # not a table dbt can look up (Spark reports what it cannot read)
+        return [(c.name, c.dtype) for c in self._adapter.get_columns_in_relation(found)]
 
 
-def checked_output(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
+def checked_output(adapter: Any, plan: WindowViewPlan, inputs: InputColumns) -> List[Tuple[str, str]]:
     """An incremental batch window view's output columns and types, its columns checked first and
     its event_time after (incremental.py partitions the table by event_time's batch)."""
-    return _checked(adapter, plan, lambda relation: _columns(adapter, relation), describe=True)
+    return _checked(adapter, plan, inputs.columns_of, describe=True)
 
 
 def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe: bool) -> List[Tuple[str, str]]:
@@ -46,20 +63,10 @@ def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe
 
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
-    known: Dict[Tuple[Optional[str], str], Optional[List[Tuple[str, str]]]] = {}
-
-    def columns_of(relation: Tuple[Optional[str], str]) -> Optional[List[Tuple[str, str]]]:
-        if relation not in known:  # one lookup per input, for the checks and the pane rewrite
-            known[relation] = _columns(adapter, relation)
-        return known[relation]
-
-    def types_of(relation: Tuple[Optional[str], str]) -> Optional[Dict[str, str]]:
-        columns = columns_of(relation)
-        return None if columns is None else {name.lower(): kind for name, kind in columns}
-
+    inputs = InputColumns(adapter)
     # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
     output = _checked(
-        adapter, plan, columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
+        adapter, plan, inputs.columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
     )
     properties = plan.properties()
     sql = plan.sql
@@ -74,5 +81,5 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
             ) from exc
         properties["window_views.watermark_reached"] = reached.describe()
     # after the close filter, which follows window_end to its TVF by the TVF's marker
-    sql = tvf_panes.paned_sql(sql, types_of)
+    sql = tvf_panes.paned_sql(sql, inputs.types_of)
     return {"sql": sql, "properties": properties, "summary": summary(properties)}

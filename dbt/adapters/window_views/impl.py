@@ -110,8 +110,9 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
     ) -> incremental.BatchesWritten:
         """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
         refresh_inputs(self, plan.inputs)
-        output = batch.checked_output(self, plan)
-        return incremental.run(self, plan, relation, full_refresh, location_root, output)
+        inputs = batch.InputColumns(self)
+        output = batch.checked_output(self, plan, inputs)
+        return incremental.run(self, plan, relation, full_refresh, location_root, output, inputs.types_of)
 
     @available
     def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:

@@ -25,8 +25,8 @@ from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import batch_reads, ddl, paths, swap
-from dbt.adapters.window_views.batches import RECORD_PROPERTY, BatchRecord, Selection, record_first, select
+from dbt.adapters.window_views import batch_reads, ddl, paths, swap, tvf_panes
+from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, record_first, select
 from dbt.adapters.window_views.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.names import internal
@@ -89,9 +89,11 @@ def run(
     full_refresh: bool,
     location_root: Optional[str],
     output: Sequence[Tuple[str, str]],
+    types_of: tvf_panes.TypesOf,
 ) -> BatchesWritten:
     """Compute the batches the run owes (batches.select) and replace each one's partition.
-    `output`: the model's columns and types. Raises BatchesFailed naming the failed batches."""
+    `output`: the model's columns and types; `types_of`: its inputs' (for the pane rewrite).
+    Raises BatchesFailed naming the failed batches."""
     config = plan.config.required_batches
     shape = plan.required_batch_shape
     column = _partition_column(plan, output)
@@ -127,7 +129,8 @@ def run(
         if record_first(selection.batches, unclosed, record, backfill != (None, None), config.lookback):
             _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
             unrecorded = None
-    failures = _write_batches(adapter, plan, table, column, selection, closing, output, unrecorded)
+    writer = _Writer(plan.required_batch_shape, closing, types_of)
+    failures = _write_batches(adapter, table, column, selection, writer, output, unrecorded)
     done = {b.key for b in selection.batches} - set(failures)
     left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
     if failures:
@@ -193,13 +196,25 @@ def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str
     return batch_reads.Closing(watermark.column, reached.micros, tuple(c for c, _ in output))
 
 
+@dataclass(frozen=True)
+class _Writer:
+    """How each batch's SELECT is made: the model's batch shape, closed windows only (or all),
+    HOP and CUMULATE aggregates from panes where exact (tvf_panes.py, as a full build does)."""
+
+    shape: batch_reads.BatchShape
+    closing: Optional[batch_reads.Closing]
+    types_of: tvf_panes.TypesOf
+
+    def sql(self, batch: Batch) -> str:
+        return tvf_panes.paned_sql(self.shape.sql(batch, self.closing), self.types_of)
+
+
 def _write_batches(
     adapter: Any,
-    plan: WindowViewPlan,
     table: Table,
     column: str,
     selection: Selection,
-    closing: Optional[batch_reads.Closing],
+    writer: _Writer,
     output: Sequence[Tuple[str, str]],
     unrecorded: Optional[str],
 ) -> Dict[str, str]:
@@ -220,7 +235,7 @@ def _write_batches(
         location = f"{batches_dir}/{prefix}-{uuid.uuid4().hex[:12]}"
         try:
             # the table's types: a running call's summary can widen one (a decimal SUM's precision)
-            adapter.execute(ddl.write_directory(location, plan.required_batch_shape.sql(batch, closing), output))
+            adapter.execute(ddl.write_directory(location, writer.sql(batch), output))
             if not written:
                 added.append((batch.key, location))
             else:

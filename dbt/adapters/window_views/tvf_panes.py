@@ -7,7 +7,8 @@ once and each window combines its panes'.
 Only where that is the same value of the same type: counts, and min and max of anything; sum and
 avg of integral, float and double columns (a decimal's sum of partial sums is of a wider type,
 its avg rounds otherwise); approx_count_distinct never (merged sketches estimate otherwise). And
-only over a window TVF of a table: a read dbt filters by event time is batch_reads.py's to own.
+only over a window TVF of a table, or of its rows filtered (`(select * from t where ...)`, as an
+incremental batch reads its range, batch_reads.py): any relation's windows are its panes'.
 Anything else runs as written.
 """
 
@@ -55,9 +56,10 @@ def _paned(select: exp.Select, types_of: TypesOf) -> Optional[exp.Select]:
     if inner is None:
         return None
     source = inner.args.get("from_")
-    table = source.this if source is not None else None
-    if not isinstance(table, exp.Table) or inner.args.get("joins"):
-        return None  # a read dbt filters by event time, or not the macro's subquery
+    read = _read(source.this if source is not None else None)
+    if read is None or inner.args.get("joins"):
+        return None  # not the macro's subquery over a table
+    relation, table = read
     try:
         windows = tvf.find(" ".join(f"/*{c}*/" for c in inner.comments or []))
     except tvf.MarkerError:
@@ -73,11 +75,27 @@ def _paned(select: exp.Select, types_of: TypesOf) -> Optional[exp.Select]:
         return None
     window = found.window
     assert isinstance(window, (Hop, Cumulate))
-    plan = panes.plan(table.sql("spark"), window, measures, list(found.keys))
+    plan = panes.plan(relation.sql("spark"), window, measures, list(found.keys))
     if plan.sql is None:
         return None
-    read = sqlexpr.parse(f"select * from {plan.sql} as {PANES}")
-    return exp.select(*found.projections).from_(read.args["from_"].this)
+    paned = sqlexpr.parse(f"select * from {plan.sql} as {PANES}")
+    return exp.select(*found.projections).from_(paned.args["from_"].this)
+
+
+def _read(relation: Optional[exp.Expression]) -> Optional[Tuple[exp.Expression, exp.Table]]:
+    """What a TVF reads and the table whose column types it has: a table, or its rows filtered
+    (`(select * from t where ...) as a`); None for anything else."""
+    if isinstance(relation, exp.Table):
+        return relation, relation
+    if not isinstance(relation, exp.Subquery) or not isinstance(relation.this, exp.Select):
+        return None
+    rows = relation.this
+    source = rows.args.get("from_")
+    table = source.this if source is not None else None
+    others = [k for k, v in rows.args.items() if v and k not in ("expressions", "from_", "where")]
+    if not isinstance(table, exp.Table) or others or [p.is_star for p in rows.expressions] != [True]:
+        return None
+    return relation, table
 
 
 def _exact(measure: exp.Expression, types: Mapping[str, str]) -> bool:
