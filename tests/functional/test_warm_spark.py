@@ -1,7 +1,8 @@
 """`warm_spark: true`: one local Spark Connect server per project, started by the first dbt command,
 reused by every later dbt process of that project with the same settings, never shared with
 another project or a changed profile, replaced when it died (a record pointing at a dead server,
-its port taken by someone else), stopped when idle and by its stop command. And no stale reads:
+its port taken by someone else; killed during a command, which fails at once saying so), stopped
+when idle and by its stop command. And no stale reads:
 a batch window view run twice in one long-lived session sees the files a loader added between.
 
 The warm tests run dbt in separate processes (this process holds the shared classic session);
@@ -242,12 +243,28 @@ def test_a_changed_profile_replaces_the_server_which_stops_when_idle(warm):
     assert "no warm Spark runs" in stop(b)
 
 
-def test_a_killed_server_whose_port_is_taken_is_replaced_then_the_stop_command_stops_it(warm, monkeypatch):
+def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it_and_stops(warm, monkeypatch):
     a = warm["a"]
     monkeypatch.setenv(WARM_UP_ENV, "1000")  # the new server's watchdog still warms it up when it is stopped
     dead = record(a)
     assert dead is not None
+    # killed while a command's query runs (minutes of counting): the command fails within seconds,
+    # saying why and what to do (Spark Connect's own retries kept it waiting for ten minutes)
+    slow = "select count(*) as n from range(0, 400000000000)"
+    cmd = [str(DBT), "show", "--inline", slow, "--project-dir", str(a), "--profiles-dir", str(a)]
+    command = subprocess.Popen(cmd, cwd=a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    client = a / "target" / "warm_spark" / "clients" / str(command.pid)
+    wait_until(client.exists, 60, "the command connected to the warm Spark")
+    time.sleep(4)  # its query sent
+    assert command.poll() is None, command.communicate()[0]
     os.kill(int(str(dead["pid"])), signal.SIGKILL)
+    killed = time.time()
+    out, _ = command.communicate(timeout=120)
+    assert command.returncode != 0 and time.time() - killed < 30, out
+    gone = f"its process (pid {dead['pid']}, port {dead['port']}) is gone"
+    assert f"this project's warm Spark stopped during this command ({gone})" in out, out
+    assert "fix: run the command again, which starts a new warm Spark" in out
+    assert "Traceback" not in out and "grpc" not in out.lower(), out
     wait_until(lambda: not alive(dead["pid"]), 30, "the killed server gone")
     with socket.socket() as taken:  # and another program listens on the recorded port
         taken.bind(("127.0.0.1", 0))

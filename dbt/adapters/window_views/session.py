@@ -10,16 +10,17 @@ import re
 import shutil
 import subprocess
 import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JError
 from pyspark.errors import AnalysisException
-from pyspark.sql import SparkSession
+from pyspark.sql import Row, SparkSession
 
-from dbt.adapters.window_views import class_archive, ddl
+from dbt.adapters.window_views import class_archive, ddl, warm_up
 from dbt.adapters.window_views.filesystems import is_connect
 
 if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
@@ -206,6 +207,9 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     # quiet_sketches_notice calls interleave and leave the JVM's System.err pointing at nothing
     with _STARTING:
         session = builder.getOrCreate()
+        if warm is not None:
+            # a warm server gone mid-command fails the command at once (warm_server.gone_message)
+            warm_up.loopback_retries(session)
         if not remote:
             session.sparkContext.setLogLevel("ERROR")
             quiet_sketches_notice(session)
@@ -261,10 +265,36 @@ class WindowViewsCursor(Cursor):
     def execute(self, sql: str, *parameters: Any) -> None:
         if parameters:
             sql = sql % parameters
+        with self._server_errors():
+            try:
+                self._df = spark_session(self.server_side_parameters).sql(sql)
+            except AnalysisException as exc:
+                raise DbtRuntimeError(str(exc)) from exc
+
+    def fetchall(self) -> Optional[List[Row]]:
+        with self._server_errors():
+            return super().fetchall()
+
+    def fetchone(self) -> Optional[Row]:
+        with self._server_errors():
+            return super().fetchone()
+
+    @contextmanager
+    def _server_errors(self) -> Iterator[None]:
+        """A warm server gone during a statement (stopped, killed): the error says so and how to
+        go on, not Spark Connect's gRPC error."""
         try:
-            self._df = spark_session(self.server_side_parameters).sql(sql)
-        except AnalysisException as exc:
-            raise DbtRuntimeError(str(exc)) from exc
+            yield
+        except DbtRuntimeError:
+            raise
+        except Exception as exc:
+            from dbt.adapters.window_views.warm_server import WarmSpec, gone_during_command
+
+            spec = WarmSpec.from_params(self.server_side_parameters)
+            gone = None if spec is None else gone_during_command(spec)
+            if gone is None:
+                raise
+            raise DbtRuntimeError(gone) from exc
 
 
 class WindowViewsConnection(Connection):

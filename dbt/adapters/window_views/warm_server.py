@@ -175,6 +175,20 @@ def why_unusable(record: ServerRecord) -> Optional[str]:
     return None
 
 
+def gone_during_command(spec: WarmSpec) -> Optional[str]:
+    """The error of a statement whose warm server went away during the command (None: it runs,
+    so the statement's own error stands)."""
+    record = read_record(Path(spec.home))
+    reason = "it was stopped" if record is None else why_unusable(record)
+    if reason is None:
+        return None
+    return (
+        f"this project's warm Spark stopped during this command ({reason}), so the command's statement could not "
+        "finish; fix: run the command again, which starts a new warm Spark (a model it did not finish is as it was "
+        "before: docs/failure-modes.md)"
+    )
+
+
 @contextmanager
 def locked(home: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """One process at a time starts, replaces or stops the server: a lock file created only if

@@ -22,6 +22,15 @@ DATABASE = f"{RESERVED_PREFIX}warm_up"
 # quick retries (about a second), not Spark Connect's ten minutes, which kept the watchdog alive
 RETRIES, MAX_BACKOFF_MS = 3, 1000
 
+
+def loopback_retries(spark: Any) -> None:
+    """A Spark Connect session of a server on loopback (a warm server) retries a refused
+    connection RETRIES times, not for Spark Connect's default ten minutes."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    spark.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, max_backoff=MAX_BACKOFF_MS)])
+
+
 _TUMBLE = (
     "timestamp_micros(unix_micros(cast(`ts` as timestamp)) - pmod(unix_micros(cast(`ts` as timestamp)), 600000000))"
 )
@@ -126,11 +135,10 @@ class WarmUp:
 
     def _connect(self) -> None:
         from pyspark.sql import SparkSession
-        from pyspark.sql.connect.client.retries import DefaultPolicy
 
         self.started = time.monotonic()
         self.spark = SparkSession.builder.remote(self.url).getOrCreate()
-        self.spark.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, max_backoff=MAX_BACKOFF_MS)])
+        loopback_retries(self.spark)
         for statement in SETUP:
             self._sql(statement)
 
