@@ -208,7 +208,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     with _STARTING:
         session = builder.getOrCreate()
         if warm is not None:
-            # a warm server gone mid-command fails the command at once (warm_server.gone_message)
+            # a warm server gone mid-command fails the command at once (warm_server.gone_during_command)
             warm_up.loopback_retries(session)
         if not remote:
             session.sparkContext.setLogLevel("ERROR")
