@@ -249,7 +249,7 @@ def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it
     dead = record(a)
     assert dead is not None
     # killed while a command's query runs (minutes of counting): the command fails within seconds,
-    # saying why and what to do (Spark Connect's own retries kept it waiting for ten minutes)
+    # saying why and what to do (Spark Connect's default policy retries for up to ten minutes)
     slow = "select count(*) as n from range(0, 400000000000)"
     cmd = [str(DBT), "show", "--inline", slow, "--project-dir", str(a), "--profiles-dir", str(a)]
     command = subprocess.Popen(cmd, cwd=a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
