@@ -93,11 +93,14 @@ def assert_equal_full(project) -> None:
     assert kinds == {"tumble", "hop", "session", "agg_hop", "agg_cumulate"}, kinds
 
 
-def batch_writes(project, model: str) -> list:
-    """The statements that wrote `model`'s batches, from dbt's debug log."""
+def batch_writes(project, model: str) -> tuple:
+    """From dbt's debug log, the writes of `model`'s batches: those computed as one (the
+    plugin's staged writes, by their directory), and those computed alone (dbt's statements)."""
     log = (project.root / "logs" / "dbt.log").read_text()
     entries = re.split(r"\n(?=\S*\d\d:\d\d:\d\d\.\d+ \[)", log)
-    return [e for e in entries if f"On model.wv_test.{model}: " in e and "INSERT OVERWRITE DIRECTORY" in e]
+    staged = [e for e in entries if re.search(rf"writing to \S*/{model}/\S*_wv_staging-\S*, a directory per", e)]
+    alone = [e for e in entries if f"On model.wv_test.{model}: " in e and "INSERT OVERWRITE DIRECTORY" in e]
+    return staged, alone
 
 
 def locations(project, table: str, column: str) -> dict:
@@ -135,12 +138,17 @@ def test_incremental_batches_equal_the_full_build(project):
     events_table = f"{project.schema}.events"
     project.dbt("build")
     assert_equal_full(project)
-    # its HOP TVF's batches are computed from panes, as its full build is (tvf_panes.py)
-    written = batch_writes(project, "inc_windows")
-    assert len(written) == 4 and not [w for w in written if "lateral view inline" in w.lower()], written[:1]
+    # its HOP TVF's four batches are computed as one, in one write, from panes as its full
+    # build is (tvf_panes.py)
+    staged, alone = batch_writes(project, "inc_windows")
+    assert len(staged) == 1 and not alone, (staged, alone)
+    assert "lateral view inline" not in staged[0].lower() and "_wv_panes" in staged[0], staged
     first = locations(project, "inc_windows", "window_time_day")
     # the last window (7 hours from 2024-01-03 22:00) is owned by 2024-01-04
     assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
+    # each batch's rows moved from the staged write to a directory of its own, the rest removed
+    batches_dir = Path(next(iter(first.values())).removeprefix("file:")).parent
+    assert sorted(p.name[:8] for p in batches_dir.iterdir()) == ["20240101", "20240102", "20240103", "20240104"]
 
     # a new day, late input two days before it (lookback 2), and rows 20 minutes apart from
     # key a's last one (less than the gap): its last session, written by the first run, grows
@@ -190,6 +198,10 @@ def test_incremental_batches_equal_the_full_build(project):
     assert sorted(project.spark.sql(f"select * from {project.schema}.inc_windows").collect()) == sorted(before)
     failed = locations(project, "inc_windows", "window_time_day")
     assert [d for d in backfilled if backfilled[d] != failed[d]] == ["2024-01-01", "2024-01-03"]
+    # the three computed as one failed, so each ran alone: only 2024-01-02 failed
+    log = (project.root / "logs" / "dbt.log").read_text()
+    assert "inc_windows: batches 2024-01-01 00:00:00 to 2024-01-03 00:00:00 as one failed, so each runs alone: " in log
+    assert not list(batches_dir.glob("_wv_staging-*"))
     # the next run redoes the failed batch, and its own last batches (lookback)
     project.dbt("run", "--select", "inc_windows")
     redone = locations(project, "inc_windows", "window_time_day")

@@ -123,7 +123,7 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
     }
     (root / "profiles.yml").write_text(yaml.safe_dump({"wv_connect": {"target": "dev", "outputs": {"dev": profile}}}))
     (root / "models" / "sources.yml").write_text(
-        "version: 2\nsources:\n  - name: raw\n    schema: remote\n    tables:\n      - name: bid\n"
+        "version: 2\nsources:\n  - name: raw\n    schema: remote\n    tables:\n      - name: bid\n      - name: inc_bid\n"
     )
     select = """
         select window_start, window_end, sum(price) as price
@@ -131,6 +131,15 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
         group by window_start, window_end
     """
     (root / "models" / "batch_tumble.sql").write_text("{{ config(materialized='window_view') }}" + select)
+    # an incremental batch window view: its three hours are computed as one and written in one job
+    # on the server, then each moved to its batch's directory there (incremental.py)
+    (root / "models" / "inc_tumble.sql").write_text(
+        "{{ config(materialized='window_view', event_time='window_time', batch_size='hour', "
+        "begin='2020-04-15 07:00:00') }}"
+        "select window_start, window_end, window_time, sum(price) as price "
+        "from {{ window_views.tumble(source('raw', 'inc_bid'), 'bidtime', '10 minutes') }} "
+        "group by window_start, window_end, window_time"
+    )
     (root / "models" / "stream_tumble.sql").write_text(
         "{{ config(materialized='window_view', execution='streaming', emit='on_window_close', "
         "watermark={'column': 'bidtime', 'delay': '1 minute'}) }}" + select
@@ -148,6 +157,9 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
         "create table remote.bid (bidtime timestamp, price int, item string) using parquet",
         "insert into remote.bid values (timestamp'2020-04-15 08:07:00', 2, 'A'), "
         "(timestamp'2020-04-15 08:05:00', 4, 'C'), (timestamp'2020-04-15 08:11:00', 3, 'B')",
+        "create table remote.inc_bid (bidtime timestamp, price int, item string) using parquet",
+        "insert into remote.inc_bid values (timestamp'2020-04-15 07:05:00', 2, 'A'), "
+        "(timestamp'2020-04-15 08:15:00', 4, 'C'), (timestamp'2020-04-15 09:25:00', 3, 'B')",
     )
     home = connect_server["home"]
     probe = subprocess.run([*hiding(home), "true"], capture_output=True, text=True)
@@ -184,3 +196,11 @@ def test_batch_and_streaming_window_views_through_spark_connect(connect_server, 
         ["2020-04-15 08:20:00", "2020-04-15 08:30:00", "1"],
     ]
     assert late == [["L"]]
+    (incremental,) = connect_sql(url, "select window_start, price from remote.inc_tumble order by window_start")
+    assert incremental == [
+        ["2020-04-15 07:00:00", "2"],
+        ["2020-04-15 08:10:00", "4"],
+        ["2020-04-15 09:20:00", "3"],
+    ], incremental
+    batches = sorted(p.name[:15] for p in (home / "warehouse").glob("remote.db/inc_tumble/_wv_batches/*"))
+    assert batches == ["20200415T070000", "20200415T080000", "20200415T090000"], batches

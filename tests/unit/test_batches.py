@@ -404,6 +404,13 @@ class RecordingAdapter:
     def remove_location(self, _):
         pass
 
+    def write_partitioned(self, sql, location, column):
+        self.statements.append(f"STAGED {location} BY {column}: {sql}")
+        return True
+
+    def move_directories(self, moves):
+        self.statements.append(f"MOVED {moves}")
+
 
 def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
     # sessions of gap 1 hour, input up to 01-02 23:30: its last session may still grow, so the
@@ -432,7 +439,7 @@ def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
     # 01-02 is written but stays pending, and is not the last batch: a kill after it must find
     # it recorded, so the run records every batch before it writes them
     (first,) = [s for s in adapter.statements if "pending_batches" in s]
-    first_write = next(s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE"))
+    first_write = next(s for s in adapter.statements if s.startswith(("INSERT OVERWRITE", "STAGED")))
     assert adapter.statements.index(first) < adapter.statements.index(first_write)
 
 
@@ -520,7 +527,7 @@ def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
         '{"pending": ["2024-01-02 00:00:00"]}, window_views.windows=tumble(time_col=ts, size=1 hour)]'
     )
     listed = ["20240101T000000-aaa", "20240102T000000-bbb", "20240102T000000-ccc", "20240103T000000-ddd"]
-    adapter = ExistingTable(D(2024, 1, 3, 5), properties, listed)
+    adapter = ExistingTable(D(2024, 1, 3, 5), properties, listed + ["_wv_staging-eee"])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
     result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
     reads = [s for s in adapter.statements if s.upper().startswith(("DESCRIBE", "SHOW"))]
@@ -533,6 +540,8 @@ def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
     # a batch's old directories go once its partition points at the new one; a killed run's too
     gone = [r for r in adapter.removed if r and "_wv_batches/2024" in r]
     assert gone == [f"/tmp/wv/t/_wv_batches/{name}" for name in listed[1:]], adapter.removed
+    # and a killed run's staging directory (batches computed as one), first
+    assert adapter.removed[0] == "/tmp/wv/t/_wv_batches/_wv_staging-eee", adapter.removed
 
 
 @pytest.mark.parametrize(
@@ -573,15 +582,85 @@ def test_a_hop_batch_is_computed_from_panes_over_its_widened_read_where_exact():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("hop", slide=H, size=3 * H, offset=0)), config)
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
 
-    def writes(types):
+    def computed(types):
         adapter = RecordingAdapter(D(2024, 1, 1, 23))
         incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], lambda relation: types)
-        return [s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE")]
+        # 01-01, and 01-02 holding the last window's end: contiguous, so computed as one
+        (staged,) = [s for s in adapter.statements if s.startswith("STAGED")]
+        return staged
 
-    paned, _ = writes({"k": "string", "ts": "timestamp"})  # 01-01, and 01-02 holding the last window's end
+    paned = computed({"k": "string", "ts": "timestamp"})
     assert "lateral view inline" not in paned.lower() and "_wv_panes" in paned, paned
-    # the panes read the batch's range widened by the window's reach; the batch keeps its own windows
-    assert "`ts` >= '2023-12-31 22:00:00' AND `ts` < '2024-01-02 00:00:00'" in paned, paned
-    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-02 00:00:00'" in paned, paned
-    as_written, _ = writes(None)
-    assert "lateral view inline" in as_written.lower()
+    # the panes read the batches' range widened by the window's reach; the batches keep their own windows
+    assert "`ts` >= '2023-12-31 22:00:00' AND `ts` < '2024-01-03 00:00:00'" in paned, paned
+    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-03 00:00:00'" in paned, paned
+    assert "lateral view inline" in computed(None).lower()
+
+
+class FailingStaged(RecordingAdapter):
+    """Fails the staged write, as a row of one batch failing its query would."""
+
+    def __init__(self, latest: datetime) -> None:
+        super().__init__(latest)
+        self.removed: list = []
+
+    def write_partitioned(self, sql, location, column):
+        super().write_partitioned(sql, location, column)
+        raise RuntimeError("[DIVIDE_BY_ZERO] Division by zero.")
+
+    def remove_location(self, location):
+        self.removed.append(location)
+
+
+@pytest.mark.parametrize("fails", [False, True])
+def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fails):
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    adapter = (FailingStaged if fails else RecordingAdapter)(D(2024, 1, 3, 5))
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
+    (staged,) = [s for s in adapter.statements if s.startswith("STAGED")]
+    writes = [s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE")]
+    moved = [s for s in adapter.statements if s.startswith("MOVED")]
+    (added,) = [s for s in adapter.statements if " ADD PARTITION" in s.upper()]
+    staging = re.match(r"STAGED (\S+) BY _wv_batch_dir:", staged)[1]
+    assert staging.startswith("/tmp/wv/t/_wv_batches/_wv_staging-"), staged
+    # one read of the three days' input, each row sent to its batch's directory by its window_time
+    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-04 00:00:00'" in staged
+    directories = re.findall(r"THEN '(\d{8}T\d{6}-[0-9a-f]{12})'", staged)
+    assert [d[:8] for d in directories] == ["20240101", "20240102", "20240103"], staged
+    assert "CAST(`n` AS BIGINT) AS `n`" in staged, staged  # the table's types, as a batch's own write
+    partitions = re.findall(r"LOCATION '([^']+)'", added)
+    assert partitions == [f"/tmp/wv/t/_wv_batches/{d}" for d in directories], added
+    if not fails:
+        assert not writes and moved == [
+            f"MOVED {[(f'{staging}/_wv_batch_dir={d}', p) for d, p in zip(directories, partitions)]}"
+        ]
+    else:
+        # each batch then computes its own, into the directory it would have had
+        assert not moved and len(writes) == 3, adapter.statements
+        for day, write, partition in zip(("01", "02", "03"), writes, partitions):
+            assert f"`window_time` >= '2024-01-{day} 00:00:00'" in write and f"DIRECTORY '{partition}'" in write
+        assert staging in adapter.removed and set(partitions) <= set(adapter.removed)
+
+
+def test_batches_that_are_not_contiguous_are_computed_apart():
+    days = [Batch(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2, 4, 6, 7, 8)]
+    assert [[b.start.day for b in g] for g in incremental._contiguous(days)] == [[1, 2], [4], [6, 7, 8]]
+
+
+def test_batches_computed_as_one_refuse_the_sessions_each_would_refuse_alone():
+    # a session owned by 01-02 that may begin before 01-02's own read fails the batches computed
+    # as one too, though their read, from 01-01's, holds it: so they then run alone, and 01-02 fails
+    s = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
+    days = [Batch(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2)]
+
+    def refused(sql: str) -> list:
+        owns = r"`window_time` AS TIMESTAMP\)\) >= (\d+) AND .*? < (\d+) AND .*?`window_start` AS TIMESTAMP\)\) < (\d+)"
+        return re.findall(owns, sql)
+
+    alone = [refused(s.sql(day)) for day in days]
+    assert [len(r) for r in alone] == [1, 1]
+    together = s.sql(Batch(days[0].start, days[1].end), parts=days)
+    assert refused(together) == alone[0] + alone[1]
+    assert "`ts` >= '2023-12-31 18:00:00' AND `ts` < '2024-01-03 00:00:00.000001'" in together

@@ -21,7 +21,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
@@ -78,8 +78,9 @@ class BatchShape(ABC):
     event_time: str
 
     @abstractmethod
-    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
-        """The batch's rows: the model over its widened inputs, owned rows only (closed ones only)."""
+    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
+        """The batch's rows: the model over its widened inputs, owned rows only (closed ones only).
+        `parts`: the batches `batch` spans, computed as one; what each would refuse alone, it refuses."""
 
     @property
     @abstractmethod
@@ -95,16 +96,19 @@ class BatchShape(ABC):
         lookback redoes (a run keeps such a batch pending, so the next run redoes it)."""
         return False
 
-    def owned(self, sql: str, batch: Batch) -> str:
-        """`sql`'s rows whose event_time the batch holds."""
+    def holds(self, batch: Batch) -> exp.Condition:
+        """Whether a row's event_time lies in the batch."""
         column = sqlexpr.column(self.event_time)
-        held = exp.and_(
+        return exp.and_(
             exp.GTE(this=column, expression=_time(batch.start)), exp.LT(this=column.copy(), expression=_time(batch.end))
         )
+
+    def owned(self, sql: str, batch: Batch) -> str:
+        """`sql`'s rows whose event_time the batch holds."""
         query = sqlexpr.parse(sql)
         if not isinstance(query, exp.Query):
             raise AnalysisError("the model's SQL is not a query")
-        return sqlexpr.to_sql(sqlexpr.wrap(query, where=held))
+        return sqlexpr.to_sql(sqlexpr.wrap(query, where=self.holds(batch)))
 
 
 def _time(t: datetime) -> exp.Expression:
@@ -119,10 +123,9 @@ class TvfShape(BatchShape):
     read_list: Tuple[Read, ...]
     session_lookback: Optional[Interval] = None
 
-    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
         tree = analysis.parse(self.base_sql)
-        shift = _SHIFT[self.event_time.lower()]
-        owned = TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
+        owned = self._owned(batch)
         for window, select, table in _tvf_reads(tree):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
             reach = reach_of(window, self.session_lookback)
@@ -130,11 +133,18 @@ class TvfShape(BatchShape):
             assert read.start is not None and read.end is not None  # a batch is bounded
             start, end = as_datetime(read.start, batch.start), as_datetime(read.end, batch.start)
             table.replace(_filtered(table, window.time_col, start, end))
-            whole = reach.whole_from(read)
-            if whole is not None:
-                select.replace(_whole_or_fail(select, owned, whole, str(self.session_lookback)))
+            # each batch's sessions known whole from its own read, as if it ran alone
+            wholes = [(o, reach.whole_from(reach.read(o))) for o in map(self._owned, parts or [batch])]
+            known = [(o, whole) for o, whole in wholes if whole is not None]
+            if known:
+                select.replace(_whole_or_fail(select, known, str(self.session_lookback)))
         sql = sqlexpr.to_sql(tree)
         return self.owned(closing.closed(sql) if closing is not None else sql, batch)
+
+    def _owned(self, batch: Batch) -> TimeRange:
+        """The window_times the batch owns."""
+        shift = _SHIFT[self.event_time.lower()]
+        return TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
 
     @property
     def reads(self) -> Tuple[Read, ...]:
@@ -161,7 +171,7 @@ class OverShape(BatchShape):
     event_time: str
     read_list: Tuple[Read, ...]
 
-    def sql(self, batch: Batch, closing: Optional[Closing] = None) -> str:
+    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
         tree = analysis.parse(self.base_sql)
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
@@ -178,13 +188,19 @@ class OverShape(BatchShape):
         return latest_input
 
 
-def _whole_or_fail(select: exp.Select, owned: TimeRange, whole: int, lookback: str) -> exp.Select:
-    """The session rows, failing the batch on a session it owns that may begin before its read
-    (`whole`: the earliest start known whole), so no session is written short."""
-    owns = exp.and_(
-        exp.GTE(this=_micros_of("window_time"), expression=exp.Literal.number(owned.start)),
-        exp.LT(this=_micros_of("window_time"), expression=exp.Literal.number(owned.end)),
-        exp.LT(this=_micros_of("window_start"), expression=exp.Literal.number(whole)),
+def _whole_or_fail(select: exp.Select, known: Sequence[Tuple[TimeRange, int]], lookback: str) -> exp.Select:
+    """The session rows, failing the batch on a session a batch owns that may begin before that
+    batch's read (`known`: each batch's owned window_times and earliest start known whole), so no
+    session is written short."""
+    owns = exp.or_(
+        *(
+            exp.and_(
+                exp.GTE(this=_micros_of("window_time"), expression=exp.Literal.number(owned.start)),
+                exp.LT(this=_micros_of("window_time"), expression=exp.Literal.number(owned.end)),
+                exp.LT(this=_micros_of("window_start"), expression=exp.Literal.number(whole)),
+            )
+            for owned, whole in known
+        )
     )
     message = exp.func(
         "concat",

@@ -121,16 +121,22 @@ def show_partitions(name: str) -> str:
     return _command("SHOW", "PARTITIONS", table(name))
 
 
+def typed(sql: str, columns: Sequence[ColumnType], *more: exp.Expr) -> str:
+    """The query's columns, each cast to its type (a batch's files read as its table declares),
+    and `more` after them."""
+    casts = [
+        exp.alias_(
+            exp.cast(exp.column(exp.to_identifier(name, quoted=True)), exp.DataType.build(kind, dialect=DIALECT)),
+            exp.to_identifier(name, quoted=True),
+        )
+        for name, kind in columns
+    ]
+    return to_sql(exp.select(*casts, *more).from_(exp.maybe_parse(sql, dialect=DIALECT).subquery("_wv_typed")))
+
+
 def write_directory(location: str, sql: str, columns: Sequence[ColumnType] = ()) -> str:
     """The query's rows as the parquet files of a new directory (Spark's job commit: all or none);
-    with `columns`, each cast to its type there (a batch's files read as its table declares)."""
+    with `columns`, each cast to its type there (typed)."""
     if columns:
-        typed = [
-            exp.alias_(
-                exp.cast(exp.column(exp.to_identifier(name, quoted=True)), exp.DataType.build(kind, dialect=DIALECT)),
-                exp.to_identifier(name, quoted=True),
-            )
-            for name, kind in columns
-        ]
-        sql = to_sql(exp.select(*typed).from_(exp.maybe_parse(sql, dialect=DIALECT).subquery("_wv_typed")))
+        sql = typed(sql, columns)
     return _command("INSERT", "OVERWRITE DIRECTORY", exp.Literal.string(location), "USING parquet", sql)

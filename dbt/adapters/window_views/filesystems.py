@@ -30,7 +30,7 @@ import shutil
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Tuple
+from typing import Any, Callable, Dict, List, Sequence, Tuple
 
 from dbt_common.exceptions import DbtRuntimeError
 
@@ -437,6 +437,16 @@ class ByScheme(FileSystem):
 
     def move(self, source: str, target: str) -> None:
         self.of(source).move(source, target)
+
+
+def move_directories(files: FileSystem, moves: Sequence[Tuple[str, str]]) -> None:
+    """Each source directory's files moved into its target directory, made new (empty where the
+    source is missing); with FileSystem.run, in one task on a Spark Connect client's cluster."""
+    for source, target in moves:
+        files.mkdirs(target)
+        for entry in files.list(source):
+            if not entry.is_dir:
+                files.move(f"{source}/{entry.name}", f"{target}/{entry.name}")
 
 
 def is_connect(spark: Any) -> bool:

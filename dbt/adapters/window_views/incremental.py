@@ -24,6 +24,7 @@ from urllib.parse import unquote
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
+from sqlglot import exp
 
 from dbt.adapters.window_views import batch_reads, ddl, paths, swap, tvf_panes
 from dbt.adapters.window_views.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, record_first, select
@@ -36,6 +37,8 @@ from dbt.adapters.window_views.watermark import WatermarkReached, batch_watermar
 
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
+STAGING_DIR = internal("staging")  # under BATCHES_DIR: batches computed as one, before each moves to its own
+_STAGED_BY = internal("batch_dir")  # the column their rows are written by: their batch's directory name
 COLUMN_PROPERTY = "window_views.batch_column"
 # the latest input time a run found: the next run's scan for its own reads only what is not older
 LATEST_PROPERTY = "window_views.latest_input_time"
@@ -129,8 +132,8 @@ def run(
         if record_first(selection.batches, unclosed, record, backfill != (None, None), config.lookback):
             _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
             unrecorded = None
-    writer = _Writer(plan.required_batch_shape, closing, types_of)
-    failures = _write_batches(adapter, table, column, selection, writer, output, unrecorded)
+    writer = _Writer(plan.model, plan.required_batch_shape, closing, types_of, output)
+    failures = _write_batches(adapter, table, column, selection, writer, unrecorded)
     done = {b.key for b in selection.batches} - set(failures)
     left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
     if failures:
@@ -198,15 +201,54 @@ def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str
 
 @dataclass(frozen=True)
 class _Writer:
-    """How each batch's SELECT is made: the model's batch shape, closed windows only (or all),
-    HOP and CUMULATE aggregates from panes where exact (tvf_panes.py, as a full build does)."""
+    """How each batch's rows are made: the model's batch shape, closed windows only (or all),
+    HOP and CUMULATE aggregates from panes where exact (tvf_panes.py, as a full build does), cast
+    to the table's types (`output`: a running call's summary can widen one, a decimal SUM's)."""
 
+    model: str
     shape: batch_reads.BatchShape
     closing: Optional[batch_reads.Closing]
     types_of: tvf_panes.TypesOf
+    output: Sequence[Tuple[str, str]]
 
-    def sql(self, batch: Batch) -> str:
-        return tvf_panes.paned_sql(self.shape.sql(batch, self.closing), self.types_of)
+    def sql(self, batch: Batch, parts: Sequence[Batch] = ()) -> str:
+        return tvf_panes.paned_sql(self.shape.sql(batch, self.closing, parts), self.types_of)
+
+    def write(self, adapter: Any, batch: Batch, location: str) -> None:
+        """The batch computed alone, written to its new directory."""
+        adapter.execute(ddl.write_directory(location, self.sql(batch), self.output))
+
+    def staged(self, adapter: Any, batches: Sequence[Batch], locations: Dict[str, str], batches_dir: str) -> bool:
+        """Contiguous batches computed as one, over one read of their widened input, in one Spark
+        job whose rows go to a directory per batch, each then moved to its batch's new directory
+        (`locations`, by key): a first run's 30 batches cost about one build, not 30. False where
+        nothing was written: one batch, no SparkSession to write with, or a failure (each batch
+        then computes its own, so a failure stays the failing batch's alone)."""
+        if len(batches) < 2:
+            return False
+        where = {b.key: locations[b.key].rpartition("/")[2] for b in batches}
+        directory = exp.Case(
+            ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(where[b.key])) for b in batches]
+        )
+        sql = ddl.typed(
+            self.sql(Batch(batches[0].start, batches[-1].end), batches), self.output, exp.alias_(directory, _STAGED_BY)
+        )
+        staging = f"{batches_dir}/{STAGING_DIR}-{uuid.uuid4().hex[:12]}"
+        try:
+            if not adapter.write_partitioned(sql, staging, _STAGED_BY):
+                return False
+            adapter.move_directories([(f"{staging}/{_STAGED_BY}={where[b.key]}", locations[b.key]) for b in batches])
+        except Exception as exc:  # noqa: BLE001 - each batch then runs alone, and names its own failure
+            first, last = batches[0].key, batches[-1].key
+            logger.info(
+                f"{self.model}: batches {first} to {last} as one failed, so each runs alone: {_first_line(exc)}"
+            )
+            for b in batches:
+                adapter.remove_location(locations[b.key])
+            return False
+        finally:
+            adapter.remove_location(staging)
+        return True
 
 
 def _write_batches(
@@ -215,7 +257,6 @@ def _write_batches(
     column: str,
     selection: Selection,
     writer: _Writer,
-    output: Sequence[Tuple[str, str]],
     unrecorded: Optional[str],
 ) -> Dict[str, str]:
     """Each batch written in turn, in time order (batches.record_first counts on it); the failed
@@ -229,31 +270,53 @@ def _write_batches(
     batches_dir = f"{table.location}/{BATCHES_DIR}"
     # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
     listed = adapter.list_location(batches_dir) if table.written else []
+    # a killed run's staging directories (_Writer.staged): no batch's rows are in them
+    for name in listed:
+        if name.startswith(f"{STAGING_DIR}-"):
+            adapter.remove_location(f"{batches_dir}/{name}")
     added: List[Tuple[str, str]] = []
-    for batch in selection.batches:
-        prefix = batch.start.strftime("%Y%m%dT%H%M%S")
-        location = f"{batches_dir}/{prefix}-{uuid.uuid4().hex[:12]}"
-        try:
-            # the table's types: a running call's summary can widen one (a decimal SUM's precision)
-            adapter.execute(ddl.write_directory(location, writer.sql(batch), output))
-            if not written:
-                added.append((batch.key, location))
-            else:
-                _point(adapter, table.name, column, batch.key, location, batch.key in written)
-        except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
-            failures[batch.key] = _first_line(exc)
-            adapter.remove_location(location)
-            if unrecorded is not None:
-                _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
-                unrecorded = None
-            continue
-        # the partition points at `location` now: the batch's other directories are no one's
-        for name in listed:
-            if name.startswith(f"{prefix}-"):
-                adapter.remove_location(f"{batches_dir}/{name}")
+    for group in _contiguous(selection.batches):
+        locations = {b.key: f"{batches_dir}/{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
+        staged = writer.staged(adapter, group, locations, batches_dir)
+        for batch in group:
+            location = locations[batch.key]
+            try:
+                if not staged:
+                    writer.write(adapter, batch, location)
+                if not written:
+                    added.append((batch.key, location))
+                else:
+                    _point(adapter, table.name, column, batch.key, location, batch.key in written)
+            except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
+                failures[batch.key] = _first_line(exc)
+                adapter.remove_location(location)
+                if unrecorded is not None:
+                    _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+                    unrecorded = None
+                continue
+            # the partition points at `location` now: the batch's other directories are no one's
+            for name in listed:
+                if name.startswith(f"{_prefix(batch)}-"):
+                    adapter.remove_location(f"{batches_dir}/{name}")
     for start in range(0, len(added), _ADDED_PER_STATEMENT):
         adapter.execute(ddl.add_partitions(table.name, column, added[start : start + _ADDED_PER_STATEMENT]))
     return failures
+
+
+def _prefix(batch: Batch) -> str:
+    """The start of the names of a batch's directories."""
+    return batch.start.strftime("%Y%m%dT%H%M%S")
+
+
+def _contiguous(batches: Sequence[Batch]) -> List[List[Batch]]:
+    """The batches (in time order) as runs of batches each ending where the next starts."""
+    groups: List[List[Batch]] = []
+    for batch in batches:
+        if groups and groups[-1][-1].end == batch.start:
+            groups[-1].append(batch)
+        else:
+            groups.append([batch])
+    return groups
 
 
 def _first_line(exc: Exception) -> str:

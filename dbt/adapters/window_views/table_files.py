@@ -4,7 +4,7 @@ so on the cluster's storage and through Spark Connect too (filesystems.for_clien
 
 from __future__ import annotations
 
-from typing import Any, List, Optional
+from typing import Any, List, Optional, Sequence, Tuple
 
 from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
@@ -48,3 +48,22 @@ class TableFiles(SparkAdapter):
             return []
         spark = spark_session(creds.server_side_parameters)
         return [entry.name for entry in filesystems.for_client(spark).list(paths.normalize(location))]
+
+    def write_partitioned(self, sql: str, location: str, column: str) -> bool:
+        """The query's rows as parquet files under the new directory `location`, a directory
+        `column=value` per value of `column`, in one Spark job; False where no SparkSession can
+        (another connection method): nothing is written."""
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return False
+        spark = spark_session(creds.server_side_parameters)
+        logger.debug(f"writing to {location}, a directory per {column}: {sql}")
+        spark.sql(sql).write.partitionBy(column).mode("errorifexists").parquet(location)
+        return True
+
+    def move_directories(self, moves: Sequence[Tuple[str, str]]) -> None:
+        """Each source directory's files moved into its target directory, made new (empty where
+        the source is missing), in one go where the files are (write_partitioned's sessions only)."""
+        spark = spark_session(self.config.credentials.server_side_parameters)
+        normalized = [(paths.normalize(source), paths.normalize(target)) for source, target in moves]
+        filesystems.for_client(spark).run(filesystems.move_directories, normalized)
