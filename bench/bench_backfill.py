@@ -23,7 +23,8 @@ Targets: the backfill <= 1/15 of the full rebuild, the daily run <= 10% of it (e
 against both rebuilds).
 
     .venv/bin/python bench/bench_backfill.py [--rows 10000000] [--kinds hop session over]
-        [--path window_view|microbatch|both] [--keep]"""
+        [--path window_view|microbatch|both] [--history random|daily] [--timestamps INT96|TIMESTAMP_MICROS]
+        [--keep]"""
 
 from __future__ import annotations
 
@@ -151,15 +152,26 @@ def dbt_run(project: Path, model: str, *extra: str) -> float:
     return sum(r.execution_time for r in nodes)
 
 
-def land(spark: Any, folder: Path, first_day: datetime, days: int, rows: int, seed: int) -> None:
-    """`rows` bids spread over `days` days from `first_day`, in random order, one parquet delivery."""
+def land(spark: Any, folder: Path, first_day: datetime, days: int, rows: int, seed: int, ordered: bool = False) -> None:
+    """`rows` bids spread over `days` days from `first_day`, one parquet delivery: in random order,
+    or (`ordered`) in time order, as a loader appending each day's events writes them."""
     base_us = int(first_day.timestamp() * 1_000_000)
     span_us = days * 86_400_000_000
-    spark.range(rows).selectExpr(
+    bids = spark.range(rows).selectExpr(
         f"timestamp_micros({base_us} + cast(rand({seed}) * {span_us} as bigint)) as bidtime",
         f"cast(rand({seed + 1}) * 100 as int) + 1 as price",
         f"concat('item', cast(cast(rand({seed + 2}) * {KEYS} as int) as string)) as item",
-    ).write.mode("append").parquet(str(folder))
+    )
+    (bids.orderBy("bidtime") if ordered else bids).write.mode("append").parquet(str(folder))
+
+
+def land_history(spark: Any, folder: Path, first_day: datetime, rows: int, history: str) -> None:
+    """The 30 days: one random-order delivery (every file holds every day), or a delivery per day."""
+    if history == "random":
+        land(spark, folder, first_day, DAYS, rows, seed=7)
+        return
+    for day in range(DAYS):
+        land(spark, folder, first_day + timedelta(days=day), 1, rows // DAYS, seed=7 + 3 * day, ordered=True)
 
 
 def differ(spark: Any, a: str, b: str, cols: str) -> Tuple[int, int]:
@@ -176,6 +188,11 @@ def main() -> None:
     parser.add_argument("--path", default="both", choices=[*PATHS, "both"], help="who drives the batches")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (project, logs, data)")
     parser.add_argument("--session-lookback", default="1 day", help="how far a session's batch reads back")
+    parser.add_argument(
+        "--history", default="random", choices=["random", "daily"], help="one random-order delivery, or one per day"
+    )
+    # Spark writes INT96 unless told otherwise, whose row groups carry no statistics to skip by
+    parser.add_argument("--timestamps", default="INT96", choices=["INT96", "TIMESTAMP_MICROS"])
     args = parser.parse_args()
     paths = list(PATHS) if args.path == "both" else [args.path]
     root = Path(tempfile.mkdtemp(prefix="wv-bench-backfill-"))
@@ -185,16 +202,24 @@ def main() -> None:
     project = root / "project"
     write_project(project, args.kinds, paths, first_day.strftime("%Y-%m-%d"), args.session_lookback)
     spark = spark_session(
-        embedded_settings(project / "target", {"spark.sql.ansi.enabled": "false", "spark.driver.memory": "6g"})
+        embedded_settings(
+            project / "target",
+            {
+                "spark.sql.ansi.enabled": "false",
+                "spark.driver.memory": "6g",
+                "spark.sql.parquet.outputTimestampType": args.timestamps,
+            },
+        )
     )
     spark.sql(f"create database if not exists {SCHEMA}")
     folder = root / "bids"
-    land(spark, folder, first_day, DAYS, args.rows, seed=7)
+    land_history(spark, folder, first_day, args.rows, args.history)
     spark.sql(
         f"create table {SCHEMA}.bids (bidtime timestamp, price int, item string) using parquet location '{folder.as_uri()}'"
     )
     print(
-        f"rows={args.rows:,} over {DAYS} days from {first_day:%Y-%m-%d}, {KEYS} items, cores={os.cpu_count()}",
+        f"rows={args.rows:,} over {DAYS} days from {first_day:%Y-%m-%d}, {KEYS} items, cores={os.cpu_count()}, "
+        f"history {args.history}, timestamps {args.timestamps}",
         flush=True,
     )
     dbt_run(project, "tumble_full" if "tumble" in args.kinds else f"{args.kinds[0]}_full")  # warm-up: JVM, parse
@@ -228,7 +253,7 @@ def main() -> None:
                 flush=True,
             )
     # one more day of input, then the daily run of each model (lookback 1: today and yesterday)
-    land(spark, root / "bids", today - day, 1, args.rows // DAYS, seed=11)
+    land(spark, root / "bids", today - day, 1, args.rows // DAYS, seed=11, ordered=args.history == "daily")
     spark.sql(f"refresh table {SCHEMA}.bids")
     for kind in args.kinds:
         rebuilt = dbt_run(project, f"{kind}_full")

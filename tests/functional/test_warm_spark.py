@@ -248,8 +248,18 @@ def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it
     monkeypatch.setenv(WARM_UP_ENV, "1000")  # the new server's watchdog still warms it up when it is stopped
     dead = record(a)
     assert dead is not None
-    # killed while a command's query runs (minutes of counting): the command fails within seconds,
-    # saying why and what to do (Spark Connect's default policy retries for up to ten minutes)
+    # killed while a stream runs (a micro-batch a second for minutes) and while another command's
+    # query runs (minutes of counting): each fails within seconds, saying why and what to do
+    # (Spark Connect's default policy retries for up to ten minutes)
+    (a / "models" / "stream_timed.sql").write_text(
+        "{{ config(materialized='window_view', execution='streaming', emit='on_window_close', "
+        "watermark={'column': 'bidtime', 'delay': '1 minute'}, "
+        "trigger={'processing_time': '1 second', 'max_duration': '10 minutes'}) }}" + SELECT
+    )
+    streaming = [str(DBT), "run", "--select", "stream_timed", "--project-dir", str(a), "--profiles-dir", str(a)]
+    stream = subprocess.Popen(streaming, cwd=a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    warehouse = a / "target" / "spark-warehouse"
+    wait_until(lambda: any(warehouse.glob("warm.db/stream_timed__checkpoint/**/commits/0")), 120, "a batch streamed")
     slow = "select count(*) as n from range(0, 400000000000)"
     cmd = [str(DBT), "show", "--inline", slow, "--project-dir", str(a), "--profiles-dir", str(a)]
     command = subprocess.Popen(cmd, cwd=a, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -257,6 +267,7 @@ def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it
     wait_until(client.exists, 60, "the command connected to the warm Spark")
     time.sleep(4)  # its query sent
     assert command.poll() is None, command.communicate()[0]
+    assert stream.poll() is None, stream.communicate()[0]
     os.kill(int(str(dead["pid"])), signal.SIGKILL)
     killed = time.time()
     out, _ = command.communicate(timeout=120)
@@ -264,7 +275,12 @@ def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it
     gone = f"its process (pid {dead['pid']}, port {dead['port']}) is gone"
     assert f"this project's warm Spark stopped during this command ({gone})" in out, out
     assert "fix: run the command again, which starts a new warm Spark" in out
-    assert "Traceback" not in out and "grpc" not in out.lower(), out
+    assert "Traceback" not in out and "grpc" not in out.lower() and "RETRIES_EXCEEDED" not in out, out
+    out, _ = stream.communicate(timeout=120)
+    assert stream.returncode != 0 and time.time() - killed < 30, out
+    assert f"Spark stopped while the stream ran: this project's warm Spark stopped ({gone})" in out, out
+    assert "fix: run the command again, which starts a new warm Spark: committed micro-batches are kept" in out
+    assert "Traceback" not in out and "grpc" not in out.lower() and "RETRIES_EXCEEDED" not in out, out
     wait_until(lambda: not alive(dead["pid"]), 30, "the killed server gone")
     with socket.socket() as taken:  # and another program listens on the recorded port
         taken.bind(("127.0.0.1", 0))

@@ -647,6 +647,8 @@ def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fa
 def test_batches_that_are_not_contiguous_are_computed_apart():
     days = [Batch(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2, 4, 6, 7, 8)]
     assert [[b.start.day for b in g] for g in incremental._contiguous(days)] == [[1, 2], [4], [6, 7, 8]]
+    hours = [Batch(D(2024, 1, 1) + timedelta(hours=h), D(2024, 1, 1) + timedelta(hours=h + 1)) for h in range(250)]
+    assert [len(g) for g in incremental._contiguous(hours)] == [100, 100, 50]
 
 
 def test_batches_computed_as_one_refuse_the_sessions_each_would_refuse_alone():

@@ -43,6 +43,9 @@ COLUMN_PROPERTY = "window_views.batch_column"
 # the latest input time a run found: the next run's scan for its own reads only what is not older
 LATEST_PROPERTY = "window_views.latest_input_time"
 _LATEST_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+# contiguous batches computed in one query, at most: each row finds its batch's directory in a CASE
+# of this many branches (a year of hours: 88 queries, not 8,760)
+_COMPUTED_AS_ONE = 100
 _ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
 _EPOCH = datetime(1970, 1, 1)
 
@@ -309,10 +312,11 @@ def _prefix(batch: Batch) -> str:
 
 
 def _contiguous(batches: Sequence[Batch]) -> List[List[Batch]]:
-    """The batches (in time order) as runs of batches each ending where the next starts."""
+    """The batches (in time order) as runs of batches each ending where the next starts, at most
+    _COMPUTED_AS_ONE each."""
     groups: List[List[Batch]] = []
     for batch in batches:
-        if groups and groups[-1][-1].end == batch.start:
+        if groups and groups[-1][-1].end == batch.start and len(groups[-1]) < _COMPUTED_AS_ONE:
             groups[-1].append(batch)
         else:
             groups.append([batch])

@@ -11,6 +11,7 @@ import shutil
 import subprocess
 import threading
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
@@ -175,6 +176,8 @@ def check_java() -> None:
 
 
 _STARTING = threading.RLock()
+# the warm server each Spark Connect session of this process talks to (by id: one per URL, kept)
+_WARM_SESSIONS: Dict[int, "warm_server.WarmSpec"] = {}
 
 
 def spark_session(params: Dict[str, str]) -> SparkSession:
@@ -210,6 +213,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
         if warm is not None:
             # a warm server gone mid-command fails the command at once (warm_server.gone_during_command)
             warm_up.loopback_retries(session)
+            _WARM_SESSIONS[id(session)] = warm
         if not remote:
             session.sparkContext.setLogLevel("ERROR")
             quiet_sketches_notice(session)
@@ -221,14 +225,29 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     return session
 
 
-def spark_gone(spark: Any) -> Optional[str]:
-    """Why a classic session's Spark stopped, when it did (None: it runs, or a Spark Connect
-    client, which sees the server's errors). In local mode a task's OutOfMemoryError ends the JVM
-    (exit code 52, Spark's own) after stopping the context, and what runs then fails as a
-    cancelled job, an internal error or a refused connection: a stopped context waits a moment
-    for the JVM pyspark started to tell why."""
+@dataclass(frozen=True)
+class Stopped:
+    """Why the session's Spark stopped under what ran, and what to do then."""
+
+    why: str
+    fix: str
+
+
+_MORE_MEMORY_FIX = f"give Spark more memory ({MORE_MEMORY}) and run again, in a new dbt process"
+
+
+def spark_gone(spark: Any) -> Optional[Stopped]:
+    """Why the session's Spark stopped, when it did (None: it runs, or a Spark Connect server
+    other than the project's warm one, whose errors the client sees). In local mode a task's
+    OutOfMemoryError ends the JVM (exit code 52, Spark's own) after stopping the context, and what
+    runs then fails as a cancelled job, an internal error or a refused connection: a stopped
+    context waits a moment for the JVM pyspark started to tell why."""
     if is_connect(spark):
-        return None
+        warm = _WARM_SESSIONS.get(id(spark))
+        from dbt.adapters.window_views.warm_server import RUN_AGAIN, why_gone
+
+        reason = None if warm is None else why_gone(warm)
+        return None if reason is None else Stopped(f"this project's warm Spark stopped ({reason})", RUN_AGAIN)
     try:
         if not spark.sparkContext._jsc.sc().isStopped():
             return None
@@ -240,10 +259,13 @@ def spark_gone(spark: Any) -> Optional[str]:
     except subprocess.TimeoutExpired:
         code = None
     if code == SPARK_OOM_EXIT:
-        return "its JVM ran out of memory (java.lang.OutOfMemoryError) and exited"
+        return Stopped("its JVM ran out of memory (java.lang.OutOfMemoryError) and exited", _MORE_MEMORY_FIX)
     if code is not None:
-        return f"its JVM exited (exit code {code})"
-    return "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)"
+        return Stopped(f"its JVM exited (exit code {code})", _MORE_MEMORY_FIX)
+    return Stopped(
+        "its context was shut down (Spark's log above says why; most often a java.lang.OutOfMemoryError)",
+        _MORE_MEMORY_FIX,
+    )
 
 
 def refresh_inputs(adapter: Any, inputs: Iterable[Tuple[Optional[str], str]]) -> None:

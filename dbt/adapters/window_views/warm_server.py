@@ -175,17 +175,24 @@ def why_unusable(record: ServerRecord) -> Optional[str]:
     return None
 
 
+def why_gone(spec: WarmSpec) -> Optional[str]:
+    """Why the project's warm server no longer serves (None: it does)."""
+    record = read_record(Path(spec.home))
+    return "it was stopped" if record is None else why_unusable(record)
+
+
+RUN_AGAIN = "run the command again, which starts a new warm Spark"
+
+
 def gone_during_command(spec: WarmSpec) -> Optional[str]:
     """The error of a statement whose warm server went away during the command (None: it runs,
     so the statement's own error stands)."""
-    record = read_record(Path(spec.home))
-    reason = "it was stopped" if record is None else why_unusable(record)
+    reason = why_gone(spec)
     if reason is None:
         return None
     return (
         f"this project's warm Spark stopped during this command ({reason}), so the command's statement could not "
-        "finish; fix: run the command again, which starts a new warm Spark (a model it did not finish is as it was "
-        "before: docs/failure-modes.md)"
+        f"finish; fix: {RUN_AGAIN} (a model it did not finish is as it was before: docs/failure-modes.md)"
     )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 from typing import Any, Callable, List, Optional
 
 from dbt.adapters.window_views.names import RESERVED_PREFIX
@@ -29,6 +30,8 @@ def loopback_retries(spark: Any) -> None:
     from pyspark.sql.connect.client.retries import DefaultPolicy
 
     spark.client.set_retry_policies([DefaultPolicy(max_retries=RETRIES, max_backoff=MAX_BACKOFF_MS)])
+    # pyspark warns, with its own file's path, as it gives up; the plugin's error says why instead
+    warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
 
 
 _TUMBLE = (

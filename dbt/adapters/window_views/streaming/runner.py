@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
 from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views import ddl, filesystems, paths, storage
@@ -339,8 +340,27 @@ def run(spark: Any, plan: StreamPlan, relation: Target, run_id: str, full_refres
             _storage_fix(exc, "make the table, late table and checkpoint locations readable and writable by Spark"),
             path=exc.filename or where.table,
         ) from None
+    except DbtRuntimeError:
+        raise
+    except Exception:
+        # Spark gone between the query's batches (a warm server killed): what ran then failed as
+        # a refused connection, which says nothing of why
+        gone = spark_gone(spark)
+        if gone is None:
+            raise
+        raise spark_stopped(plan.model, gone, where.checkpoint) from None
     finally:
+        _release(lock, spark)
+
+
+def _release(lock: RunLock, spark: Any) -> None:
+    """The run's lock released; with Spark gone (its files out of reach through a Spark Connect
+    server) it is left, for the next run to take over once this process is gone."""
+    try:
         lock.release()
+    except Exception:
+        if spark_gone(spark) is None:
+            raise
 
 
 def _storage_fix(exc: OSError, otherwise: str) -> str:

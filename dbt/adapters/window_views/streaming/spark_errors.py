@@ -12,7 +12,7 @@ from pyspark.errors import PySparkException
 
 from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.session import MORE_MEMORY, spark_gone
+from dbt.adapters.window_views.session import Stopped, spark_gone
 from dbt.adapters.window_views.spark_messages import before_context, without_internal
 from dbt.adapters.window_views.streaming.batch_files import gone
 from dbt.adapters.window_views.streaming.locations import Locations
@@ -85,13 +85,12 @@ def spark_error(error: SparkError) -> str:
     return without_internal(text)
 
 
-def spark_stopped(model: str, gone: str, path: str, batch: Optional[BatchId] = None) -> StreamFailure:
+def spark_stopped(model: str, gone: Stopped, path: str, batch: Optional[BatchId] = None) -> StreamFailure:
     """A stream stopped by Spark itself stopping (session.spark_gone says why)."""
     return StreamFailure(
         model,
-        f"Spark stopped while the stream ran: {gone}",
-        f"give Spark more memory ({MORE_MEMORY}) and run again, in a new dbt process: committed "
-        "micro-batches are kept, the failed one is redone",
+        f"Spark stopped while the stream ran: {gone.why}",
+        f"{gone.fix}: committed micro-batches are kept, the failed one is redone",
         batch=batch,
         path=path,
     )
