@@ -221,17 +221,16 @@ class _Writer:
         """The batch computed alone, written to its new directory."""
         adapter.execute(ddl.write_directory(location, self.sql(batch), self.output))
 
-    def staged(self, adapter: Any, batches: Sequence[Batch], locations: Dict[str, str], batches_dir: str) -> bool:
+    def staged(self, adapter: Any, batches: Sequence[Batch], batches_dir: str, names: Dict[str, str]) -> bool:
         """Contiguous batches computed as one, over one read of their widened input, in one Spark
         job whose rows go to a directory per batch, each then moved to its batch's new directory
-        (`locations`, by key): a first run's 30 batches cost about one build, not 30. False where
-        nothing was written: one batch, no SparkSession to write with, or a failure (each batch
-        then computes its own, so a failure stays the failing batch's alone)."""
+        (`names`, by key, in `batches_dir`): a first run's 30 batches cost about one build, not 30.
+        False where nothing was written: one batch, no SparkSession to write with, or a failure
+        (each batch then computes its own, so a failure stays the failing batch's alone)."""
         if len(batches) < 2:
             return False
-        where = {b.key: locations[b.key].rpartition("/")[2] for b in batches}
         directory = exp.Case(
-            ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(where[b.key])) for b in batches]
+            ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
         )
         sql = ddl.typed(
             self.sql(Batch(batches[0].start, batches[-1].end), batches), self.output, exp.alias_(directory, _STAGED_BY)
@@ -240,14 +239,16 @@ class _Writer:
         try:
             if not adapter.write_partitioned(sql, staging, _STAGED_BY):
                 return False
-            adapter.move_directories([(f"{staging}/{_STAGED_BY}={where[b.key]}", locations[b.key]) for b in batches])
+            adapter.move_directories(
+                [(f"{staging}/{_STAGED_BY}={names[b.key]}", f"{batches_dir}/{names[b.key]}") for b in batches]
+            )
         except Exception as exc:  # noqa: BLE001 - each batch then runs alone, and names its own failure
             first, last = batches[0].key, batches[-1].key
             logger.info(
                 f"{self.model}: batches {first} to {last} as one failed, so each runs alone: {_first_line(exc)}"
             )
             for b in batches:
-                adapter.remove_location(locations[b.key])
+                adapter.remove_location(f"{batches_dir}/{names[b.key]}")
             return False
         finally:
             adapter.remove_location(staging)
@@ -279,10 +280,10 @@ def _write_batches(
             adapter.remove_location(f"{batches_dir}/{name}")
     added: List[Tuple[str, str]] = []
     for group in _contiguous(selection.batches):
-        locations = {b.key: f"{batches_dir}/{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
-        staged = writer.staged(adapter, group, locations, batches_dir)
+        names = {b.key: f"{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
+        staged = writer.staged(adapter, group, batches_dir, names)
         for batch in group:
-            location = locations[batch.key]
+            location = f"{batches_dir}/{names[batch.key]}"
             try:
                 if not staged:
                     writer.write(adapter, batch, location)

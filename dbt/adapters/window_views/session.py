@@ -210,8 +210,9 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     # quiet_sketches_notice calls interleave and leave the JVM's System.err pointing at nothing
     with _STARTING:
         session = builder.getOrCreate()
-        if warm is not None:
-            # a warm server gone mid-command fails the command at once (warm_server.gone_during_command)
+        if warm is not None and id(session) not in _WARM_SESSIONS:
+            # a warm server gone mid-command fails the command at once (warm_server.gone_during_command);
+            # set once per session, not on each statement's call here
             warm_up.loopback_retries(session)
             _WARM_SESSIONS[id(session)] = warm
         if not remote:
