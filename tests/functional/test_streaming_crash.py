@@ -525,3 +525,53 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     assert log[0]["nodes"]["later"]["status"] == "success", log
     rows = read(p.schema_dir / "hungry", "k, epoch_us(window_start), n, widest")
     assert rows == [("a", day, 5, 1), ("a", day + SIZE, 1, 1_000_000_000), ("b", day + SIZE, 1, 1)], rows
+
+
+HUNGRY_BATCH = """
+{{ config(materialized='window_view') }}
+select k, window_start, window_end, count(*) as n,
+       max(length(repeat('x', case when v = 999 then 1000000000 else 1 end))) as widest
+from {{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}
+group by k, window_start, window_end
+"""
+
+
+def test_a_batch_build_that_runs_spark_out_of_memory_is_named_and_keeps_its_table(tmp_path):
+    """A batch window view's statement that runs the embedded JVM out of memory fails with what
+    happened and where to give Spark more memory, not Spark's Java stack; the models after it in
+    that dbt process are told Spark is gone; the table keeps the rows of its last build."""
+    p = Processes(tmp_path, "local")
+    p.project.joinpath("models", "sources.yml").write_text(sources_yml("ev"))
+    p.project.joinpath("models", "hungry_batch.sql").write_text(HUNGRY_BATCH)
+    p.project.joinpath("models", "later.sql").write_text("select count(*) as n from {{ source('raw', 'ev') }}")
+    day = o.micros(dt.datetime(2020, 4, 15, 8))
+    first = [{"id": i, "k": "a", "v": i, "ts": day + i * o.MINUTE} for i in range(1, 6)]
+    proc, log = p.run(
+        [
+            {"sql": f"create database if not exists {SCHEMA}"},
+            {"sql": f"create table {SCHEMA}.ev (id int, k string, v int, ts timestamp) using parquet"},
+            insert(first),
+            {"dbt": ["run", "-s", "hungry_batch"]},
+            insert([{"id": 6, "k": "a", "v": 999, "ts": day + 12 * o.MINUTE}]),
+            {"dbt": ["run"]},
+        ],
+        spark={"spark.driver.memory": "768m"},
+    )
+    assert len(log) == 2 and log[0]["success"], f"{json.dumps(log)[:3000]}\n{spark_story(proc)}"
+    node = log[1]["nodes"]["hungry_batch"]
+    assert node["status"] == "error", log[1]
+    message = node["message"]
+    assert "Spark stopped during this command: its JVM ran out of memory (java.lang.OutOfMemoryError)" in message, (
+        message
+    )
+    assert "spark.driver.memory" in message and "in a new dbt process" in message, message
+    for internal in ("Traceback", "py4j", "at org.apache", "_wv_", "SparkException", "INTERNAL_ERROR"):
+        assert internal not in message, message
+    later = log[1]["nodes"]["later"]["message"]
+    assert later and "Spark" in later and ("is gone" in later or "ran out of memory" in later), later
+    for internal in ("Connection refused", "py4j", "Error while sending", "INTERNAL_ERROR", "at org.apache"):
+        assert internal not in later, later
+    tables = [d for d in p.schema_dir.iterdir() if d.name.startswith("hungry_batch") and data_files(d)]
+    assert len(tables) == 1, tables  # the build that failed left no second copy beside it
+    rows = read(tables[0], "k, epoch_us(window_start), n, widest")
+    assert rows == [("a", day, 5, 1)], rows

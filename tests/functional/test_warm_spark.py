@@ -273,7 +273,7 @@ def test_a_server_killed_mid_command_fails_it_at_once_then_a_new_one_replaces_it
     out, _ = command.communicate(timeout=120)
     assert command.returncode != 0 and time.time() - killed < 30, out
     gone = f"its process (pid {dead['pid']}, port {dead['port']}) is gone"
-    assert f"this project's warm Spark stopped during this command ({gone})" in out, out
+    assert f"Spark stopped during this command: this project's warm Spark stopped ({gone})" in out, out
     assert "fix: run the command again, which starts a new warm Spark" in out
     assert "Traceback" not in out and "grpc" not in out.lower() and "RETRIES_EXCEEDED" not in out, out
     out, _ = stream.communicate(timeout=120)

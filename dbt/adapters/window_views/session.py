@@ -211,7 +211,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     with _STARTING:
         session = builder.getOrCreate()
         if warm is not None and id(session) not in _WARM_SESSIONS:
-            # a warm server gone mid-command fails the command at once (warm_server.gone_during_command);
+            # a warm server gone mid-command fails the command at once (spark_gone tells why);
             # set once per session, not on each statement's call here
             warm_up.loopback_retries(session)
             _WARM_SESSIONS[id(session)] = warm
@@ -285,39 +285,49 @@ def refresh_inputs(adapter: Any, inputs: Iterable[Tuple[Optional[str], str]]) ->
 class WindowViewsCursor(Cursor):
     """dbt-spark's session cursor, on our session (embedded defaults, Spark Connect)."""
 
+    def __init__(self, *, server_side_parameters: Optional[Dict[str, Any]] = None) -> None:
+        super().__init__(server_side_parameters=server_side_parameters)
+        self._spark: Optional[SparkSession] = None  # the session its statement ran in
+
     def execute(self, sql: str, *parameters: Any) -> None:
         if parameters:
             sql = sql % parameters
-        with self._server_errors():
+        with self._stopped_spark():
+            self._spark = spark_session(self.server_side_parameters)
             try:
-                self._df = spark_session(self.server_side_parameters).sql(sql)
+                self._df = self._spark.sql(sql)
             except AnalysisException as exc:
                 raise DbtRuntimeError(str(exc)) from exc
 
     def fetchall(self) -> Optional[List[Row]]:
-        with self._server_errors():
+        with self._stopped_spark():
             return super().fetchall()
 
     def fetchone(self) -> Optional[Row]:
-        with self._server_errors():
+        with self._stopped_spark():
             return super().fetchone()
 
     @contextmanager
-    def _server_errors(self) -> Iterator[None]:
-        """A warm server gone during a statement (stopped, killed): the error says so and how to
-        go on, not Spark Connect's gRPC error."""
+    def _stopped_spark(self) -> Iterator[None]:
+        """Spark stopped under a statement (the embedded JVM out of memory, a warm server killed):
+        the error says so and how to go on, not a Java stack or Spark Connect's gRPC error."""
         try:
             yield
         except DbtRuntimeError:
             raise
         except Exception as exc:
-            from dbt.adapters.window_views.warm_server import WarmSpec, gone_during_command
-
-            spec = WarmSpec.from_params(self.server_side_parameters)
-            gone = None if spec is None else gone_during_command(spec)
+            gone = None if self._spark is None else spark_gone(self._spark)
             if gone is None:
                 raise
-            raise DbtRuntimeError(gone) from exc
+            raise DbtRuntimeError(statement_stopped(gone)) from exc
+
+
+def statement_stopped(gone: Stopped) -> str:
+    """The error of a statement whose Spark stopped during the command."""
+    return (
+        f"Spark stopped during this command: {gone.why}, so the command's statement could not finish; fix: "
+        f"{gone.fix} (a model it did not finish is as it was before: docs/failure-modes.md)"
+    )
 
 
 class WindowViewsConnection(Connection):

@@ -184,18 +184,6 @@ def why_gone(spec: WarmSpec) -> Optional[str]:
 RUN_AGAIN = "run the command again, which starts a new warm Spark"
 
 
-def gone_during_command(spec: WarmSpec) -> Optional[str]:
-    """The error of a statement whose warm server went away during the command (None: it runs,
-    so the statement's own error stands)."""
-    reason = why_gone(spec)
-    if reason is None:
-        return None
-    return (
-        f"this project's warm Spark stopped during this command ({reason}), so the command's statement could not "
-        f"finish; fix: {RUN_AGAIN} (a model it did not finish is as it was before: docs/failure-modes.md)"
-    )
-
-
 @contextmanager
 def locked(home: Path, timeout: float = LOCK_TIMEOUT) -> Iterator[None]:
     """One process at a time starts, replaces or stops the server: a lock file created only if
