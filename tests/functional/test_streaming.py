@@ -614,3 +614,40 @@ def test_a_streaming_run_refused_at_its_checks_keeps_the_batch_table_in_its_plac
         (t("08:00"), t("08:10"), 1),
         (t("08:10"), t("08:20"), 1),
     ]
+
+
+def test_a_streaming_window_view_switched_to_batch_is_replaced_by_the_batch_table(project, monkeypatch):
+    """As dbt replaces a table: the batch build takes the streaming table's name, though the
+    streaming table's files are in the folder a batch table of that name takes. A rename that
+    fails gives the streaming table its name back, with its rows."""
+    from dbt.adapters.window_views.impl import WindowViewsAdapter
+
+    make_source(project)
+    deliver(project, [("08:07", 2, "A"), ("08:11", 3, "B")])
+    window_view(project, "turned", "on_window_close", TUMBLE_SUM)
+    assert run(project, "turned").status == "success"
+    streamed = project.rows("turned")
+    assert streamed == [(t("08:00"), t("08:10"), 2, 1)]
+    project.model("turned", "{{ config(materialized='window_view', execution='batch') }}" + TUMBLE_SUM)
+
+    rename = WindowViewsAdapter.rename_relation
+
+    def failing(self, from_relation, to_relation):
+        if from_relation.identifier.endswith("__wv_tmp"):
+            raise RuntimeError("the rename failed")
+        return rename(self, from_relation, to_relation)
+
+    monkeypatch.setattr(WindowViewsAdapter, "rename_relation", failing)
+    result = project.dbt("run", "-s", "turned", ok=False)
+    assert "the rename failed" in errors(result)
+    assert project.rows("turned") == streamed
+    monkeypatch.setattr(WindowViewsAdapter, "rename_relation", rename)
+
+    assert run(project, "turned").status == "success"
+    assert project.rows("turned") == [(t("08:00"), t("08:10"), 2, 1), (t("08:10"), t("08:20"), 3, 1)]
+    tables = [r.tableName for r in project.spark.sql(f"show tables in {project.schema}").collect()]
+    # the late rows stay, for the user to read, until the model streams again (which rebuilds)
+    assert [name for name in tables if name.startswith("turned_")] == ["turned__late"], tables
+    location = project.spark.sql(f"describe table extended {project.schema}.turned").where("col_name = 'Location'")
+    folder = local_path(location.first()[1])
+    assert not [p.name for p in folder.parent.iterdir() if p.name.startswith("turned__wv")]

@@ -6,8 +6,10 @@ dropped by the next run, only where dbt's relation cache lists it: a clean run s
 
 from __future__ import annotations
 
+import re
 from typing import Any, Optional
 
+from dbt.adapters.window_views import paths
 from dbt.adapters.window_views.names import internal
 
 
@@ -21,16 +23,29 @@ def beside(adapter: Any, relation: Any, location_root: Optional[str]) -> Any:
 
 def into_place(adapter: Any, built: Any, relation: Any, replaced: Optional[Any], location_root: Optional[str]) -> None:
     """`built` takes `relation`'s name. The table it replaces (`replaced`, None when there is
-    none) is renamed `<alias>__wv_backup` first, then dropped with its files (location_root)."""
+    none) is renamed `<alias>__wv_backup` first, then dropped with its files (location_root); if
+    `built` cannot take the name, the replaced table takes it back."""
     if replaced is None:
         adapter.rename_relation(built, relation)
         return
     backup = _renamed(relation, "backup").incorporate(type=replaced.type)
     _drop_leftover(adapter, backup, location_root)
     old = _files(adapter, replaced, location_root)
+    in_the_way = None if location_root is not None else _streaming_files(replaced)
     adapter.rename_relation(replaced, backup)
-    adapter.rename_relation(built, relation)
-    drop(adapter, backup, old)
+    aside = None
+    try:
+        if in_the_way is not None:
+            # a managed table's rename moves its folder to where this one keeps its files
+            aside = paths.sibling(in_the_way, f"_{internal('replaced')}")
+            adapter.move_location(in_the_way, aside)
+        adapter.rename_relation(built, relation)
+    except Exception:
+        if aside is not None and in_the_way is not None:
+            adapter.move_location(aside, in_the_way)
+        adapter.rename_relation(backup, relation)
+        raise
+    drop(adapter, backup, old if aside is None else aside)
 
 
 def drop(adapter: Any, relation: Any, location: Optional[str]) -> None:
@@ -49,6 +64,18 @@ def _drop_leftover(adapter: Any, relation: Any, location_root: Optional[str]) ->
     found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier)
     if found is not None:
         drop(adapter, found, _files(adapter, found, location_root))
+
+
+def _streaming_files(relation: Any) -> Optional[str]:
+    """Where a streaming window view keeps its files when that is the folder a managed table of
+    its name would take (no location_root), from the relation cache's `SHOW TABLE EXTENDED`."""
+    information = getattr(relation, "information", None) or ""
+    properties = re.search(r"^Table Properties: \[(.*)\]$", information, re.M)
+    location = re.search(r"^Location: (.+)$", information, re.M)
+    if not properties or "window_views.execution=streaming" not in properties.group(1) or not location:
+        return None
+    found = location.group(1).strip()
+    return found if paths.name(found) == relation.identifier else None
 
 
 def _files(adapter: Any, relation: Any, location_root: Optional[str]) -> Optional[str]:

@@ -40,6 +40,13 @@ class TableFiles(SparkAdapter):
         spark = spark_session(creds.server_side_parameters)
         filesystems.for_client(spark).delete(paths.normalize(location))
 
+    @available
+    def move_location(self, source: str, target: str) -> None:
+        """A table's folder moved whole to `target` (a streaming window view's, out of the way of
+        the batch table replacing it: swap.py)."""
+        spark = spark_session(self.config.credentials.server_side_parameters)
+        filesystems.for_client(spark).move(paths.normalize(source), paths.normalize(target))
+
     def list_location(self, location: str) -> List[str]:
         """The names in a directory of an external or managed table; [] where there is none, or
         where no SparkSession can list it (remove_location removes nothing there either)."""
