@@ -651,3 +651,82 @@ def test_a_streaming_window_view_switched_to_batch_is_replaced_by_the_batch_tabl
     location = project.spark.sql(f"describe table extended {project.schema}.turned").where("col_name = 'Location'")
     folder = local_path(location.first()[1])
     assert not [p.name for p in folder.parent.iterdir() if p.name.startswith("turned__wv")]
+
+
+def test_an_input_written_anew_is_refused_and_one_declared_again_streams_on(project, tmp_path):
+    """An upstream model's --full-refresh writes its rows anew: the stream would read them again
+    as new rows and count them twice. Its next run is refused, naming --full-refresh, and keeps
+    its table; the full refresh counts each row once. A source table dropped and declared again
+    over the same files is the same input: the stream goes on."""
+    make_source(project)
+    landing = tmp_path / "landing"
+    project.spark.sql(
+        f"create table {project.schema}.ext (bidtime timestamp, price int, item string) using parquet "
+        f"location '{landing}'"
+    )
+    project.write("models/sources.yml", sources_yml("bid", "ext"))
+    project.model(
+        "landed",
+        """
+        {{ config(materialized='incremental', incremental_strategy='append') }}
+        select * from {{ source('raw', 'bid') }}
+        {% if is_incremental() %} where bidtime > (select max(bidtime) from {{ this }}) {% endif %}
+        """,
+    )
+    window_view(project, "reader", "on_update", TUMBLE_SUM.replace("source('raw', 'bid')", "ref('landed')"))
+    window_view(project, "direct", "on_update", TUMBLE_SUM.replace("'bid'", "'ext'"))
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    project.spark.sql(f"insert into {project.schema}.ext select * from {project.schema}.bid")
+    project.dbt("run", "-s", "landed", "reader", "direct")
+    counted = [w("08:00", "08:10", 11, 3), w("08:10", "08:20", 3, 1)]
+    assert project.rows("reader") == counted and project.rows("direct") == counted
+
+    deliver(project, [("08:13", 1, "E")])
+    project.dbt("run", "-s", "landed", "--full-refresh")
+    result = project.dbt("run", "-s", "reader", ok=False)
+    message = errors(result)
+    assert f"its input {project.schema}.landed was created again since this stream last read it" in message
+    assert "the files the stream read are gone: its rows were written anew" in message
+    assert "fix: run `dbt run --full-refresh -s reader`" in message
+    assert project.rows("reader") == counted
+    assert "was created again" in errors(project.dbt("run", "-s", "reader", ok=False))  # again, not once
+    project.dbt("run", "-s", "reader", "--full-refresh")
+    assert project.rows("reader") == [w("08:00", "08:10", 11, 3), w("08:10", "08:20", 4, 2)]
+
+    project.spark.sql(f"drop table {project.schema}.ext")
+    project.spark.sql(
+        f"create table {project.schema}.ext (bidtime timestamp, price int, item string) using parquet "
+        f"location '{landing}'"
+    )
+    project.spark.sql(f"insert into {project.schema}.ext values (timestamp'2020-04-15 08:13:00', 1, 'E')")
+    node = run(project, "direct")
+    assert node.status == "success" and node.adapter_response["rows_in"] == 1, node.message
+    assert project.rows("direct") == [w("08:00", "08:10", 11, 3), w("08:10", "08:20", 4, 2)]
+
+
+def test_a_streaming_input_rebuilt_beside_itself_is_refused_naming_full_refresh(project):
+    """A streaming window view's --full-refresh builds its new version beside the old one and
+    moves its table there: a stream reading it would find none of the files its checkpoint
+    names (Spark: `Wrong basePath`, on every run). It is refused, naming --full-refresh."""
+    make_source(project)
+    window_view(
+        project, "closed", "on_window_close", TUMBLE_SUM.replace("count(*)", "max(bidtime) as last_bid, count(*)")
+    )
+    project.model(
+        "chained",
+        """
+        {{ config(materialized='window_view', execution='streaming', emit='on_window_close',
+                  watermark={'column': 'last_bid', 'delay': '0 minutes'}) }}
+        with closed as (select last_bid, price from {{ ref('closed') }})
+        select window_start, window_end, sum(price) as price
+        from {{ window_views.tumble('closed', 'last_bid', '30 minutes') }}
+        group by window_start, window_end
+        """,
+    )
+    deliver(project, DELIVERIES[0] + DELIVERIES[1])
+    project.dbt("run", "-s", "closed", "chained")
+    project.dbt("run", "-s", "closed", "--full-refresh")
+    message = errors(project.dbt("run", "-s", "chained", ok=False))
+    assert f"its input {project.schema}.closed is at another location than when this stream last read it" in message
+    assert "fix: run `dbt run --full-refresh -s chained`" in message and "basePath" not in message, message
+    assert project.dbt("run", "-s", "chained", "--full-refresh").result[0].status == "success"

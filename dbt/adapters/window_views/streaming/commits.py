@@ -33,6 +33,7 @@ from dbt.adapters.window_views.streaming.records import (
     BatchId,
     BatchRecord,
     CheckpointVersionMismatch,
+    InputsRecord,
     ModelRecord,
     OtherVersion,
     RebuildIntent,
@@ -44,7 +45,7 @@ __all__ = ["BatchId", "CommitLog", "Locations", "next_idle_step", "order", "read
 KEEP_COMMITS = 100  # commits kept for inspection; only the last one is read
 KEEP_RUNS = 20
 _RECORD = re.compile(r"^(\d+)(?:\.(\d+))?\.json$")
-Record = TypeVar("Record", BatchRecord, RunTotals, ModelRecord, RebuildIntent)
+Record = TypeVar("Record", BatchRecord, RunTotals, ModelRecord, RebuildIntent, InputsRecord)
 
 
 def order(batch: BatchId) -> Tuple[int, int]:

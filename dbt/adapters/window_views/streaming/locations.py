@@ -49,6 +49,15 @@ class Locations:
         return paths.join(self.state, "model.json")
 
     @property
+    def inputs_file(self) -> str:
+        return paths.join(self.state, "inputs.json")
+
+    @property
+    def spark_sources(self) -> str:
+        """Spark's log of the files each source read, a folder per source."""
+        return paths.join(self.spark_checkpoint, "sources")
+
+    @property
     def commits(self) -> str:
         return paths.join(self.state, "commits")
 

@@ -1,7 +1,7 @@
 """The records a streaming window view writes to its checkpoint, each a frozen dataclass with
 `to_json` / `from_json`, its keys defined here once: a batch's READY record and its commit (the
-same record plus the batch id and run id), the run totals, `model.json`, the rebuild intent and
-the publish plan inside a READY record. And what one job counts of a micro-batch's new rows
+same record plus the batch id and run id), the run totals, `model.json`, `inputs.json`, the
+rebuild intent and the publish plan inside a READY record. And what one job counts of a micro-batch's new rows
 (`NewRowCounts`, not written: late_rows.py counts them, sides.py moves W by them).
 
 Every record carries RECORD_VERSION. A record of another version (or none) was written by
@@ -285,6 +285,31 @@ class ModelRecord:
     def from_json(cls, data: Mapping[str, Any]) -> "ModelRecord":
         data = _checked(data)
         return cls(data["model"], data["fingerprint"], data["sql"])
+
+
+@dataclass(frozen=True)
+class InputIdentity:
+    """An input table as a run found it: where its files are and when it was created."""
+
+    table: str
+    location: str
+    created: str  # as Spark's DESCRIBE EXTENDED gives it
+
+
+@dataclass(frozen=True)
+class InputsRecord:
+    """`inputs.json` (input_identity.py): the inputs a stream read, as its last run found them."""
+
+    inputs: Tuple[InputIdentity, ...]
+
+    def to_json(self) -> Json:
+        tables = [{"table": i.table, "location": i.location, "created": i.created} for i in self.inputs]
+        return {VERSION: RECORD_VERSION, "inputs": tables}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "InputsRecord":
+        data = _checked(data)
+        return cls(tuple(InputIdentity(i["table"], i["location"], i["created"]) for i in data["inputs"]))
 
 
 class RebuildStep(str, Enum):

@@ -17,7 +17,15 @@ from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, St
 from dbt.adapters.window_views.intervals import describe_epoch_micros
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.session import spark_gone
-from dbt.adapters.window_views.streaming import checkpoint, columns_read, idle, pane_state, rebuild, sides
+from dbt.adapters.window_views.streaming import (
+    checkpoint,
+    columns_read,
+    idle,
+    input_identity,
+    pane_state,
+    rebuild,
+    sides,
+)
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
 from dbt.adapters.window_views.streaming.commits import CommitLog, read_record, unreadable
 from dbt.adapters.window_views.streaming.locations import Locations
@@ -246,6 +254,8 @@ def _prepare(run: StreamRun) -> Any:
     _ensure_table(run, run.target, where.table, out_schema)
     if late_schema is not None:
         _ensure_table(run, run.late_target, where.late, late_schema, grows=True)
+    # after the tables' checks, whose messages say more of a changed input (its columns)
+    input_identity.check(run, input_identity.identities(run))
     if saved is None:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
@@ -424,6 +434,7 @@ def _rebuild(old: StreamRun, new: StreamRun, lock_folder: str) -> StreamResult:
         for location in (where.table, where.late) if late_schema is not None else (where.table,):
             fs.mkdirs(location)
         storage.write_json(fs, where.model_file, new.plan.record().to_json())
+        input_identity.record(new, input_identity.identities(new))
         _stream(new, out_schema, catch_up=True)
     except Exception:
         rebuild.discard(fs, where, lock_folder)  # nothing of the live version was touched
