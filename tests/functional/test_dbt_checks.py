@@ -216,6 +216,15 @@ def test_dbt_debug_connects(project):
     assert result.success
 
 
+def test_a_seeds_empty_cells_load_as_null_and_its_quotes_as_written(project):
+    """dbt-spark's session connection bound an empty cell as the text 'None', which a GROUP BY
+    or a session's key then took for a real value, and a quote unescaped, which broke the load."""
+    project.seed("people", 'name,city\nalice,\nbob,"O\'Brien \\ Sons"\n,Paris\n')
+    project.dbt("seed", "-s", "people")
+    rows = project.rows("people", order_by="name nulls first")
+    assert rows == [(None, "Paris"), ("alice", None), ("bob", "O'Brien \\ Sons")], rows
+
+
 DAILY = """
 {{ config(materialized='incremental', incremental_strategy='microbatch', event_time='window_start',
           batch_size='day', begin='2020-04-14', partition_by=['day'], file_format='parquet') }}

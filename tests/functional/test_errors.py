@@ -260,7 +260,25 @@ def test_failed_run_keeps_previous_table(bid_project):
         """,
     )
     result = bid_project.dbt("run", "--select", "wv", ok=False)
-    assert "no_such_column" in errors(result)
+    message = errors(result)
+    assert "[UNRESOLVED_COLUMN.WITH_SUGGESTION]" in message and "no_such_column" in message, message
+    # not the logical plan of the statement the plugin ran, with its internal names
+    assert "CreateTable" not in message and "__wv_tmp" not in message and "+- " not in message, message
+    assert bid_project.rows("wv") == before
+    # a job's failure: Spark's message as the model's error (was dbt's "Unhandled error")
+    bid_project.model(
+        "wv",
+        """
+        {{ config(materialized='window_view') }}
+        select window_start, cast(assert_true(count(*) < 0, 'too many bids') as int) as n
+        from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+        group by window_start
+        """,
+    )
+    result = bid_project.dbt("run", "--select", "wv", ok=False)
+    (node,) = result.result
+    assert node.status == "error" and "[USER_RAISED_EXCEPTION] too many bids" in node.message, node.message
+    assert "Unhandled" not in node.message and "at org.apache" not in node.message, node.message
     assert bid_project.rows("wv") == before
 
 

@@ -147,3 +147,50 @@ def test_the_input_holding_the_file_is_found_by_its_location():
     assert "a file of its input s.bid has the column `price` as Parquet BINARY, where s.bid declares INT" in str(
         failure
     )
+
+
+def test_nanosecond_timestamps_are_named_as_such_with_how_to_write_them():
+    class Nanos:
+        """The table reads; the file's schema does not: Spark refuses its nanosecond timestamps."""
+
+        def table(self, name):
+            schema = SimpleNamespace(
+                fields=[SimpleNamespace(name="bidtime", dataType=SimpleNamespace(simpleString=lambda: "timestamp"))]
+            )
+            return SimpleNamespace(schema=schema)
+
+        @property
+        def read(self):
+            def parquet(file):
+                raise AnalysisException(
+                    "[PARQUET_TYPE_ILLEGAL] Illegal Parquet type: INT64 (TIMESTAMP(NANOS,false)). SQLSTATE: 42846"
+                )
+
+            return SimpleNamespace(parquet=parquet)
+
+    failure = str(
+        unreadable_file(Nanos(), [mismatch("[bidtime]", "timestamp", "INT64")], FailedBatch("m", ("s.bid",), WHERE, 2))
+    )
+    assert (
+        "has the column `bidtime` as Parquet INT64 (TIMESTAMP(NANOS,false)) (nanosecond timestamps, which Spark does "
+        "not read: write microseconds, e.g. pyarrow's `coerce_timestamps='us'`"
+    ) in failure, failure
+    assert "where s.bid declares TIMESTAMP" in failure
+
+
+def test_an_analysis_errors_logical_plan_is_left_out():
+    from dbt.adapters.window_views.spark_messages import without_plan
+
+    message = (
+        "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `nosuch` cannot "
+        "be resolved. Did you mean one of the following? [`price`, `item`]. SQLSTATE: 42703; line 3 pos 11;\n"
+        "'CreateTable `spark_catalog`.`s`.`e2__wv_tmp`, ErrorIfExists\n+- 'Aggregate [window_start], ['sum('nosuch)]\n"
+    )
+    assert without_plan(message) == message.split(";\n")[0]
+    assert without_plan("[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012;\nProject [1]") == (
+        "[DIVIDE_BY_ZERO] Division by zero. SQLSTATE: 22012"
+    )
+    assert (
+        without_plan("[USER_RAISED_EXCEPTION] too many SQLSTATE: P0001")
+        == "[USER_RAISED_EXCEPTION] too many SQLSTATE: P0001"
+    )

@@ -30,11 +30,22 @@ class Relation:
         return replace(self, **(path or {}), **({"type": type} if type else {}))
 
 
+@dataclass(frozen=True)
+class Streaming(Relation):
+    """A streaming window view's table as dbt's relation cache has it (SHOW TABLE EXTENDED)."""
+
+    information: str = (
+        "Type: EXTERNAL\nTable Properties: [window_views.execution=streaming, window_views.emit=on_update]\n"
+        "Location: file:/warehouse/s.db/m\n"
+    )
+
+
 class Catalog:
     """dbt's relation cache and the calls the swap makes, in order."""
 
-    def __init__(self, tables: Set[str]) -> None:
+    def __init__(self, tables: Set[str], failing: Optional[tuple] = None) -> None:
         self.tables, self.calls = set(tables), []  # type: ignore[var-annotated]
+        self.failing = failing
 
     def get_relation(self, database, schema, identifier):
         return Relation(schema, identifier) if identifier in self.tables else None
@@ -48,6 +59,11 @@ class Catalog:
 
     def rename_relation(self, source, target):
         self.calls.append(("rename", source.identifier, target.identifier))
+        if self.calls[-1] == self.failing:
+            raise RuntimeError("the rename failed")
+
+    def move_location(self, source, target):
+        self.calls.append(("move", source, target))
 
     def remove_location(self, location):
         self.calls.append(("remove", location))
@@ -107,3 +123,34 @@ def test_an_unfinished_rebuild_goes_and_the_models_table_stays():
     catalog.calls.clear()
     incremental._drop_rebuild(catalog, incremental.Table("s.m", "/lake/m", ("2026-01-01",), BatchRecord()))
     assert catalog.calls == []
+
+
+def test_a_streaming_table_in_the_new_tables_folder_moves_aside_and_comes_back_if_the_rename_fails():
+    # no location_root: the streaming table's folder is the one the renamed managed table takes
+    catalog = Catalog({"m"})
+    swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Streaming("s", "m"), None)
+    assert catalog.calls == [
+        ("rename", "m", "m__wv_backup"),
+        ("move", "file:/warehouse/s.db/m", "file:/warehouse/s.db/m__wv_replaced"),
+        ("rename", "m__wv_tmp", "m"),
+        ("drop", "m__wv_backup"),
+        ("remove", "file:/warehouse/s.db/m__wv_replaced"),
+    ]
+    catalog = Catalog({"m"}, failing=("rename", "m__wv_tmp", "m"))
+    with pytest.raises(RuntimeError, match="the rename failed"):
+        swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Streaming("s", "m"), None)
+    assert catalog.calls[-2:] == [
+        ("move", "file:/warehouse/s.db/m__wv_replaced", "file:/warehouse/s.db/m"),
+        ("rename", "m__wv_backup", "m"),
+    ]
+
+
+def test_a_table_that_cannot_take_the_name_gives_it_back():
+    catalog = Catalog({"m"}, failing=("rename", "m__wv_tmp", "m"))
+    with pytest.raises(RuntimeError):
+        swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Relation("s", "m"), None)
+    assert catalog.calls == [
+        ("rename", "m", "m__wv_backup"),
+        ("rename", "m__wv_tmp", "m"),
+        ("rename", "m__wv_backup", "m"),
+    ]

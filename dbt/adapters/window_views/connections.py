@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple
+from typing import Any, Tuple, Union
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark.connections import (
@@ -32,6 +32,20 @@ def project_root(config: Any) -> Path:
 def project_target(config: Any) -> Path:
     """The project's target folder (under the folder `dbt debug` runs in, for it)."""
     return project_root(config) / (getattr(config, "target_path", None) or "target")
+
+
+class WindowViewsConnectionWrapper(SessionConnectionWrapper):
+    """dbt-spark's session wrapper, with its bindings as SQL literals that hold what they bind:
+    dbt-spark writes None as the text 'None' and a quote unescaped, so a seed's empty cell was
+    loaded as 'None' and a cell with a quote failed its INSERT."""
+
+    @classmethod
+    def _fix_binding(cls, value: Any) -> Union[str, float]:
+        if value is None:
+            return "NULL"
+        if isinstance(value, str):
+            return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        return super()._fix_binding(value)
 
 
 @dataclass
@@ -115,7 +129,7 @@ class WindowViewsConnectionManager(SparkConnectionManager):
         creds = connection.credentials
         if creds.method != SparkConnectionMethod.SESSION:
             return super().open(connection)
-        connection.handle = SessionConnectionWrapper(
+        connection.handle = WindowViewsConnectionWrapper(
             WindowViewsConnection(server_side_parameters=creds.server_side_parameters)
         )
         connection.state = ConnectionState.OPEN

@@ -18,11 +18,12 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, 
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JError
-from pyspark.errors import AnalysisException
+from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import Row, SparkSession
 
 from dbt.adapters.window_views import class_archive, ddl, warm_up
 from dbt.adapters.window_views.filesystems import is_connect
+from dbt.adapters.window_views.spark_messages import without_plan
 
 if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
     from dbt.adapters.window_views import warm_server
@@ -58,6 +59,7 @@ FAILURE_LOGGERS = (
     "org.apache.spark.scheduler.TaskSetManager",
     "org.apache.spark.sql.execution.datasources.FileFormatWriter",
     "org.apache.spark.sql.execution.streaming",
+    "org.apache.spark.util.Utils",  # a write's task failing: "Aborting task" with its stack
 )
 
 
@@ -297,7 +299,7 @@ class WindowViewsCursor(Cursor):
             try:
                 self._df = self._spark.sql(sql)
             except AnalysisException as exc:
-                raise DbtRuntimeError(str(exc)) from exc
+                raise DbtRuntimeError(without_plan(str(exc))) from exc
 
     def fetchall(self) -> Optional[List[Row]]:
         with self._stopped_spark():
@@ -317,9 +319,11 @@ class WindowViewsCursor(Cursor):
             raise
         except Exception as exc:
             gone = None if self._spark is None else spark_gone(self._spark)
-            if gone is None:
-                raise
-            raise DbtRuntimeError(statement_stopped(gone)) from exc
+            if gone is not None:
+                raise DbtRuntimeError(statement_stopped(gone)) from exc
+            if isinstance(exc, PySparkException):  # a job's failure: Spark's message, as dbt names a model's error
+                raise DbtRuntimeError(without_plan(str(exc))) from exc
+            raise
 
 
 def statement_stopped(gone: Stopped) -> str:

@@ -37,3 +37,14 @@ def before_context(message: str) -> str:
 def without_internal(text: str) -> str:
     """`text` with the plugin's own names (views, columns, CTEs) as "(internal)"."""
     return INTERNAL.sub("(internal)", text)
+
+
+# an AnalysisException's message ends `SQLSTATE: 42703; line 3 pos 11;` and then the logical plan
+PLAN_AFTER = re.compile(r"(SQLSTATE: \w+(?:; line \d+ pos \d+)?);\n")
+
+
+def without_plan(message: str) -> str:
+    """Spark's message without the logical plan it appends to an analysis error: the plugin's
+    statement's, with its internal names (`CreateTable ... __wv_tmp`), which the user never wrote."""
+    found = PLAN_AFTER.search(message)
+    return message if found is None else message[: found.end(1)]

@@ -4,6 +4,7 @@ unreachable; a job cancelled by a processing-time run's end is no failure."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -115,14 +116,18 @@ def _column(spark_column: str) -> str:
     return ".".join(part.strip() for part in spark_column.strip("[]").split(","))
 
 
-def _mismatch(read: SparkError, table: Dict[str, str], file: Optional[Dict[str, str]]) -> Optional[Mismatch]:
+def _mismatch(
+    read: SparkError, table: Dict[str, str], file: Optional[Dict[str, str]], illegal: Optional[str] = None
+) -> Optional[Mismatch]:
     """The column Spark could not read as the table's type, with both types: the one Spark names
-    (its types from the file's own schema where it was read, else Parquet's physical type), or
-    else the first column the file holds as another type."""
+    (its types from the file's own schema where it was read, else the Parquet type Spark refused
+    to read the schema for (`illegal`), else Parquet's physical type), or else the first column
+    the file holds as another type."""
     if read.condition == TYPE_MISMATCH and read.parameters.get("column"):
         column = _column(read.parameters["column"])
         expected = read.parameters.get("expectedType", "").upper()
-        actual = (file or {}).get(column.lower()) or f"Parquet {read.parameters.get('actualType', 'another type')}"
+        physical = read.parameters.get("actualType", "another type")
+        actual = (file or {}).get(column.lower()) or f"Parquet {illegal or physical}"
         return Mismatch(column, table.get(column.lower(), expected), actual)
     if file is None:
         return None
@@ -192,17 +197,27 @@ def unreadable_file(spark: Any, errors: Sequence[SparkError], batch: FailedBatch
         return gone(model, batch_id, [file], name)
     table: Dict[str, str] = {}
     file_types: Optional[Dict[str, str]] = None
+    illegal: Optional[str] = None
     try:
         table = _types(spark.table(name).schema)
         file_types = _types(spark.read.parquet(file).schema)
-    except (PySparkException, Py4JError):  # a file Spark cannot read a schema from: the reason is Spark's below
-        pass
-    mismatch = _mismatch(read, table, file_types)
+    except (PySparkException, Py4JError) as exc:  # a file Spark cannot read a schema from: the reason is Spark's below
+        found = re.search(r"Illegal Parquet type: (.+?)\. SQLSTATE", str(exc))
+        illegal = found.group(1) if found else None
+    mismatch = _mismatch(read, table, file_types, illegal)
     redone = "then run again: committed micro-batches are kept, this one is redone"
     if mismatch is not None:
+        # pandas and pyarrow write nanoseconds unless told otherwise; Spark reads micro- and milliseconds
+        nanos = (
+            " (nanosecond timestamps, which Spark does not read: write microseconds, e.g. pyarrow's "
+            "`coerce_timestamps='us'`, pandas' `to_parquet(..., coerce_timestamps='us', "
+            "allow_truncated_timestamps=True)`)"
+            if "NANOS" in mismatch.file_type
+            else ""
+        )
         return StreamFailure(
             model,
-            f"a file of its input {name} has the column `{mismatch.column}` as {mismatch.file_type}, where "
+            f"a file of its input {name} has the column `{mismatch.column}` as {mismatch.file_type}{nanos}, where "
             f"{name} declares {mismatch.table_type}, and Spark cannot read one as the other",
             f"move the file out of the folder of {name}, or rewrite it under the same name with "
             f"`{mismatch.column}` as {mismatch.table_type}; {redone}. If the file's type is the right one, give "
