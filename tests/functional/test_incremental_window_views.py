@@ -251,3 +251,52 @@ def test_incremental_batches_equal_the_full_build(project):
     assert locations(project, "inc_windows", "window_time_day") == kept
     left = project.spark.sql(f"show tables in {project.schema} like '*wv_*'").where("not isTemporary").collect()
     assert not left, left
+
+
+DATE_OVER = "select d, k, v, sum(v) over (partition by k order by d, v) as run from {{ ref('dated') }}\n"
+DATE_SESSIONS = """select k, window_start, window_end, window_time, count(*) as n, sum(v) as s
+from {{ window_views.session(ref('dated'), 'd', '1 day', partition_by='k') }}
+group by k, window_start, window_end, window_time
+"""
+
+
+def test_a_date_time_column_is_cut_at_batch_bounds_as_a_timestamp(project):
+    """A DATE column compared with a batch's bounds: Spark casts a string bound to the column's
+    type, so `d < '2024-01-05 01:00:00'` read as `d < 2024-01-05` and hourly batches lost the
+    last day's rows; a session's inclusive end (+1 microsecond) dropped the row at its end."""
+    rows = "".join(f"2024-01-0{day},{k},{day * 10 + i}\n" for i, k in enumerate("ab") for day in (1, 2, 3, 5))
+    project.seed("dated", "d,k,v\n" + rows)
+    project.write(
+        "seeds/dated.yml",
+        "seeds:\n  - name: dated\n    config:\n      event_time: d\n      column_types: {d: date, k: string, v: int}\n",
+    )
+    project.model("date_over_h", config("event_time='d', batch_size='hour', begin='2024-01-01'") + DATE_OVER)
+    project.model("date_over", config() + DATE_OVER)
+    sessions = "event_time='window_time', batch_size='day', begin='2024-01-01', session_lookback='3 days'"
+    project.model("date_sessions_d", config(sessions) + DATE_SESSIONS)
+    project.model("date_sessions", config() + DATE_SESSIONS)
+    # a plain microbatch model over the macro: dbt's own filter, widened by the plugin
+    project.model(
+        "date_sessions_mb",
+        "{{ config(materialized='incremental', incremental_strategy='microbatch', event_time='window_time', "
+        "batch_size='day', begin='2024-01-01', partition_by=['day']) }}\n"
+        + DATE_SESSIONS.replace("partition_by='k')", "partition_by='k', session_lookback='3 days')")
+        .replace("count(*) as n", "to_date(window_time) as day, count(*) as n")
+        .replace("group by k,", "group by to_date(window_time), k,"),
+    )
+    # dbt's microbatch runs from begin to today unless told where to end: five days, not three years
+    project.dbt("build", "--exclude", "date_sessions_mb")
+    project.dbt("run", "-s", "date_sessions_mb", "--event-time-start", "2024-01-01", "--event-time-end", "2024-01-06")
+    project.dbt("run", "-s", "date_sessions_d", "--event-time-start", "2024-01-01", "--event-time-end", "2024-01-02")
+
+    def rows_of(table: str, columns: str):
+        return [
+            tuple(r)
+            for r in project.spark.sql(f"select {columns} from {project.schema}.{table} order by all").collect()
+        ]
+
+    assert len(rows_of("date_over", "*")) == 8
+    assert rows_of("date_over_h", "d, k, v, run") == rows_of("date_over", "d, k, v, run")
+    columns = "k, window_start, window_end, window_time, n, s"
+    assert rows_of("date_sessions_d", columns) == rows_of("date_sessions", columns)
+    assert rows_of("date_sessions_mb", columns) == rows_of("date_sessions", columns)

@@ -186,12 +186,20 @@ def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
     sql = shape(tvf_sql(hop, tumble)).sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
     # HOP: the first window ending after midnight starts 20:30 the day before; TUMBLE (7 hours
     # from the epoch + 1 hour): a window starts at this midnight, so nothing before it is read
-    assert "`ts` >= '2024-01-01 20:30:00' AND `ts` < '2024-01-03 00:00:00'" in sql
-    assert "`ts` >= '2024-01-02 00:00:00' AND `ts` < '2024-01-03 00:00:00'" in sql
-    assert sql.endswith("WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'")
+    assert (
+        "`ts` >= CAST('2024-01-01 20:30:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+        in sql
+    )
+    assert (
+        "`ts` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+        in sql
+    )
+    assert sql.endswith(
+        "WHERE `window_time` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+    )
     # owned by window_end: the windows ending in the day, read to its end minus 1 µs
     by_end = shape(tvf_sql(hop), "window_end").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
-    assert "`ts` < '2024-01-02 23:59:59.999999'" in by_end
+    assert "`ts` < CAST('2024-01-02 23:59:59.999999' AS TIMESTAMP_NTZ)" in by_end
 
 
 def aggregate_sql(kind: str, read: str = "`s`.`events`", **us) -> str:
@@ -217,11 +225,11 @@ def test_window_aggregate_reads_back_by_its_reach_and_keeps_its_own():
     ):
         batch_sql = shape(sql).sql(day)
         assert (
-            f"FROM (SELECT * FROM `s`.`events` WHERE `ts` >= '{start}' AND `ts` < '2024-01-03 00:00:00') AS events"
+            f"FROM (SELECT * FROM `s`.`events` WHERE `ts` >= CAST('{start}' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)) AS events"
             in batch_sql
         )
         assert batch_sql.endswith(
-            "WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'"
+            "WHERE `window_time` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
         )
     # two pane plans in one model: their CTEs named apart, as sqlglot moves every CTE to the top
     two = shape(f"{hop}\nunion all\n{cumulate}").sql(day)
@@ -249,7 +257,9 @@ def test_over_windows_read_as_under_a_dbt_filter():
     sql = "select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`"
     batch_sql = shape(sql, "ts").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
     assert "RANK() OVER" in batch_sql  # the previous row of each key, before the batch's start
-    assert batch_sql.endswith("WHERE `ts` >= '2024-01-02 00:00:00' AND `ts` < '2024-01-03 00:00:00'")
+    assert batch_sql.endswith(
+        "WHERE `ts` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+    )
 
 
 @pytest.mark.parametrize(
@@ -350,8 +360,13 @@ def test_a_session_is_owned_by_its_end_and_read_back_session_lookback():
     session = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
     sql = session.sql(day)
     # back 6 hours, and to the day's end inclusive: a row at midnight would extend a session ending there
-    assert "`ts` >= '2024-01-01 18:00:00' AND `ts` < '2024-01-03 00:00:00.000001'" in sql
-    assert sql.endswith("WHERE `window_time` >= '2024-01-02 00:00:00' AND `window_time` < '2024-01-03 00:00:00'")
+    assert (
+        "`ts` >= CAST('2024-01-01 18:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00.000001' AS TIMESTAMP_NTZ)"
+        in sql
+    )
+    assert sql.endswith(
+        "WHERE `window_time` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+    )
     # an owned session starting within the gap of the read's start may reach before it: the batch fails
     assert "RAISE_ERROR(CONCAT('a session ending at '" in sql
     assert "UNIX_MICROS(CAST(`window_start` AS TIMESTAMP)) < 1704135600000000" in sql  # 2024-01-01 19:00
@@ -592,8 +607,14 @@ def test_a_hop_batch_is_computed_from_panes_over_its_widened_read_where_exact():
     paned = computed({"k": "string", "ts": "timestamp"})
     assert "lateral view inline" not in paned.lower() and "_wv_panes" in paned, paned
     # the panes read the batches' range widened by the window's reach; the batches keep their own windows
-    assert "`ts` >= '2023-12-31 22:00:00' AND `ts` < '2024-01-03 00:00:00'" in paned, paned
-    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-03 00:00:00'" in paned, paned
+    assert (
+        "`ts` >= CAST('2023-12-31 22:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+        in paned
+    ), paned
+    assert (
+        "`window_time` >= CAST('2024-01-01 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
+        in paned
+    ), paned
     assert "lateral view inline" in computed(None).lower()
 
 
@@ -626,7 +647,10 @@ def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fa
     staging = re.match(r"STAGED (\S+) BY _wv_batch_dir:", staged)[1]
     assert staging.startswith("/tmp/wv/t/_wv_batches/_wv_staging-"), staged
     # one read of the three days' input, each row sent to its batch's directory by its window_time
-    assert "`window_time` >= '2024-01-01 00:00:00' AND `window_time` < '2024-01-04 00:00:00'" in staged
+    assert (
+        "`window_time` >= CAST('2024-01-01 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-04 00:00:00' AS TIMESTAMP_NTZ)"
+        in staged
+    )
     directories = re.findall(r"THEN '(\d{8}T\d{6}-[0-9a-f]{12})'", staged)
     assert [d[:8] for d in directories] == ["20240101", "20240102", "20240103"], staged
     assert "CAST(`n` AS BIGINT) AS `n`" in staged, staged  # the table's types, as a batch's own write
@@ -640,7 +664,10 @@ def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fa
         # each batch then computes its own, into the directory it would have had
         assert not moved and len(writes) == 3, adapter.statements
         for day, write, partition in zip(("01", "02", "03"), writes, partitions):
-            assert f"`window_time` >= '2024-01-{day} 00:00:00'" in write and f"DIRECTORY '{partition}'" in write
+            assert (
+                f"`window_time` >= CAST('2024-01-{day} 00:00:00' AS TIMESTAMP_NTZ)" in write
+                and f"DIRECTORY '{partition}'" in write
+            )
         assert staging in adapter.removed and set(partitions) <= set(adapter.removed)
 
 
@@ -665,4 +692,7 @@ def test_batches_computed_as_one_refuse_the_sessions_each_would_refuse_alone():
     assert [len(r) for r in alone] == [1, 1]
     together = s.sql(Batch(days[0].start, days[1].end), parts=days)
     assert refused(together) == alone[0] + alone[1]
-    assert "`ts` >= '2023-12-31 18:00:00' AND `ts` < '2024-01-03 00:00:00.000001'" in together
+    assert (
+        "`ts` >= CAST('2023-12-31 18:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00.000001' AS TIMESTAMP_NTZ)"
+        in together
+    )

@@ -294,7 +294,10 @@ def test_summarised_prefix_equals_the_full_build_with_ties_at_the_edges(seed):
 def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
     s, e = datetime(1969, 12, 31), datetime(1970, 1, 1)
     read = dbt_read(s, e)
-    ranged, before = "ts >= '1969-12-31 00:00:00' AND ts < '1970-01-01 00:00:00'", "ts < '1969-12-31 00:00:00'"
+    ranged, before = (
+        "ts >= CAST('1969-12-31 00:00:00' AS TIMESTAMP_NTZ) AND ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)",
+        "ts < CAST('1969-12-31 00:00:00' AS TIMESTAMP_NTZ)",
+    )
     # a running total and ranks: the window reads the range; the rows before are aggregated
     assert reads_of(owned_sql(f"select *, {PREFIX_CALLS['run_sum']} as a, {PREFIX_CALLS['drk']} as b from {read}")) == [
         (before, True),
@@ -302,19 +305,22 @@ def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
     ]
     # a frame ending an hour before the row reads the hour before the range too
     assert reads_of(owned_sql(f"select {PREFIX_CALLS['upto_1h']} from {read} where v > 0")) == [
-        ("ts < '1969-12-30 23:00:00' AND v > 0", True),
-        ("ts >= '1969-12-30 23:00:00' AND ts < '1970-01-01 00:00:00'", False),
+        ("ts < CAST('1969-12-30 23:00:00' AS TIMESTAMP_NTZ) AND v > 0", True),
+        (
+            "ts >= CAST('1969-12-30 23:00:00' AS TIMESTAMP_NTZ) AND ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)",
+            False,
+        ),
     ]
     # a call that scans every row before anyway (ROWS 3 PRECEDING, LAG ... IGNORE NULLS, NTILE):
     # every call reads them as before, no aggregate
     for other in (CALLS["rows3"], CALLS["lag_nn"]):
         assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']}, {other} from {read}")) == [
-            ("ts < '1970-01-01 00:00:00'", False)
+            ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)", False)
         ]
     assert reads_of(
         owned_sql(f"select {PREFIX_CALLS['rn']}, ntile(2) over (partition by k order by ts) from {read}")
     ) == [("", False)]
     # --sample with no start: nothing before it
     assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']} from {dbt_read(None, e)}")) == [
-        ("ts < '1970-01-01 00:00:00'", False)
+        ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)", False)
     ]

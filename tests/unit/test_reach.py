@@ -109,13 +109,14 @@ def test_the_read_and_the_owned_windows_render_as_dbt_filters():
     start, end = datetime(2024, 1, 2, tzinfo=timezone.utc), datetime(2024, 1, 3, tzinfo=timezone.utc)
     read = window_read(relation(start, end), spec(slide_us=2 * HOUR, size_us=5 * HOUR), "hop", None)
     assert read == {
-        "relation": "(select * from s.events where `ts` >= '2024-01-01 20:00:00+00:00' and `ts` < "
-        "'2024-01-03 00:00:00+00:00')",
+        # compared as a timestamp: a string bound Spark would cast to a DATE column's type
+        "relation": "(select * from s.events where cast(`ts` as timestamp) >= '2024-01-01 20:00:00+00:00' and "
+        "cast(`ts` as timestamp) < '2024-01-03 00:00:00+00:00')",
         "owned": "`window_time` >= '2024-01-02 00:00:00+00:00' and `window_time` < '2024-01-03 00:00:00+00:00'",
     }
     session = {"kind": "session", "time_col": "ts", "gap_us": HOUR, "partition_by": [], "text": {"gap": "1 hour"}}
     read = window_read(relation(start, end), session, "session", "2 days")
-    assert "`ts` < '2024-01-03 00:00:00.000001+00:00'" in str(read["relation"])
+    assert "cast(`ts` as timestamp) < '2024-01-03 00:00:00.000001+00:00'" in str(read["relation"])
     assert str(read["owned"]).endswith(" and `window_start` >= '2023-12-31 01:00:00+00:00'")
 
 

@@ -112,7 +112,7 @@ class BatchShape(ABC):
 
 
 def _time(t: datetime) -> exp.Expression:
-    return exp.Literal.string(t.isoformat(sep=" "))
+    return sqlexpr.time_literal(t)
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,11 @@ def window_read(
         raise CompilationError(where + problem) from exc
     owned = TimeRange(_micros(period.start), _micros(period.end))
     read = reach.read(owned)
-    widened = EventTimeFilter(field_name=period.field_name, start=_time(read.start, like), end=_time(read.end, like))
+    # dbt compares with string bounds, which Spark casts to a DATE column's type, dropping the
+    # time of day (a session's inclusive end, + 1 µs, would lose the rows at its end): as a timestamp
+    # (a no-op cast Spark removes for a TIMESTAMP column, whose reads still skip files by it)
+    field = f"cast({period.field_name} as timestamp)"
+    widened = EventTimeFilter(field_name=field, start=_time(read.start, like), end=_time(read.end, like))
     filters = [EventTimeFilter(field_name=relation.quoted("window_time"), start=period.start, end=period.end)]
     whole = reach.whole_from(read)
     if whole is not None:

@@ -67,14 +67,23 @@ def _time(literal: exp.Expression) -> Optional[datetime]:
         return None
 
 
+def _field(compared: exp.Expression) -> bool:
+    """A filter's field as dbt writes it: the column, or (the window macros' widened reads,
+    filtered_reads.py) the column as a timestamp."""
+    if isinstance(compared, exp.Cast):
+        return isinstance(compared.this, exp.Column) and compared.to.is_type("timestamp", "timestamptz", "timestampltz")
+    return isinstance(compared, exp.Column)
+
+
 def _bounds(
     where: exp.Expression,
-) -> Optional[Tuple[exp.Column, Optional[datetime], Optional[datetime], datetime]]:
-    """(column, start, end, either) of `col >= 'start' and col < 'end'` (or one side), as dbt writes it."""
+) -> Optional[Tuple[exp.Expression, Optional[datetime], Optional[datetime], datetime]]:
+    """(field, start, end, either) of `field >= 'start' and field < 'end'` (or one side), as dbt
+    writes it."""
     parts = [where.this, where.expression] if isinstance(where, exp.And) else [where]
-    found: Dict[Type[exp.Expression], Tuple[exp.Column, Optional[datetime]]] = {}
+    found: Dict[Type[exp.Expression], Tuple[exp.Expression, Optional[datetime]]] = {}
     for part in parts:
-        if isinstance(part, (exp.GTE, exp.LT)) and isinstance(part.this, exp.Column):
+        if isinstance(part, (exp.GTE, exp.LT)) and _field(part.this):
             found[type(part)] = (part.this, _time(part.expression))
     if len(found) != len(parts) or any(t is None for _, t in found.values()):
         return None
@@ -99,8 +108,9 @@ def filtered_reads(tree: exp.Expression) -> List[FilteredRead]:
         bounds = _bounds(where.this)
         if bounds is None:
             continue
-        column, start, end, like = bounds
-        if _dbt_filter(column.sql("spark"), start, end) == where.this:
+        field, start, end, like = bounds
+        if _dbt_filter(field.sql("spark"), start, end) == where.this:
+            column = field.this if isinstance(field, exp.Cast) else field
             reads.append(FilteredRead(node, source, column.name, start, end, like))
     return reads
 
@@ -232,16 +242,18 @@ class _Ranges:
         self.read = read
 
     def time(self, value: int) -> exp.Expression:
-        return exp.Literal.string(str(as_datetime(value, self.read.like)))
+        return sqlexpr.time_literal(as_datetime(value, self.read.like))
 
     def between(self, field: str, start: Optional[int], end: Optional[int]) -> Optional[exp.Expression]:
-        """`field` in [start, end) (epoch micros), rendered by dbt's own filter (None: no bound)."""
-        like = self.read.like
-        return _dbt_filter(
-            field,
-            None if start is None else as_datetime(start, like),
-            None if end is None else as_datetime(end, like),
-        )
+        """`field` in [start, end) (epoch micros; None: no bound on either side)."""
+        column = sqlexpr.parse(field)
+        bounds: List[exp.Expression] = [
+            *([] if start is None else [exp.GTE(this=column.copy(), expression=self.time(start))]),
+            *([] if end is None else [exp.LT(this=column.copy(), expression=self.time(end))]),
+        ]
+        if len(bounds) < 2:
+            return bounds[0] if bounds else None
+        return exp.And(this=bounds[0], expression=bounds[1])
 
 
 def _micros(t: Optional[datetime]) -> Optional[int]:

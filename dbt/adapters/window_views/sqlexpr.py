@@ -4,6 +4,7 @@ queries are made of, so no module splices SQL text or reads names back out of it
 from __future__ import annotations
 
 from collections import Counter
+from datetime import datetime
 from typing import List, Optional, Sequence, Tuple, Union
 
 import sqlglot
@@ -192,3 +193,12 @@ def wrap(
     if with_ is not None:
         wrapper.set("with_", with_)
     return wrapper
+
+
+def time_literal(t: datetime) -> exp.Expression:
+    """A time bound as a typed literal. A string one Spark casts to the compared column's type,
+    which for a DATE column drops the time of day (`d < '2024-01-05 01:00:00'` is `d < 2024-01-05`).
+    A naive time as TIMESTAMP_NTZ, one with a zone (dbt's microbatch bounds) as TIMESTAMP: each
+    compares with TIMESTAMP and TIMESTAMP_NTZ columns as the string did."""
+    kind = "timestamp_ntz" if t.tzinfo is None else "timestamp"
+    return exp.cast(exp.Literal.string(t.isoformat(sep=" ")), exp.DataType.build(kind, dialect="spark"))
