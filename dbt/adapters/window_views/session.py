@@ -287,9 +287,7 @@ def refresh_inputs(adapter: Any, inputs: Iterable[Tuple[Optional[str], str]]) ->
 class WindowViewsCursor(Cursor):
     """dbt-spark's session cursor, on our session (embedded defaults, Spark Connect)."""
 
-    def __init__(self, *, server_side_parameters: Optional[Dict[str, Any]] = None) -> None:
-        super().__init__(server_side_parameters=server_side_parameters)
-        self._spark: Optional[SparkSession] = None  # the session its statement ran in
+    _spark: Optional[SparkSession] = None  # the session its statement ran in
 
     def execute(self, sql: str, *parameters: Any) -> None:
         if parameters:

@@ -10,7 +10,7 @@ input: the run goes on."""
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, Iterator, List, Optional, Tuple
+from typing import Iterator, List, Optional, Tuple
 
 from dbt.adapters.window_views import ddl, paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
@@ -110,5 +110,5 @@ def _batch_of(name: str) -> Optional[int]:
 def _paths_in(log: bytes) -> List[str]:
     """The files a log file names, as Spark names them (percent-encoded URIs); its first line is
     the log's version."""
-    entries: List[Dict[str, Any]] = [json.loads(line) for line in log.decode().splitlines()[1:] if line.strip()]
-    return [e["path"] for e in entries if "path" in e]
+    entries = [json.loads(line) for line in log.decode().splitlines()[1:] if line.strip()]
+    return [str(e["path"]) for e in entries if "path" in e]
