@@ -730,3 +730,12 @@ def test_a_streaming_input_rebuilt_beside_itself_is_refused_naming_full_refresh(
     assert f"its input {project.schema}.closed is at another location than when this stream last read it" in message
     assert "fix: run `dbt run --full-refresh -s chained`" in message and "basePath" not in message, message
     assert project.dbt("run", "-s", "chained", "--full-refresh").result[0].status == "success"
+
+
+def test_a_missing_input_is_named_without_sparks_plan(project):
+    make_source(project)
+    project.write("models/sources.yml", sources_yml("bid", "nosuch"))
+    window_view(project, "orphan", "on_update", TUMBLE_SUM.replace("'bid'", "'nosuch'"))
+    message = errors(project.dbt("run", "-s", "orphan", ok=False))
+    assert f"window_view model 'orphan': its input {project.schema}.nosuch does not exist" in message, message
+    assert "UnresolvedRelation" not in message and "DROP VIEW IF EXISTS" not in message, message

@@ -74,7 +74,12 @@ def test_later_runs_from_the_current_batch_back_lookback_plus_pending():
         "2024-01-04",
     ]
     # days without a run: every batch after the last written is computed, and lookback before them
-    assert keys(select(batches(), D(2024, 1, 6, 1), written, BatchRecord(), False)) == [
+    missed = select(batches(), D(2024, 1, 6, 1), written, BatchRecord(), False)
+    assert missed.reason == (
+        "the batches from 2024-01-04 00:00:00 (the first after the last written) to the current one "
+        "(2024-01-06 00:00:00), and 1 before 2024-01-04 00:00:00 (lookback)"
+    )
+    assert keys(missed) == [
         "2024-01-03",
         "2024-01-04",
         "2024-01-05",

@@ -176,7 +176,11 @@ def select(
     first = max(period.shift(current, -config.lookback), period.floor(config.begin))
     new = covering(period, first, _after(period, last_time, last.end))
     pending = [from_key(period, key) for key in record.pending]
-    why = f"the current batch ({batch_of(period, current).key}) and {config.lookback} before it (lookback)"
+    after, latest = batch_of(period, current).key, batch_of(period, new[-1].start if new else current).key
+    why = f"the current batch ({latest}) and {config.lookback} before it (lookback)"
+    if after != latest:  # runs were missed: every batch since the last written
+        why = f"the batches from {after} (the first after the last written) to the current one ({latest}), and "
+        why += f"{config.lookback} before {after} (lookback)"
     if pending:
         why += f", and {len(pending)} batch(es) a previous run left unfinished"
     return Selection(tuple(sorted(set(new) | set(pending))), why)

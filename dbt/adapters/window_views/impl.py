@@ -143,10 +143,13 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
     def check_stream_columns(self, plan: WindowViewPlan) -> None:
         """The plan's column check (plan.check_columns) against the stream's input, before any
         other check that would let Spark report a misspelled column in its own words."""
+        from dbt.adapters.window_views.streaming.runner import input_table
+
         spark = _stream_session(self.config.credentials, plan.model)
         plan.check_columns(
             lambda r: [
-                (f.name, f.dataType.simpleString()) for f in spark.table(".".join(p for p in r if p)).schema.fields
+                (f.name, f.dataType.simpleString())
+                for f in input_table(spark, plan.model, ".".join(p for p in r if p)).schema.fields
             ]
         )
 

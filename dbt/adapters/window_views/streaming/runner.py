@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
+from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views import ddl, filesystems, paths, storage
@@ -217,9 +218,24 @@ def _saved_model(run: StreamRun) -> Optional[ModelRecord]:
         raise unreadable(run.model, exc) from None
 
 
+def input_table(spark: Any, model: str, name: str) -> Any:
+    """An input's table; one that does not exist is named (Spark's own error shows its plan)."""
+    try:
+        return spark.table(name)
+    except AnalysisException as exc:
+        if "TABLE_OR_VIEW_NOT_FOUND" not in str(exc):
+            raise
+        raise ModelSqlError(
+            model,
+            f"its input {name} does not exist",
+            "create it (your loader's table; for a ref(), run the upstream model first), or point the source "
+            "at the table that holds the rows",
+        ) from None
+
+
 def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
     """The columns of the table and of the late table (None: late_data='drop'), checked."""
-    sources = [spark.table(i.source) for i in plan.inputs]
+    sources = [input_table(spark, plan.model, i.source) for i in plan.inputs]
     _check_inputs(plan, sources)
     out_schema = _output_schema(spark, plan)
     _check_output(plan, out_schema)
