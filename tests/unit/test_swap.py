@@ -64,6 +64,8 @@ class Catalog:
 
     def move_location(self, source, target):
         self.calls.append(("move", source, target))
+        if self.calls[-1] == self.failing:
+            raise OSError("the move failed")
 
     def remove_location(self, location):
         self.calls.append(("remove", location))
@@ -141,6 +143,15 @@ def test_a_streaming_table_in_the_new_tables_folder_moves_aside_and_comes_back_i
         swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Streaming("s", "m"), None)
     assert catalog.calls[-2:] == [
         ("move", "file:/warehouse/s.db/m__wv_replaced", "file:/warehouse/s.db/m"),
+        ("rename", "m__wv_backup", "m"),
+    ]
+
+    # a move that failed is not undone: the streaming table gets its name back, its files never left
+    catalog = Catalog({"m"}, failing=("move", "file:/warehouse/s.db/m", "file:/warehouse/s.db/m__wv_replaced"))
+    with pytest.raises(OSError):
+        swap.into_place(catalog, Relation("s", "m__wv_tmp"), MODEL, Streaming("s", "m"), None)
+    assert catalog.calls[-2:] == [
+        ("move", "file:/warehouse/s.db/m", "file:/warehouse/s.db/m__wv_replaced"),
         ("rename", "m__wv_backup", "m"),
     ]
 

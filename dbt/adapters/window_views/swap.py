@@ -37,11 +37,12 @@ def into_place(adapter: Any, built: Any, relation: Any, replaced: Optional[Any],
     try:
         if in_the_way is not None:
             # a managed table's rename moves its folder to where this one keeps its files
-            aside = paths.sibling(in_the_way, f"_{internal('replaced')}")
-            adapter.move_location(in_the_way, aside)
+            moved = paths.sibling(in_the_way, f"_{internal('replaced')}")
+            adapter.move_location(in_the_way, moved)
+            aside = moved
         adapter.rename_relation(built, relation)
     except Exception:
-        if aside is not None and in_the_way is not None:
+        if aside is not None and in_the_way is not None:  # only a move that happened is undone
             adapter.move_location(aside, in_the_way)
         adapter.rename_relation(backup, relation)
         raise
