@@ -460,14 +460,19 @@ def test_crash_at_each_fault_point_then_restart(tmp_path, store):
 
 
 # a row with v = 999 makes a 1 GB string in its task: more than a 768 MB JVM holds, not a 3 GB one
-HUNGRY = """
-{{ config(materialized='window_view', execution='streaming', emit='on_update',
-          watermark={'column': 'ts', 'delay': '5 minutes'}) }}
+# a row with v = 999 asks for a string of a billion characters: more than a 768 MB JVM has
+HUNGRY_SELECT = """
 select k, window_start, window_end, count(*) as n,
        max(length(repeat('x', case when v = 999 then 1000000000 else 1 end))) as widest
 from {{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}
 group by k, window_start, window_end
 """
+HUNGRY = (
+    """
+{{ config(materialized='window_view', execution='streaming', emit='on_update',
+          watermark={'column': 'ts', 'delay': '5 minutes'}) }}"""
+    + HUNGRY_SELECT
+)
 
 
 def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_path):
@@ -527,13 +532,7 @@ def test_a_micro_batch_that_runs_spark_out_of_memory_is_named_and_redone(tmp_pat
     assert rows == [("a", day, 5, 1), ("a", day + SIZE, 1, 1_000_000_000), ("b", day + SIZE, 1, 1)], rows
 
 
-HUNGRY_BATCH = """
-{{ config(materialized='window_view') }}
-select k, window_start, window_end, count(*) as n,
-       max(length(repeat('x', case when v = 999 then 1000000000 else 1 end))) as widest
-from {{ window_views.tumble(source('raw', 'ev'), 'ts', '10 minutes') }}
-group by k, window_start, window_end
-"""
+HUNGRY_BATCH = "{{ config(materialized='window_view') }}" + HUNGRY_SELECT
 
 
 def test_a_batch_build_that_runs_spark_out_of_memory_is_named_and_keeps_its_table(tmp_path):

@@ -96,12 +96,11 @@ class BatchShape(ABC):
         lookback redoes (a run keeps such a batch pending, so the next run redoes it)."""
         return False
 
-    def holds(self, batch: Batch) -> exp.Condition:
+    def holds(self, batch: Batch) -> exp.Expression:
         """Whether a row's event_time lies in the batch."""
-        column = sqlexpr.column(self.event_time)
-        return exp.and_(
-            exp.GTE(this=column, expression=_time(batch.start)), exp.LT(this=column.copy(), expression=_time(batch.end))
-        )
+        within = sqlexpr.in_time_range(sqlexpr.column(self.event_time), batch.start, batch.end)
+        assert within is not None  # both bounds given
+        return within
 
     def owned(self, sql: str, batch: Batch) -> str:
         """`sql`'s rows whose event_time the batch holds."""
@@ -109,10 +108,6 @@ class BatchShape(ABC):
         if not isinstance(query, exp.Query):
             raise AnalysisError("the model's SQL is not a query")
         return sqlexpr.to_sql(sqlexpr.wrap(query, where=self.holds(batch)))
-
-
-def _time(t: datetime) -> exp.Expression:
-    return sqlexpr.time_literal(t)
 
 
 @dataclass(frozen=True)
@@ -230,8 +225,7 @@ def _name(table: exp.Table) -> str:
 
 def _filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> exp.Subquery:
     """`(select * from table where column >= start and column < end) as <table's name>`."""
-    col = sqlexpr.column(column)
-    where = exp.and_(exp.GTE(this=col, expression=_time(start)), exp.LT(this=col.copy(), expression=_time(end)))
+    where = sqlexpr.in_time_range(sqlexpr.column(column), start, end)
     select = exp.select("*").from_(table.copy()).where(where)
     return select.subquery(table.alias_or_name)
 

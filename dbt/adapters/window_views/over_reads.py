@@ -246,14 +246,12 @@ class _Ranges:
 
     def between(self, field: str, start: Optional[int], end: Optional[int]) -> Optional[exp.Expression]:
         """`field` in [start, end) (epoch micros; None: no bound on either side)."""
-        column = sqlexpr.parse(field)
-        bounds: List[exp.Expression] = [
-            *([] if start is None else [exp.GTE(this=column.copy(), expression=self.time(start))]),
-            *([] if end is None else [exp.LT(this=column.copy(), expression=self.time(end))]),
-        ]
-        if len(bounds) < 2:
-            return bounds[0] if bounds else None
-        return exp.And(this=bounds[0], expression=bounds[1])
+        like = self.read.like
+        return sqlexpr.in_time_range(
+            sqlexpr.parse(field),
+            None if start is None else as_datetime(start, like),
+            None if end is None else as_datetime(end, like),
+        )
 
 
 def _micros(t: Optional[datetime]) -> Optional[int]:

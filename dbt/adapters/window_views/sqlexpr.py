@@ -202,3 +202,16 @@ def time_literal(t: datetime) -> exp.Expression:
     compares with TIMESTAMP and TIMESTAMP_NTZ columns as the string did."""
     kind = "timestamp_ntz" if t.tzinfo is None else "timestamp"
     return exp.cast(exp.Literal.string(t.isoformat(sep=" ")), exp.DataType.build(kind, dialect="spark"))
+
+
+def in_time_range(
+    column: exp.Expression, start: Optional[datetime], end: Optional[datetime]
+) -> Optional[exp.Expression]:
+    """`column` in [start, end), its bounds typed (time_literal); None: no bound on either side."""
+    bounds: List[exp.Expression] = [
+        *([] if start is None else [exp.GTE(this=column.copy(), expression=time_literal(start))]),
+        *([] if end is None else [exp.LT(this=column.copy(), expression=time_literal(end))]),
+    ]
+    if len(bounds) < 2:
+        return bounds[0] if bounds else None
+    return exp.And(this=bounds[0], expression=bounds[1])
