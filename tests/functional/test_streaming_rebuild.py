@@ -49,17 +49,23 @@ class Reader(threading.Thread):
         self.done = threading.Event()
 
     def run(self) -> None:
-        spark, table = self.spark, f"{self.project.schema}.{self.name}"
         while not self.done.is_set():
-            try:
-                self.seen.append([tuple(r) for r in spark.sql(f"select * from {table} order by all").collect()])
-                self.counts.append(spark.sql(f"select count(*) from {table}").first()[0])
-            except Exception as exc:  # noqa: BLE001 - a reader's error is what the test looks for
-                self.failures.append(str(exc).splitlines()[0])
+            self.read()
+
+    def read(self) -> None:
+        spark, table = self.spark, f"{self.project.schema}.{self.name}"
+        try:
+            self.seen.append([tuple(r) for r in spark.sql(f"select * from {table} order by all").collect()])
+            self.counts.append(spark.sql(f"select count(*) from {table}").first()[0])
+        except Exception as exc:  # noqa: BLE001 - a reader's error is what the test looks for
+            self.failures.append(str(exc).splitlines()[0])
 
     def stop(self) -> None:
+        """Stop reading, then read once more: the loop's last read may have begun before the
+        run it watched ended, so `seen[-1]` is what a reader sees once the run is done."""
         self.done.set()
         self.join(60)
+        self.read()
 
 
 def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
