@@ -40,7 +40,7 @@ from typing import Any, Dict, List, Tuple
 import yaml
 from dbt.cli.main import dbtRunner
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SCHEMA = "backfill"
 DAYS = 30

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Dict, List
 
 from bench.bench_backfill import DAYS, land
-from dbt.adapters.window_views import tvf_panes
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SLIDE, SIZE = 300_000_000, 3_600_000_000  # HOP 5 minutes / 1 hour, in micros
 T = "unix_micros(`bidtime`)"

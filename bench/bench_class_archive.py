@@ -19,7 +19,7 @@ from typing import Dict, List
 import yaml
 from bench_warm import load, timed_dbt  # bench/ is this script's folder
 
-from dbt.adapters.window_views import class_archive
+from dbt.adapters.window_views.spark import class_archive
 
 COMMANDS = {
     "run (batch model)": ["run", "-s", "tumbled"],

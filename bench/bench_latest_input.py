@@ -16,8 +16,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from bench.bench_backfill import DAYS, land
-from dbt.adapters.window_views.batch_reads import Read, latest_input_sql
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.plans.batch_reads import Read, latest_input_sql
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 
 def main() -> None:

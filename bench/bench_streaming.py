@@ -43,7 +43,7 @@ from dbt.cli.main import dbtRunner
 from jobs import Jobs, describe, met, streaming
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SCHEMA = "bench"
 START = 1704067200  # 2024-01-01 00:00:00 UTC

@@ -36,7 +36,7 @@ from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import StructType
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SCHEMA = "bench_over"
 SELECT = """

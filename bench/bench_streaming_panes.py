@@ -31,7 +31,7 @@ from typing import ClassVar, Dict, List, Tuple
 from bench_streaming import EMITS, SCHEMA, Named, dbt_run, make_project, write_data
 from jobs import Jobs, met, streaming
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 WINDOWS = {
     "tumble": ("TUMBLE 1min", "{'kind': 'tumble', 'time_col': 'bidtime', 'size': '1 minute'}"),

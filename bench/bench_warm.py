@@ -98,7 +98,14 @@ def main() -> None:
                 times["warm compile"].append(dbt(root, "warm", "compile"))
         finally:
             subprocess.run(
-                [sys.executable, "-m", "dbt.adapters.window_views.warm_server", "stop", "--project-dir", str(root)],
+                [
+                    sys.executable,
+                    "-m",
+                    "dbt.adapters.window_views.spark.warm_server",
+                    "stop",
+                    "--project-dir",
+                    str(root),
+                ],
                 check=False,
             )
     for key, values in times.items():

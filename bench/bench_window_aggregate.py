@@ -26,7 +26,7 @@ from jobs import met
 from pyspark.sql import Observation
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 MEASURES = {"total": "sum(amount)", "events": "count(*)", "peak": "max(amount)", "mean": "avg(amount)"}
 MEASURE_SQL = ", ".join(f"{sql} as {name}" for name, sql in MEASURES.items())

@@ -24,7 +24,7 @@ def spark_home(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def spark(spark_home):
-    from dbt.adapters.window_views.session import embedded_settings, spark_session
+    from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
     return spark_session(embedded_settings(spark_home, spark_params(spark_home)))
 
@@ -40,7 +40,7 @@ def project(request, tmp_path, spark_home, spark) -> DbtProject:
 def fs(request):
     """The filesystem local locations get in this process: the local disk, or one with an object
     store's semantics (tests/support/objectstore.py) for the commit protocol's tests."""
-    from dbt.adapters.window_views import filesystems
+    from dbt.adapters.window_views.storage import filesystems
     from tests.support import objectstore
 
     if request.param == "objectstore":

@@ -32,7 +32,7 @@ from dbt.cli.main import dbtRunner
 
 from bench.jobs import Jobs, describe, streaming
 from bench.nexmark import Landing, NexmarkConfig, generate, spark_jobs
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 HERE = Path(__file__).resolve().parent
 QUERIES = ("q5", "q7", "q8", "q11", "q18", "q19")

@@ -8,7 +8,7 @@ import sys
 import textwrap
 import time
 
-from dbt.adapters.window_views import class_archive
+from dbt.adapters.window_views.spark import class_archive
 from tests.support.dbt_projects import REPO
 
 BUILD_WAIT = 300  # seconds: a Spark start and a few statements at the lowest priority, on 2 busy cores

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.window_views import paths, storage
-from dbt.adapters.window_views.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import paths
+from dbt.adapters.window_views.storage.filesystems import ArrowFileSystem, HadoopFileSystem, LocalFileSystem
 from tests.support import objectstore
 
 

@@ -5,7 +5,7 @@ import threading
 
 from pyspark.sql import SparkSession
 
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 from tests.support.dbt_projects import spark_params
 
 

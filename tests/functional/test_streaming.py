@@ -8,8 +8,9 @@ from typing import Sequence
 
 import pytest
 
-from dbt.adapters.window_views.paths import local_path
-from dbt.adapters.window_views.streaming import batch_files, late_rows, shuffles
+from dbt.adapters.window_views.storage.paths import local_path
+from dbt.adapters.window_views.streaming import late_rows, shuffles
+from dbt.adapters.window_views.streaming.inputs import batch_files
 from tests.support.dbt_projects import errors, sources_yml
 
 

@@ -117,8 +117,8 @@ def went_through(fs) -> None:
 
 
 def test_a_second_run_fails_fast_and_a_dead_holder_is_taken_over(project, fs):
-    from dbt.adapters.window_views.processes import started
-    from dbt.adapters.window_views.streaming.lock import Holder, RunLock
+    from dbt.adapters.window_views.spark.processes import started
+    from dbt.adapters.window_views.streaming.commit.lock import Holder, RunLock
 
     two_runs(project, "locked")
     holder = subprocess.Popen(["sleep", "120"])
@@ -303,7 +303,7 @@ def test_readers_never_see_a_half_published_batch(project, monkeypatch):
     a batch's new files beside the ones they replace. Spark's readers of the table read the file
     log the commit protocol writes (storage.log_files), so they see the last committed batch
     until the next run finishes this one."""
-    from dbt.adapters.window_views import filesystems
+    from dbt.adapters.window_views.storage import filesystems
     from tests.support import objectstore
 
     store = objectstore.ObjectStoreFileSystem()
@@ -333,7 +333,7 @@ def test_readers_never_see_a_half_published_batch(project, monkeypatch):
     run(project, "halfway")
     assert project.rows("halfway") == EXPECTED_AFTER_2 + [(t("8:20"), t("8:30"), 5, 1)]
     # the replaced file is gone: the folder holds exactly what the log lists
-    from dbt.adapters.window_views import storage
+    from dbt.adapters.window_views.storage import commit_files as storage
 
     assert sorted(p.name for p in table.glob("*.parquet")) == sorted(storage.logged_files(store, str(table)))
 

@@ -13,8 +13,11 @@ from test_streaming_failures import assert_clean, checkpoint, schema_dir
 from test_streaming_join import EXPECTED, JOIN, LEFT, RIGHT, UNION, make_sources
 from test_streaming_join import deliver as deliver_to
 
-from dbt.adapters.window_views import filesystems, storage
-from dbt.adapters.window_views.streaming import commits, idle, labels
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import filesystems
+from dbt.adapters.window_views.streaming import labels
+from dbt.adapters.window_views.streaming.commit import commits
+from dbt.adapters.window_views.streaming.inputs import idle
 from tests.support.dbt_projects import errors
 
 MINUTE = 60_000_000

@@ -16,8 +16,11 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views import sqlexpr, storage, topn
-from dbt.adapters.window_views.streaming import shuffles, state, topn_shapes
+from dbt.adapters.window_views.kinds import topn
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.streaming import shuffles
+from dbt.adapters.window_views.streaming.shapes import state, topn_shapes
 from tests.support.dbt_projects import errors, sources_yml
 
 CONFIG = "materialized='window_view', emit='on_window_close', watermark={'column': 'ts', 'delay': '2 minutes'}"
@@ -713,8 +716,9 @@ def test_window_passes_over_the_retained_rows_sorted_once_need_no_shuffle_or_sor
     PARTITION BY and ORDER BY of columns): a window pass over the cache, the model's or the
     state's, plans no exchange or sort of its own and returns what it would over the rows as
     they came."""
-    from dbt.adapters.window_views import analysis, overwindows
-    from dbt.adapters.window_views.streaming.over_shapes import sorted_once
+    from dbt.adapters.window_views.kinds import overwindows
+    from dbt.adapters.window_views.query import analysis
+    from dbt.adapters.window_views.streaming.shapes.over_shapes import sorted_once
 
     sql = (
         "select k, ts, seq, lag(v) over (partition by k order by ts, seq desc nulls first) as p, "

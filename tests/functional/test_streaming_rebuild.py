@@ -80,8 +80,8 @@ def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
 
 def held_lock(project, name: str, fs) -> subprocess.Popen:
     """The model's run lock, held by a live process of this host (another run)."""
-    from dbt.adapters.window_views import processes
-    from dbt.adapters.window_views.streaming import lock as run_lock
+    from dbt.adapters.window_views.spark import processes
+    from dbt.adapters.window_views.streaming.commit import lock as run_lock
 
     holder = subprocess.Popen(["sleep", "120"])
     lock = run_lock.RunLock(fs, str(checkpoint(project, name) / "run.lock"), "other-run-id")
@@ -96,7 +96,7 @@ def release(holder: subprocess.Popen) -> None:
 
 
 def test_readers_see_the_old_table_until_a_full_refresh_swaps_in_the_new_one(project):
-    from dbt.adapters.window_views import filesystems
+    from dbt.adapters.window_views.storage import filesystems
 
     old = streamed_twice(project, "steady")
     deliver(project, DELIVERIES[2])
@@ -223,7 +223,8 @@ class Crash(Exception):
 
 
 def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
-    from dbt.adapters.window_views.streaming import rebuild, runner
+    from dbt.adapters.window_views.streaming import runner
+    from dbt.adapters.window_views.streaming.commit import rebuild
 
     old = streamed_twice(project, "killed")
     files = snapshot(checkpoint(project, "killed"))
@@ -251,7 +252,7 @@ def test_a_rebuild_that_died_is_discarded_by_the_next_run(project, monkeypatch):
 
 def crash_at(monkeypatch, point: str) -> None:
     """End the swap at `point` as a crash would: the steps before it done, nothing undone."""
-    from dbt.adapters.window_views.streaming import rebuild
+    from dbt.adapters.window_views.streaming.commit import rebuild
 
     if point in ("table", "late table"):
         calls, original = [], rebuild.point

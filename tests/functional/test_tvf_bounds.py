@@ -8,9 +8,9 @@ import random
 import pytest
 import sqlglot
 
-from dbt.adapters.window_views import sqlexpr
-from dbt.adapters.window_views.tvf import find
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.tvf import find
+from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Tumble, Window
 
 MIN = 60_000_000
 

@@ -26,8 +26,8 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from dbt.adapters.window_views.warm_up import DATABASE as WARM_UP_DATABASE
-from dbt.adapters.window_views.warm_up import ROUNDS_ENV as WARM_UP_ENV
+from dbt.adapters.window_views.spark.warm_up import DATABASE as WARM_UP_DATABASE
+from dbt.adapters.window_views.spark.warm_up import ROUNDS_ENV as WARM_UP_ENV
 from tests.support.dbt_projects import TEST_JVM, sources_yml
 from tests.support.processes import run_command
 
@@ -130,7 +130,7 @@ def record(root: Path) -> Optional[Dict[str, object]]:
 
 
 def alive(pid: object) -> bool:
-    from dbt.adapters.window_views.processes import alive as pid_alive
+    from dbt.adapters.window_views.spark.processes import alive as pid_alive
 
     return pid_alive(int(str(pid)))
 
@@ -141,7 +141,7 @@ def shown(out: str) -> List[Dict[str, object]]:
 
 
 def stop(root: Path) -> str:
-    cmd = [sys.executable, "-m", "dbt.adapters.window_views.warm_server", "stop", "--project-dir", str(root)]
+    cmd = [sys.executable, "-m", "dbt.adapters.window_views.spark.warm_server", "stop", "--project-dir", str(root)]
     return run_command(cmd, cwd=root).stdout
 
 
@@ -165,7 +165,7 @@ def warm(tmp_path_factory):
     with pytest.MonkeyPatch.context() as env:
         env.setenv(WARM_UP_ENV, "2")  # the dbt processes' watchdogs: two rounds, not a user's twelve
         yield {"home": home, "bids": home / "bid", **roots}
-    from dbt.adapters.window_views.warm_server import stop as stop_server
+    from dbt.adapters.window_views.spark.warm_server import stop as stop_server
 
     for root in roots.values():  # what the stop command does, without a Python process of its own
         stop_server(root)

@@ -37,7 +37,7 @@ def sources_yml(*tables: str) -> str:
 def spark_params(home: Path) -> Dict[str, str]:
     """Profile settings that point every test project at the session's one metastore, and the
     tests' JVM options (TEST_JVM) for a driver they start."""
-    from dbt.adapters.window_views.session import java_options
+    from dbt.adapters.window_views.spark.session import java_options
 
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),

@@ -65,8 +65,9 @@ def crash_at(point: str, model: str) -> None:
 
 def install() -> None:
     """Wrap CommitLog.mark_ready and storage.publish (once per process)."""
-    from dbt.adapters.window_views import paths, storage
-    from dbt.adapters.window_views.streaming import commits
+    from dbt.adapters.window_views.storage import commit_files as storage
+    from dbt.adapters.window_views.storage import paths
+    from dbt.adapters.window_views.streaming.commit import commits
 
     if getattr(storage.publish, "_faulty", False):
         return

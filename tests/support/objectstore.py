@@ -24,8 +24,8 @@ from collections import Counter
 from pathlib import Path
 from typing import List
 
-from dbt.adapters.window_views import filesystems
-from dbt.adapters.window_views.filesystems import Entry, FileSystem
+from dbt.adapters.window_views.storage import filesystems
+from dbt.adapters.window_views.storage.filesystems import Entry, FileSystem
 from tests.support import faults
 
 PENDING = ".objectstore-put-"  # an upload in flight: not a key yet, so never listed

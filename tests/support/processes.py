@@ -50,7 +50,7 @@ def wait_for_jvm(home: Path, timeout: float = 60) -> None:
 def test_jvm() -> str:
     """TEST_JVM, and Spark's class archive once built (class_archive.py, as the plugin gives its
     drivers): for the JVMs the tests start themselves, a cluster's daemons and executors."""
-    from dbt.adapters.window_views import class_archive
+    from dbt.adapters.window_views.spark import class_archive
 
     return f"{TEST_JVM} {class_archive.jvm_options(start_build=False)}".strip()
 

@@ -1,7 +1,7 @@
 import pytest
 
-from dbt.adapters.window_views import analysis
-from dbt.adapters.window_views.emit import close_filter
+from dbt.adapters.window_views.kinds.emit import close_filter
+from dbt.adapters.window_views.query import analysis
 
 
 def calls(sql):

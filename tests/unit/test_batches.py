@@ -12,9 +12,13 @@ from types import SimpleNamespace
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import incremental, panes
-from dbt.adapters.window_views.batch_reads import Closing, shape_of
-from dbt.adapters.window_views.batches import (
+from dbt.adapters.window_views.batch import incremental
+from dbt.adapters.window_views.batch.incremental import _first_line
+from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.model.config import BatchSize, ConfigError, WindowViewConfig
+from dbt.adapters.window_views.plans.batch_reads import Closing, shape_of
+from dbt.adapters.window_views.plans.batches import (
     PERIODS,
     RECORD_PROPERTY,
     Batch,
@@ -23,10 +27,7 @@ from dbt.adapters.window_views.batches import (
     record_first,
     select,
 )
-from dbt.adapters.window_views.config import BatchSize, ConfigError, WindowViewConfig
-from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
-from dbt.adapters.window_views.incremental import _first_line
-from dbt.adapters.window_views.plan import WindowViewPlan
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 
 D = datetime
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.streaming import checkpoint
-from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.streaming.commit import checkpoint
+from dbt.adapters.window_views.streaming.commit.commits import Locations
 
 OFFSETS = 'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n{"logOffset":%d}\n'
 COMMIT = 'v1\n{"nextBatchWatermarkMs":0}\n'
@@ -86,7 +86,7 @@ def test_a_check_shipped_to_a_spark_task_comes_back_as_the_same_failure(tmp_path
     result and its failure, named as here, come back pickled."""
     import pickle
 
-    from dbt.adapters.window_views import filesystems
+    from dbt.adapters.window_views.storage import filesystems
 
     loc = where(tmp_path, 3, 3)
     ok = pickle.loads(filesystems._run_in_task(pickle.dumps(("run", (checkpoint._check, "m", loc.locations)))))

@@ -8,8 +8,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from dbt.adapters.window_views import class_archive
-from dbt.adapters.window_views.class_archive import Archive, BuildLock
+from dbt.adapters.window_views.spark import class_archive
+from dbt.adapters.window_views.spark.class_archive import Archive, BuildLock
 
 
 @pytest.fixture

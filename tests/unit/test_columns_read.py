@@ -4,9 +4,9 @@ certain."""
 
 import json
 
-from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.streaming.columns_read import columns_read
-from dbt.adapters.window_views.streaming.plan import build
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans.stream import build
+from dbt.adapters.window_views.streaming.inputs.columns_read import columns_read
 
 BID = ["auction", "bidder", "price", "channel", "url", "dateTime", "extra"]
 

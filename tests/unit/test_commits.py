@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.window_views import paths, storage
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
-from dbt.adapters.window_views.streaming.records import Arrival, BatchRecord, RunTotals
+from dbt.adapters.window_views.records import Arrival, BatchRecord, RunTotals
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import paths
+from dbt.adapters.window_views.streaming.commit.commits import CommitLog, Locations
 
 READY = BatchRecord(
     watermark=5, state_batch="1", rows_in=3, late=0, rows_out=2, state_rows=0, clocks=Arrival(None, None)

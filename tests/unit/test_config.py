@@ -1,6 +1,6 @@
 import pytest
 
-from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
+from dbt.adapters.window_views.model.config import ConfigError, WindowViewConfig
 
 
 def parse(**config):

@@ -5,8 +5,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.window_views import ddl
-from dbt.adapters.window_views.watermark import _lowest_maximum
+from dbt.adapters.window_views.batch.watermark import _lowest_maximum
+from dbt.adapters.window_views.query import ddl
 
 ODD_TABLES = ["s.t", "`s`.`t`", "`my schema`.`it``s`", "t"]
 

@@ -6,10 +6,10 @@ from datetime import datetime, timezone
 import pytest
 from sqlglot import exp
 
-from dbt.adapters.window_views import over_reads
-from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelConfigError, ModelOutputError
-from dbt.adapters.window_views.plan import WindowViewPlan
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans import over_reads
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from tests.support.data import TUMBLE_COMPILED
 
 BATCH = {"materialized": "window_view", "execution": "batch"}

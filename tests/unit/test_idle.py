@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from dbt.adapters.window_views import storage
-from dbt.adapters.window_views.config import ConfigError, WindowViewConfig
-from dbt.adapters.window_views.streaming import idle
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations, next_idle_step, order
-from dbt.adapters.window_views.streaming.plan import fingerprint
-from dbt.adapters.window_views.streaming.records import (
+from dbt.adapters.window_views.model.config import ConfigError, WindowViewConfig
+from dbt.adapters.window_views.plans.stream import fingerprint
+from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Tumble
+from dbt.adapters.window_views.records import (
     NO_NEW_ROWS,
     Arrival,
     BatchRecord,
@@ -20,7 +18,9 @@ from dbt.adapters.window_views.streaming.records import (
     NewRowCounts,
     RunTotals,
 )
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.streaming.commit.commits import CommitLog, Locations, next_idle_step, order
+from dbt.adapters.window_views.streaming.inputs import idle
 
 MINUTE = 60_000_000
 SQL = "select window_start, window_end, count(*) as n from t group by window_start, window_end"
@@ -201,8 +201,8 @@ def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.streaming import sides
-    from dbt.adapters.window_views.streaming.plan import build
+    from dbt.adapters.window_views.plans.stream import build
+    from dbt.adapters.window_views.streaming.inputs import sides
 
     plan = build(
         "m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ()
@@ -231,8 +231,8 @@ def test_each_inputs_counts_are_read_back_from_the_row_of_the_batchs_counts():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.streaming import sides
-    from dbt.adapters.window_views.streaming.plan import build
+    from dbt.adapters.window_views.plans.stream import build
+    from dbt.adapters.window_views.streaming.inputs import sides
 
     plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     row = Row(n=3, _wv_tmax0=None, _wv_n0=1, _wv_tmax1=7 * MINUTE, _wv_n1=2)
@@ -245,8 +245,8 @@ def test_an_inputs_watermark_reads_the_batchs_counts():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.streaming import sides
-    from dbt.adapters.window_views.streaming.plan import build
+    from dbt.adapters.window_views.plans.stream import build
+    from dbt.adapters.window_views.streaming.inputs import sides
 
     plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     previous = committed(104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 0, "s.b": 0}))

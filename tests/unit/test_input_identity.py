@@ -12,10 +12,10 @@ from typing import List
 import pytest
 
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.filesystems import LOCAL
-from dbt.adapters.window_views.streaming import input_identity
-from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.records import InputIdentity, InputsRecord
+from dbt.adapters.window_views.records import InputIdentity, InputsRecord
+from dbt.adapters.window_views.storage.filesystems import LOCAL
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.inputs import input_identity
 
 
 def a_run(tmp_path: Path) -> SimpleNamespace:

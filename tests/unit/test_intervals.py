@@ -1,6 +1,6 @@
 import pytest
 
-from dbt.adapters.window_views.intervals import Interval, IntervalError
+from dbt.adapters.window_views.query.intervals import Interval, IntervalError
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,9 @@ import time
 
 import pytest
 
-from dbt.adapters.window_views import processes
-from dbt.adapters.window_views.streaming import lock as run_lock
-from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
+from dbt.adapters.window_views.spark import processes
+from dbt.adapters.window_views.streaming.commit import lock as run_lock
+from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
 
 
 def test_one_holder_at_a_time(tmp_path, fs):

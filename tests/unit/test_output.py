@@ -1,6 +1,6 @@
 """Which table buckets a micro-batch of `on_update` rewrites (streaming/output.py)."""
 
-from dbt.adapters.window_views.streaming.output import holding, within
+from dbt.adapters.window_views.streaming.shapes.output import holding, within
 
 HOUR, DAY = 3_600_000_000, 86_400_000_000
 

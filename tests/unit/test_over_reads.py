@@ -15,10 +15,12 @@ import sqlglot
 from dbt_common.exceptions import CompilationError
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, emit, plan
 from dbt.adapters.window_views.errors import AnalysisError
-from dbt.adapters.window_views.over_reads import call_reach, filtered_reads, owned_sql
-from dbt.adapters.window_views.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast, micros
+from dbt.adapters.window_views.kinds import emit
+from dbt.adapters.window_views.kinds.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast, micros
+from dbt.adapters.window_views.plans import window_view as plan
+from dbt.adapters.window_views.plans.over_reads import call_reach, filtered_reads, owned_sql
+from dbt.adapters.window_views.query import analysis
 
 BASE = datetime(2024, 1, 1)
 CALLS = {

@@ -7,7 +7,8 @@ import re
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, overwindows
+from dbt.adapters.window_views.kinds import overwindows
+from dbt.adapters.window_views.query import analysis
 
 SHARED = """select k, ts, v - lag(v) over (partition by k order by ts) as change,
   lead(v) over (partition by k order by ts) as next_v,

@@ -4,7 +4,8 @@ import duckdb
 import pytest
 import sqlglot
 
-from dbt.adapters.window_views import analysis, overwindows, prefix
+from dbt.adapters.window_views.kinds import overwindows, prefix
+from dbt.adapters.window_views.query import analysis
 
 OVER = "over (partition by k order by ts{extra})"
 

@@ -10,10 +10,10 @@ from dbt.adapters.base.relation import EventTimeFilter
 from dbt.adapters.spark.relation import SparkRelation
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views.filtered_reads import window_read
-from dbt.adapters.window_views.intervals import Interval
-from dbt.adapters.window_views.reach import ReachError, TimeRange, as_datetime, micros, reach_of
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session, Tumble, Window
+from dbt.adapters.window_views.kinds.reach import ReachError, TimeRange, as_datetime, micros, reach_of
+from dbt.adapters.window_views.plans.filtered_reads import window_read
+from dbt.adapters.window_views.query.intervals import Interval
+from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Tumble, Window
 
 MIN = 60_000_000
 HOUR = 60 * MIN

@@ -3,9 +3,9 @@
 
 from pathlib import Path
 
-from dbt.adapters.window_views.filesystems import LOCAL
-from dbt.adapters.window_views.streaming import rebuild
-from dbt.adapters.window_views.streaming.commits import Locations
+from dbt.adapters.window_views.storage.filesystems import LOCAL
+from dbt.adapters.window_views.streaming.commit import rebuild
+from dbt.adapters.window_views.streaming.commit.commits import Locations
 
 HOME = Locations("/wh/s.db/m", "/wh/s.db/m__late", "/wh/s.db/m__checkpoint")
 

@@ -5,9 +5,7 @@ import json
 
 import pytest
 
-from dbt.adapters.window_views import storage
-from dbt.adapters.window_views.streaming.commits import CommitLog, Locations
-from dbt.adapters.window_views.streaming.records import (
+from dbt.adapters.window_views.records import (
     RECORD_VERSION,
     Arrival,
     BatchRecord,
@@ -22,6 +20,8 @@ from dbt.adapters.window_views.streaming.records import (
     RecomputeRecord,
     RunTotals,
 )
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.streaming.commit.commits import CommitLog, Locations
 
 PLAN = PublishPlan((Move("_wv_bucket=h1/p.parquet", "h1-n3-p.parquet", 10, 1.5),), ("h1-n2-q.parquet",), 19)
 RECORDS = [

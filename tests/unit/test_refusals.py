@@ -10,10 +10,10 @@ import pytest
 from dbt_common.clients.jinja import CallableMacroGenerator
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
-from dbt.adapters.window_views.shown import CAP
-from dbt.adapters.window_views.streaming.plan import build
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans.stream import build
+from dbt.adapters.window_views.query.shown import CAP
 
 HOP_SPEC = {
     "kind": "hop",

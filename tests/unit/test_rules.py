@@ -10,8 +10,8 @@ from dbt_common.clients.jinja import get_template
 
 from dbt.adapters.window_views import rules
 from dbt.adapters.window_views.errors import IntervalError
-from dbt.adapters.window_views.intervals import Interval
 from dbt.adapters.window_views.names import name_problem
+from dbt.adapters.window_views.query.intervals import Interval
 
 ARGUMENTS = rules.RULES_SQL.parent / "arguments.sql"
 

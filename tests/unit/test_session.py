@@ -3,13 +3,8 @@ from pathlib import Path
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import session
-from dbt.adapters.window_views.session import (
-    LISTING_THRESHOLD,
-    LOCAL_LISTING,
-    check_java,
-    embedded_settings,
-)
+from dbt.adapters.window_views.spark import session
+from dbt.adapters.window_views.spark.session import LISTING_THRESHOLD, LOCAL_LISTING, check_java, embedded_settings
 
 
 def test_missing_java_says_what_to_install(tmp_path, monkeypatch):

@@ -11,9 +11,9 @@ import duckdb
 import pytest
 import sqlglot
 
-from dbt.adapters.window_views.config import WindowViewConfig
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans.stream import StreamPlan, build
 from dbt.adapters.window_views.streaming import batch_writer
-from dbt.adapters.window_views.streaming.plan import StreamPlan, build
 
 GAP = 5 * 60_000_000
 EPOCH = datetime(2020, 4, 15)

@@ -3,9 +3,10 @@ own input shape (sides.inputs_of): no Spark."""
 
 import pytest
 
-from dbt.adapters.window_views.config import WindowViewConfig
-from dbt.adapters.window_views.streaming import batch_writer, sides
-from dbt.adapters.window_views.streaming.plan import InputShape, build
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans.stream import InputShape, build
+from dbt.adapters.window_views.streaming import batch_writer
+from dbt.adapters.window_views.streaming.inputs import sides
 from tests.support.data import TUMBLE_COMPILED as TUMBLE
 
 SESSION = TUMBLE.replace(

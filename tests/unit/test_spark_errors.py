@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 from pyspark.errors import AnalysisException, PySparkException
 
-from dbt.adapters.window_views.streaming.locations import Locations
+from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.spark_errors import (
     FailedBatch,
     SparkError,
@@ -179,7 +179,7 @@ def test_nanosecond_timestamps_are_named_as_such_with_how_to_write_them():
 
 
 def test_an_analysis_errors_logical_plan_is_left_out():
-    from dbt.adapters.window_views.spark_messages import without_plan
+    from dbt.adapters.window_views.spark.spark_messages import without_plan
 
     message = (
         "[UNRESOLVED_COLUMN.WITH_SUGGESTION] A column, variable, or function parameter with name `nosuch` cannot "

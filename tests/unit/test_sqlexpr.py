@@ -4,8 +4,8 @@ import duckdb
 import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr
-from dbt.adapters.window_views.sqlexpr import column
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.sqlexpr import column
 
 
 def rows(node: exp.Expression) -> list:

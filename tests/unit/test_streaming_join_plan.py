@@ -5,9 +5,9 @@ import json
 
 import pytest
 
-from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
-from dbt.adapters.window_views.streaming.plan import build
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.plans.stream import build
 
 
 def config(**extra):

@@ -5,11 +5,11 @@ import json
 
 import pytest
 
-from dbt.adapters.window_views import panes
-from dbt.adapters.window_views.config import WindowViewConfig
 from dbt.adapters.window_views.errors import ModelSqlError
-from dbt.adapters.window_views.streaming.plan import build, check_upstream
-from dbt.adapters.window_views.upstream import Upstream
+from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.model.config import WindowViewConfig
+from dbt.adapters.window_views.model.upstream import Upstream
+from dbt.adapters.window_views.plans.stream import build, check_upstream
 from tests.support.data import TUMBLE_COMPILED as TUMBLE
 
 

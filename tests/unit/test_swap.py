@@ -11,8 +11,8 @@ from typing import List, Optional, Set
 
 import pytest
 
-from dbt.adapters.window_views import incremental, swap
-from dbt.adapters.window_views.batches import BatchRecord
+from dbt.adapters.window_views.batch import incremental, swap
+from dbt.adapters.window_views.plans.batches import BatchRecord
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,12 @@ column ascending stays with over windows."""
 import pytest
 from sqlglot import exp
 
-from dbt.adapters.window_views import analysis, topn
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.kinds import topn
+from dbt.adapters.window_views.plans.stream import build
+from dbt.adapters.window_views.query import analysis
 from dbt.adapters.window_views.streaming.batch_writer import shape_of
-from dbt.adapters.window_views.streaming.plan import build
-from dbt.adapters.window_views.streaming.topn_shapes import TopNOnUpdate
+from dbt.adapters.window_views.streaming.shapes.topn_shapes import TopNOnUpdate
 from tests.unit.test_refusals import Q18, Q19, config
 
 RANKED = "SELECT *, {call} AS r FROM s.bid"

@@ -8,9 +8,9 @@ import pytest
 from dbt_common.clients.jinja import get_template
 
 import dbt.include.window_views
-from dbt.adapters.window_views import sqlexpr
-from dbt.adapters.window_views.tvf import MarkerError, find
-from dbt.adapters.window_views.windows import Cumulate, Hop, Session
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.tvf import MarkerError, find
+from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session
 
 MIN = 60_000_000
 

@@ -11,9 +11,9 @@ import time
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views import warm_server
 from dbt.adapters.window_views.connections import WindowViewsCredentials
-from dbt.adapters.window_views.warm_server import LockHolder, ServerRecord, WarmSpec
+from dbt.adapters.window_views.spark import warm_server
+from dbt.adapters.window_views.spark.warm_server import LockHolder, ServerRecord, WarmSpec
 
 
 def credentials(**profile):

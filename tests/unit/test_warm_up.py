@@ -10,8 +10,8 @@ from typing import List
 
 import pytest
 
-from dbt.adapters.window_views import warm_up
-from dbt.adapters.window_views.warm_up import DATABASE, WarmUp
+from dbt.adapters.window_views.spark import warm_up
+from dbt.adapters.window_views.spark.warm_up import DATABASE, WarmUp
 
 
 class FakeSpark:
@@ -96,7 +96,7 @@ def test_the_rounds_setting(monkeypatch, capsys, value, rounds):
 
 
 def test_the_stop_command_prints_no_python_warning(tmp_path):
-    cmd = [sys.executable, "-m", "dbt.adapters.window_views.warm_server", "stop", "--project-dir", str(tmp_path)]
+    cmd = [sys.executable, "-m", "dbt.adapters.window_views.spark.warm_server", "stop", "--project-dir", str(tmp_path)]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "no warm Spark was started" in proc.stdout
     assert proc.stderr == ""

@@ -6,8 +6,8 @@ import json
 
 from sqlglot import exp
 
-from dbt.adapters.window_views.analysis import parse
-from dbt.adapters.window_views.window_columns import Bound, bound_of, readable, selected
+from dbt.adapters.window_views.query.analysis import parse
+from dbt.adapters.window_views.query.window_columns import Bound, bound_of, readable, selected
 
 SPEC = {"kind": "tumble", "time_col": "ts", "size_us": 10_000_000, "offset_us": 0, "text": {"size": "10 seconds"}}
 

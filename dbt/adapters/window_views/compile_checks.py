@@ -18,7 +18,7 @@ from typing import Any, Dict, List
 
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import plan
+from dbt.adapters.window_views.plans import window_view as plan
 
 ADAPTER_TYPE = "window_views"
 _MARK = "_window_views_compile_checks"

@@ -17,8 +17,8 @@ from dbt.adapters.spark.session import SessionConnectionWrapper
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.errors import IntervalError
-from dbt.adapters.window_views.intervals import Interval
-from dbt.adapters.window_views.session import WindowViewsConnection
+from dbt.adapters.window_views.query.intervals import Interval
+from dbt.adapters.window_views.spark.session import WindowViewsConnection
 
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
 
@@ -110,7 +110,7 @@ class WindowViewsConnectionManager(SparkConnectionManager):
         creds = profile.credentials
         if getattr(creds, "warm_spark", False):
             # imported here: `python -m ...warm_server` runs it before anything imported it
-            from dbt.adapters.window_views import warm_server
+            from dbt.adapters.window_views.spark import warm_server
 
             # where the project's warm server is recorded: session.spark_session reads these keys
             # (warm_server.WarmSpec) and never sends them to Spark

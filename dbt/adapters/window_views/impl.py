@@ -15,16 +15,19 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt_common.exceptions import CompilationError
 
-from dbt.adapters.window_views import batch, filtered_reads, incremental, panes, swap
 from dbt.adapters.window_views.__version__ import version
-from dbt.adapters.window_views.config import LateData, WindowViewsConfig
+from dbt.adapters.window_views.batch import incremental, swap
+from dbt.adapters.window_views.batch import statement as batch
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
-from dbt.adapters.window_views.intervals import describe_epoch_micros
-from dbt.adapters.window_views.plan import WindowViewPlan, summary
+from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
+from dbt.adapters.window_views.plans import filtered_reads
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
+from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
-from dbt.adapters.window_views.session import embedded_settings, refresh_inputs, remote_url, spark_session
-from dbt.adapters.window_views.table_files import TableFiles
+from dbt.adapters.window_views.spark.session import embedded_settings, refresh_inputs, remote_url, spark_session
+from dbt.adapters.window_views.storage.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
 _TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Dict, Union
 
 import dbt.include.window_views
-from dbt.adapters.window_views import intervals, names
+from dbt.adapters.window_views import names
+from dbt.adapters.window_views.query import intervals
 
 RULES_SQL = Path(dbt.include.window_views.__file__).parent / "macros" / "_internal" / "_rules.sql"
 

@@ -28,27 +28,28 @@ from py4j.protocol import Py4JError
 from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
-from dbt.adapters.window_views import filesystems, storage
-from dbt.adapters.window_views.config import Emit
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.filesystems import FileSystem
-from dbt.adapters.window_views.intervals import describe_epoch_micros
+from dbt.adapters.window_views.model.config import Emit
 from dbt.adapters.window_views.names import RESERVED_PREFIX
-from dbt.adapters.window_views.streaming import idle, labels, shuffles, sides
-from dbt.adapters.window_views.streaming.columns_read import FILE, input_columns, reader
-from dbt.adapters.window_views.streaming.commits import CommitLog
+from dbt.adapters.window_views.plans.stream import StreamPlan, is_session
+from dbt.adapters.window_views.query.intervals import describe_epoch_micros
+from dbt.adapters.window_views.records import NO_NEW_ROWS, BatchId, BatchRecord, Publish
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import filesystems
+from dbt.adapters.window_views.storage.filesystems import FileSystem
+from dbt.adapters.window_views.streaming import labels, shuffles
+from dbt.adapters.window_views.streaming.commit.commits import CommitLog
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.inputs import idle, sides
+from dbt.adapters.window_views.streaming.inputs.columns_read import FILE, input_columns, reader
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
-from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.model_query import ModelQuery
-from dbt.adapters.window_views.streaming.output import Output
-from dbt.adapters.window_views.streaming.over_shapes import OverOnUpdate, OverOnWindowClose
-from dbt.adapters.window_views.streaming.plan import StreamPlan, is_session
-from dbt.adapters.window_views.streaming.records import NO_NEW_ROWS, BatchId, BatchRecord, Publish
-from dbt.adapters.window_views.streaming.shapes import Batch, ModelShape, Parts
-from dbt.adapters.window_views.streaming.spark_errors import batch_failure
-from dbt.adapters.window_views.streaming.state import State, held_rows_metric
-from dbt.adapters.window_views.streaming.topn_shapes import TopNOnUpdate
-from dbt.adapters.window_views.streaming.window_shapes import (
+from dbt.adapters.window_views.streaming.shapes.base import Batch, ModelShape, Parts
+from dbt.adapters.window_views.streaming.shapes.model_query import ModelQuery
+from dbt.adapters.window_views.streaming.shapes.output import Output
+from dbt.adapters.window_views.streaming.shapes.over_shapes import OverOnUpdate, OverOnWindowClose
+from dbt.adapters.window_views.streaming.shapes.state import State, held_rows_metric
+from dbt.adapters.window_views.streaming.shapes.topn_shapes import TopNOnUpdate
+from dbt.adapters.window_views.streaming.shapes.window_shapes import (
     PanesOnUpdate,
     PanesOnWindowClose,
     SessionOnUpdate,
@@ -58,6 +59,7 @@ from dbt.adapters.window_views.streaming.window_shapes import (
     TvfOnUpdate,
     TvfOnWindowClose,
 )
+from dbt.adapters.window_views.streaming.spark_errors import batch_failure
 
 logger = AdapterLogger("WindowViews")
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Any, Iterator
 
-from dbt.adapters.window_views.filesystems import is_connect
+from dbt.adapters.window_views.spark.connect import is_connect
 
 DESCRIPTION = "spark.job.description"  # what setJobDescription sets
 

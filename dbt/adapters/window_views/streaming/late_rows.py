@@ -12,16 +12,17 @@ from typing import Any, Optional, Sequence
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views import sqlexpr, storage
-from dbt.adapters.window_views.config import LateData
+from dbt.adapters.window_views.model.config import LateData
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.streaming.batch_files import BatchFiles, changed
-from dbt.adapters.window_views.streaming.columns_read import FILE
-from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.model_query import counted
-from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchId, NewRowCounts
-from dbt.adapters.window_views.streaming.sides import OneInput
+from dbt.adapters.window_views.plans.stream import StreamPlan
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.records import BatchId, NewRowCounts
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.inputs.batch_files import BatchFiles, changed
+from dbt.adapters.window_views.streaming.inputs.columns_read import FILE
+from dbt.adapters.window_views.streaming.inputs.sides import OneInput
+from dbt.adapters.window_views.streaming.shapes.model_query import counted
 
 T = internal("t")  # a new row's event time, epoch micros
 LATE = internal("late")  # whether a new row is late

@@ -12,28 +12,25 @@ from dbt_common.exceptions import DbtRuntimeError
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
-from dbt.adapters.window_views import ddl, filesystems, paths, storage
-from dbt.adapters.window_views.config import Emit, LateData, OnChange
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, StreamFailure
-from dbt.adapters.window_views.intervals import describe_epoch_micros
+from dbt.adapters.window_views.model.config import Emit, LateData, OnChange
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
-from dbt.adapters.window_views.session import spark_gone
-from dbt.adapters.window_views.streaming import (
-    checkpoint,
-    columns_read,
-    idle,
-    input_identity,
-    pane_state,
-    rebuild,
-    sides,
-)
+from dbt.adapters.window_views.plans.stream import StreamPlan
+from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query.intervals import describe_epoch_micros
+from dbt.adapters.window_views.records import ModelRecord, RebuildStep
+from dbt.adapters.window_views.spark.connect import is_connect
+from dbt.adapters.window_views.spark.session import spark_gone
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import filesystems, paths
 from dbt.adapters.window_views.streaming.batch_writer import BatchWriter
-from dbt.adapters.window_views.streaming.commits import CommitLog, read_record, unreadable
-from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.lock import LockHeld, RunLock
-from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import ModelRecord, RebuildStep
-from dbt.adapters.window_views.streaming.run_context import StreamRun
+from dbt.adapters.window_views.streaming.commit import checkpoint, rebuild
+from dbt.adapters.window_views.streaming.commit.commits import CommitLog, read_record, unreadable
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
+from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
+from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, sides
+from dbt.adapters.window_views.streaming.shapes import pane_state
 from dbt.adapters.window_views.streaming.spark_errors import spark_stopped
 
 logger = AdapterLogger("WindowViews")
@@ -490,7 +487,7 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
         query = stream.trigger(processingTime=f"{trigger.processing_time.micros // 1000} milliseconds").start()
     # idle steps between Spark's batches need the writer in this process (not a Connect server's)
     between = None
-    if plan.watermark.idle_timeout is not None and not filesystems.is_connect(spark):
+    if plan.watermark.idle_timeout is not None and not is_connect(spark):
         between = lambda: idle.catch_up(run, writer, log)  # noqa: E731
     try:
         if catch_up:

@@ -11,14 +11,15 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import PySparkException
 
-from dbt.adapters.window_views import ddl, paths
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.session import Stopped, spark_gone
-from dbt.adapters.window_views.spark_messages import before_context, without_internal
-from dbt.adapters.window_views.streaming.batch_files import gone
-from dbt.adapters.window_views.streaming.locations import Locations
-from dbt.adapters.window_views.streaming.plan import StreamPlan
-from dbt.adapters.window_views.streaming.records import BatchId
+from dbt.adapters.window_views.plans.stream import StreamPlan
+from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.records import BatchId
+from dbt.adapters.window_views.spark.session import Stopped, spark_gone
+from dbt.adapters.window_views.spark.spark_messages import before_context, without_internal
+from dbt.adapters.window_views.storage import paths
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.inputs.batch_files import gone
 
 # Spark's way of saying a job was stopped rather than failed (a processing-time run's query.stop())
 CANCELLED = ("SPARK_JOB_CANCELLED", "OPERATION_CANCELED", "InterruptedException", "cancelled")

@@ -1,0 +1,480 @@
+"""execution='batch' with batch_size: the plugin drives the batches (dbt does so only for
+materialized='incremental'). The table is partitioned by its batch column, one partition per
+batch, each partition a directory of its own. A batch writes its rows (batch_reads.py) to a new
+directory, then points its partition at it: one catalog statement, so readers see the batch's old
+rows or its new ones, on a local disk as on an object store (nothing reads the new directory
+before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
+its partition as it was. The batches a run leaves unfinished are recorded with the table
+(batches.BatchRecord: with its other properties at the end of the run, and before the batches
+where a kill could otherwise lose one, batches.record_first); the next run redoes them.
+A full refresh (or a table of another shape) is built beside the table and swapped in once every
+batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+from urllib.parse import unquote
+
+from dbt.adapters.contracts.connection import AdapterResponse
+from dbt.adapters.events.logging import AdapterLogger
+from dbt_common.exceptions import DbtRuntimeError
+from sqlglot import exp
+
+from dbt.adapters.window_views.batch import swap
+from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
+from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.model.config import Batches, Emit, naive_utc
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.plans import batch_reads
+from dbt.adapters.window_views.plans.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, record_first, select
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
+from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.spark.spark_messages import error_line, without_internal
+from dbt.adapters.window_views.storage import paths
+
+logger = AdapterLogger("WindowViews")
+BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
+STAGING_DIR = internal("staging")  # under BATCHES_DIR: batches computed as one, before each moves to its own
+_STAGED_BY = internal("batch_dir")  # the column their rows are written by: their batch's directory name
+COLUMN_PROPERTY = "window_views.batch_column"
+# the latest input time a run found: the next run's scan for its own reads only what is not older
+LATEST_PROPERTY = "window_views.latest_input_time"
+_LATEST_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
+# contiguous batches computed in one query, at most: each row finds its batch's directory in a CASE
+# of this many branches (a year of hours: 88 queries, not 8,760)
+_COMPUTED_AS_ONE = 100
+_ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
+_EPOCH = datetime(1970, 1, 1)
+
+
+class BatchesFailed(DbtRuntimeError):
+    """Some batches of an incremental batch window view failed; the others are written."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The table as a run finds (or makes) it."""
+
+    name: str
+    location: str
+    written: Tuple[str, ...]  # the batch keys it holds
+    record: BatchRecord  # the batches an earlier run planned and did not finish
+    rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
+    latest_input: Optional[datetime] = None  # the latest input time the last run found
+
+
+@dataclass(frozen=True)
+class Rebuild:
+    """A table built beside the model's (`built`) that replaces it (`replaces`) once whole."""
+
+    built: Any
+    replaces: Any
+
+
+@dataclass(frozen=True)
+class BatchesWritten:
+    """What a run wrote, for the materialization: the table's properties and comment, dbt's response."""
+
+    properties: Dict[str, str]
+    summary: str
+    response: AdapterResponse
+
+
+def batch_column(config: Batches) -> str:
+    """The table's partition column: the batch period of event_time, e.g. window_time_day."""
+    return f"{config.event_time}_{config.size}"
+
+
+def run(
+    adapter: Any,
+    plan: WindowViewPlan,
+    relation: Any,
+    full_refresh: bool,
+    location_root: Optional[str],
+    output: Sequence[Tuple[str, str]],
+    types_of: tvf_panes.TypesOf,
+) -> BatchesWritten:
+    """Compute the batches the run owes (batches.select) and replace each one's partition.
+    `output`: the model's columns and types; `types_of`: its inputs' (for the pane rewrite).
+    Raises BatchesFailed naming the failed batches."""
+    config = plan.config.required_batches
+    shape = plan.required_batch_shape
+    column = _partition_column(plan, output)
+    name = str(relation)
+    found = _in_catalog(adapter, name)
+    table = _existing(adapter, plan, name, found, column, output) if not full_refresh else None
+    if table is None:
+        table = _create(adapter, relation, found, column, output, location_root)
+    record = table.record
+    latest = _latest_input(adapter, shape.reads, table.latest_input)
+    last_time = None if latest is None else shape.last_time(latest)
+    backfill = _backfill()
+    selection = select(config, last_time, table.written, record, full_refresh or not table.written, backfill)
+    if not selection.batches and latest is not None and latest < config.begin:
+        _drop_rebuild(adapter, table)
+        raise ModelOutputError(
+            plan.model,
+            f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
+            "set begin at or before the input's first time",
+        )
+    logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
+    planned = sorted(set(record.pending) | {b.key for b in selection.batches})
+    closing = _closing(adapter, plan, output)
+    # a batch that may own a window W has not closed, or one later input can still grow, is
+    # redone by a later run, which closes (or grows) it
+    unclosed = {
+        b.key for b in selection.batches if shape.growing(b, latest) or (closing is not None and closing.holds_open(b))
+    }
+    # a rebuild killed part way is dropped by the next one: only the model's table keeps a record
+    unrecorded: Optional[str] = None
+    if table.rebuild is None:
+        unrecorded = BatchRecord(tuple(planned)).to_property()
+        if record_first(selection.batches, unclosed, record, backfill != (None, None), config.lookback):
+            _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+            unrecorded = None
+    writer = _Writer(plan.model, plan.required_batch_shape, closing, types_of, output)
+    failures = _write_batches(adapter, table, column, selection, writer, unrecorded)
+    done = {b.key for b in selection.batches} - set(failures)
+    left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
+    if failures:
+        first_key, first = next(iter(failures.items()))
+        if table.rebuild is None:
+            _set_property(adapter, table.name, RECORD_PROPERTY, left)
+        _drop_rebuild(adapter, table)
+        kept = (
+            "the table is as it was before this run: a rebuild replaces it only once every batch is written"
+            if table.rebuild is not None
+            else "their rows are as they were; the other batches are written, and the next run redoes these"
+        )
+        raise BatchesFailed(
+            f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
+            f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
+        )
+    if table.rebuild is not None:
+        swap.into_place(adapter, table.rebuild.built, relation, table.rebuild.replaces, location_root)
+    properties = plan.properties()
+    properties[COLUMN_PROPERTY] = column
+    if closing is not None:
+        properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
+    described = summary(properties)
+    # the record goes with the other properties, in the materialization's one property write
+    properties[RECORD_PROPERTY] = left
+    if latest is not None:
+        properties[LATEST_PROPERTY] = latest.strftime(_LATEST_FORMAT)
+    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
+    return BatchesWritten(properties, described, response)
+
+
+def _drop_rebuild(adapter: Any, table: Table) -> None:
+    """Drop a rebuild that will not finish, its table and its files; the model's table stays."""
+    if table.rebuild is not None:
+        swap.drop(adapter, table.rebuild.built, table.location)
+
+
+def _partition_column(plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> str:
+    """The column the table is partitioned by, which the model's own columns must not name."""
+    config = plan.config.required_batches
+    column = batch_column(config)
+    if any(name.lower() == column.lower() for name, _ in output):
+        raise ModelOutputError(
+            plan.model,
+            f"it selects a column `{column}`, the column an incremental batch window view partitions its table by "
+            f"(event_time '{config.event_time}' by batch_size '{config.size}')",
+            f"rename the model's column `{column}`",
+        )
+    return column
+
+
+def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str]]) -> Optional[batch_reads.Closing]:
+    """emit='on_window_close': the watermark the inputs reached (watermark.py), as batch builds it."""
+    if plan.config.emit is not Emit.ON_WINDOW_CLOSE:
+        return None
+    watermark = plan.config.required_watermark
+    try:
+        reached = batch_watermark(adapter, plan.inputs, watermark)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(
+            plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+        ) from exc
+    return batch_reads.Closing(watermark.column, reached.micros, tuple(c for c, _ in output))
+
+
+@dataclass(frozen=True)
+class _Writer:
+    """How each batch's rows are made: the model's batch shape, closed windows only (or all),
+    HOP and CUMULATE aggregates from panes where exact (tvf_panes.py, as a full build does), cast
+    to the table's types (`output`: a running call's summary can widen one, a decimal SUM's)."""
+
+    model: str
+    shape: batch_reads.BatchShape
+    closing: Optional[batch_reads.Closing]
+    types_of: tvf_panes.TypesOf
+    output: Sequence[Tuple[str, str]]
+
+    def sql(self, batch: Batch, parts: Sequence[Batch] = ()) -> str:
+        return tvf_panes.paned_sql(self.shape.sql(batch, self.closing, parts), self.types_of)
+
+    def write(self, adapter: Any, batch: Batch, location: str) -> None:
+        """The batch computed alone, written to its new directory."""
+        adapter.execute(ddl.write_directory(location, self.sql(batch), self.output))
+
+    def staged(self, adapter: Any, batches: Sequence[Batch], batches_dir: str, names: Dict[str, str]) -> bool:
+        """Contiguous batches computed as one, over one read of their widened input, in one Spark
+        job whose rows go to a directory per batch, each then moved to its batch's new directory
+        (`names`, by key, in `batches_dir`): a first run's 30 batches cost about one build, not 30.
+        False where nothing was written: one batch, no SparkSession to write with, or a failure
+        (each batch then computes its own, so a failure stays the failing batch's alone)."""
+        if len(batches) < 2:
+            return False
+        directory = exp.Case(
+            ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
+        )
+        sql = ddl.typed(
+            self.sql(Batch(batches[0].start, batches[-1].end), batches), self.output, exp.alias_(directory, _STAGED_BY)
+        )
+        staging = f"{batches_dir}/{STAGING_DIR}-{uuid.uuid4().hex[:12]}"
+        try:
+            if not adapter.write_partitioned(sql, staging, _STAGED_BY):
+                return False
+            adapter.move_directories(
+                [(f"{staging}/{_STAGED_BY}={names[b.key]}", f"{batches_dir}/{names[b.key]}") for b in batches]
+            )
+        except Exception as exc:  # noqa: BLE001 - each batch then runs alone, and names its own failure
+            first, last = batches[0].key, batches[-1].key
+            logger.info(
+                f"{self.model}: batches {first} to {last} as one failed, so each runs alone: {_first_line(exc)}"
+            )
+            for b in batches:
+                adapter.remove_location(f"{batches_dir}/{names[b.key]}")
+            return False
+        finally:
+            adapter.remove_location(staging)
+        return True
+
+
+def _write_batches(
+    adapter: Any,
+    table: Table,
+    column: str,
+    selection: Selection,
+    writer: _Writer,
+    unrecorded: Optional[str],
+) -> Dict[str, str]:
+    """Each batch written in turn, in time order (batches.record_first counts on it); the failed
+    ones' keys and first error lines. `unrecorded`: the record of every planned batch, when the
+    run has not written it: the first failure does, as a batch after it may be the last written.
+    A table without partitions (a first run, a rebuild) gets its batches' partitions in one
+    statement after the last batch: no reader waits for them one by one, and a kill before it
+    leaves no batch written, so the next run starts again from begin."""
+    failures: Dict[str, str] = {}
+    written = set(table.written)
+    batches_dir = f"{table.location}/{BATCHES_DIR}"
+    # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
+    listed = adapter.list_location(batches_dir) if table.written else []
+    # a killed run's staging directories (_Writer.staged): no batch's rows are in them
+    for name in listed:
+        if name.startswith(f"{STAGING_DIR}-"):
+            adapter.remove_location(f"{batches_dir}/{name}")
+    added: List[Tuple[str, str]] = []
+    for group in _contiguous(selection.batches):
+        names = {b.key: f"{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
+        staged = writer.staged(adapter, group, batches_dir, names)
+        for batch in group:
+            location = f"{batches_dir}/{names[batch.key]}"
+            try:
+                if not staged:
+                    writer.write(adapter, batch, location)
+                if not written:
+                    added.append((batch.key, location))
+                else:
+                    _point(adapter, table.name, column, batch.key, location, batch.key in written)
+            except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
+                failures[batch.key] = _first_line(exc)
+                adapter.remove_location(location)
+                if unrecorded is not None:
+                    _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+                    unrecorded = None
+                continue
+            # the partition points at `location` now: the batch's other directories are no one's
+            for name in listed:
+                if name.startswith(f"{_prefix(batch)}-"):
+                    adapter.remove_location(f"{batches_dir}/{name}")
+    for start in range(0, len(added), _ADDED_PER_STATEMENT):
+        adapter.execute(ddl.add_partitions(table.name, column, added[start : start + _ADDED_PER_STATEMENT]))
+    return failures
+
+
+def _prefix(batch: Batch) -> str:
+    """The start of the names of a batch's directories."""
+    return batch.start.strftime("%Y%m%dT%H%M%S")
+
+
+def _contiguous(batches: Sequence[Batch]) -> List[List[Batch]]:
+    """The batches (in time order) as runs of batches each ending where the next starts, at most
+    _COMPUTED_AS_ONE each."""
+    groups: List[List[Batch]] = []
+    for batch in batches:
+        if groups and groups[-1][-1].end == batch.start and len(groups[-1]) < _COMPUTED_AS_ONE:
+            groups[-1].append(batch)
+        else:
+            groups.append([batch])
+    return groups
+
+
+def _first_line(exc: Exception) -> str:
+    """Spark's error as dbt-spark raised it: its error class and message (`[DIVIDE_BY_ZERO] ...`),
+    not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
+    text = str(getattr(exc, "msg", None) or exc)
+    found = error_line(text)
+    if found is not None:
+        return without_internal(found)
+    lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
+    return without_internal(lines[0]) if lines else type(exc).__name__
+
+
+def _point(adapter: Any, name: str, column: str, key: str, location: str, exists: bool) -> None:
+    """The batch's partition pointed at its new directory: one catalog statement."""
+    if exists:
+        adapter.execute(ddl.set_partition_location(name, column, key, location))
+    else:
+        adapter.execute(ddl.add_partitions(name, column, [(key, location)]))
+
+
+def _in_catalog(adapter: Any, name: str) -> Any:
+    """The relation the catalog holds under `name` (`schema.identifier`), or None."""
+    schema, _, identifier = name.rpartition(".")
+    return adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
+
+
+def _existing(
+    adapter: Any, plan: WindowViewPlan, name: str, found: Any, column: str, output: Sequence[Tuple[str, str]]
+) -> Optional[Table]:
+    """The table of an earlier run (`found`) with the same batch column, or None (a first run):
+    two reads, one DESCRIBE (columns, location, properties) and one SHOW PARTITIONS."""
+    if found is None:
+        return None
+    columns, details = _describe(adapter, name)
+    properties = details.get("Table Properties", "")
+    if _batch_column(properties) != column:
+        return None
+    have = [c.lower() for c in columns if c.lower() != column.lower()]
+    want = [c.lower() for c, _ in output]
+    if have != want:
+        raise ModelOutputError(
+            plan.model,
+            f"its columns ({', '.join(want)}) differ from its table's ({', '.join(have)}), and a run replaces only "
+            "some batches",
+            "run it with --full-refresh, which recomputes every batch from begin",
+        )
+    _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
+    written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
+    return Table(
+        name, _normalized(name, details.get("Location")), written, _record(properties), latest_input=_latest(properties)
+    )
+
+
+def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
+    """One DESCRIBE TABLE EXTENDED: the columns (the rows before the first blank or `#` one, as
+    dbt-spark reads them) and the table's details by name (Location, Table Properties, ...)."""
+    _, table = adapter.execute(ddl.describe_extended(name), fetch=True)
+    rows = [(str(row[0] or "").strip(), str(row[1] or "").strip()) for row in table.rows]
+    end = next((i for i, (key, _) in enumerate(rows) if not key or key.startswith("#")), len(rows))
+    return [key for key, _ in rows[:end]], dict(rows[end + 1 :])
+
+
+def _property_start(properties: str, key: str) -> Optional[int]:
+    """Where `key`'s value starts in Spark's Table Properties row, `[k1=v1, k2=v2]` (values as
+    written: one may hold `, x=`, so each value is read by its own form from its start)."""
+    found = re.search(rf"(?:^\[|, ){re.escape(key)}=", properties)
+    return None if found is None else found.end()
+
+
+def _batch_column(properties: str) -> Optional[str]:
+    """The batch column the table was made for (a column name: it ends at the first other character)."""
+    start = _property_start(properties, COLUMN_PROPERTY)
+    found = None if start is None else re.match(r"[A-Za-z0-9_]*", properties[start:])
+    return None if found is None else found.group(0)
+
+
+def _latest(properties: str) -> Optional[datetime]:
+    """The latest input time the last run recorded (None: none, or not as this version writes it)."""
+    start = _property_start(properties, LATEST_PROPERTY)
+    found = None if start is None else re.match(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}", properties[start:])
+    return None if found is None else datetime.strptime(found.group(0), _LATEST_FORMAT)
+
+
+def _record(properties: str) -> BatchRecord:
+    """The record (JSON), or an empty one where there is none or it does not read (BatchRecord.from_property)."""
+    start = _property_start(properties, RECORD_PROPERTY)
+    if start is None:
+        return BatchRecord()
+    try:
+        _, end = json.JSONDecoder().raw_decode(properties, start)
+    except ValueError:
+        return BatchRecord()
+    return BatchRecord.from_property(properties[start:end])
+
+
+def _create(
+    adapter: Any,
+    relation: Any,
+    found: Any,
+    column: str,
+    output: Sequence[Tuple[str, str]],
+    location_root: Optional[str],
+) -> Table:
+    """A new empty table: under the model's name on a first run; beside `found` (a full refresh,
+    or a table of another shape), to replace it once every batch is written (swap.into_place)."""
+    beside = relation if found is None else swap.beside(adapter, relation, location_root)
+    suffix = "" if found is None else f"-{uuid.uuid4().hex[:12]}"
+    location = None if location_root is None else f"{location_root}/{relation.identifier}/batches{suffix}"
+    properties = {COLUMN_PROPERTY: column}
+    adapter.execute(ddl.create_partitioned(str(beside), output, column, location, properties))
+    rebuild = None if found is None else Rebuild(beside, found)
+    return Table(str(beside), _location(adapter, str(beside)), (), BatchRecord(), rebuild)
+
+
+def _location(adapter: Any, name: str) -> str:
+    # DESCRIBE EXTENDED: dbt's relation cache does not know a new table
+    return _normalized(name, adapter.table_location(name))
+
+
+def _normalized(name: str, location: Optional[str]) -> str:
+    """The table's location as the plugin's paths are written, or a failure naming the table."""
+    if not location:
+        raise DbtRuntimeError(f"Spark gives no location for the table {name}")
+    return str(paths.normalize(location))
+
+
+def _set_property(adapter: Any, name: str, key: str, value: str) -> None:
+    adapter.execute(ddl.set_properties(name, {key: value}))
+
+
+def _latest_input(adapter: Any, reads: Tuple[batch_reads.Read, ...], last: Optional[datetime]) -> Optional[datetime]:
+    """The latest time over the reads. Input only grows, mostly: so first over the rows at or
+    after `last` (the last run's latest, None: unknown), and over all rows if there are none
+    there (input rewritten, or older than recorded), which makes any `last` give the true latest."""
+    found = None if last is None else _max_time(adapter, reads, (last - _EPOCH) // timedelta(microseconds=1))
+    return found if found is not None else _max_time(adapter, reads, None)
+
+
+def _max_time(adapter: Any, reads: Tuple[batch_reads.Read, ...], since: Optional[int]) -> Optional[datetime]:
+    _, table = adapter.execute(batch_reads.latest_input_sql(reads, since), fetch=True)
+    value = table.rows[0][0] if table.rows else None
+    return None if value is None else _EPOCH + timedelta(microseconds=int(value))
+
+
+def _backfill() -> Tuple[Optional[datetime], Optional[datetime]]:
+    """dbt's --event-time-start/--event-time-end of this invocation."""
+    from dbt.flags import get_flags  # dbt-core's invocation flags: the CLI's, as the run has them
+
+    flags = get_flags()
+    start, end = getattr(flags, "EVENT_TIME_START", None), getattr(flags, "EVENT_TIME_END", None)
+    return (None if start is None else naive_utc(start)), (None if end is None else naive_utc(end))

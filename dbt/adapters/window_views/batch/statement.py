@@ -1,0 +1,86 @@
+"""execution='batch': the statement that builds the table from all input, and the metadata to
+record with it. on_window_close keeps what the watermark, computed from the inputs, has closed;
+HOP and CUMULATE window aggregations are computed from panes where that is exact (tvf_panes.py)."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, List, Optional, Tuple
+
+from dbt.adapters.window_views.batch.watermark import batch_watermark
+from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.kinds import emit, tvf_panes
+from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
+from dbt.adapters.window_views.query import ddl
+
+
+def _output_columns(adapter: Any, sql: str) -> List[Tuple[str, str]]:
+    """The query's output columns and their types (Spark's DESCRIBE QUERY: nothing runs)."""
+    _, table = adapter.execute(ddl.describe_query(sql), fetch=True)
+    return [(row[0], row[1]) for row in table.rows]
+
+
+class InputColumns:
+    """The inputs' columns and types, each input looked up once in the catalog: for the column
+    checks and for the pane rewrite (tvf_panes.py)."""
+
+    def __init__(self, adapter: Any) -> None:
+        self._adapter = adapter
+        self._known: Dict[tvf_panes.Relation, Optional[List[Tuple[str, str]]]] = {}
+
+    def columns_of(self, relation: tvf_panes.Relation) -> Optional[List[Tuple[str, str]]]:
+        if relation not in self._known:
+            self._known[relation] = self._lookup(relation)
+        return self._known[relation]
+
+    def types_of(self, relation: tvf_panes.Relation) -> Optional[Dict[str, str]]:
+        columns = self.columns_of(relation)
+        return None if columns is None else {name.lower(): kind for name, kind in columns}
+
+    def _lookup(self, relation: tvf_panes.Relation) -> Optional[List[Tuple[str, str]]]:
+        schema, name = relation
+        found = self._adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
+        if found is None:
+            return None  # not a table dbt can look up (Spark reports what it cannot read)
+        return [(c.name, c.dtype) for c in self._adapter.get_columns_in_relation(found)]
+
+
+def checked_output(adapter: Any, plan: WindowViewPlan, inputs: InputColumns) -> List[Tuple[str, str]]:
+    """An incremental batch window view's output columns and types, its columns checked first and
+    its event_time after (incremental.py partitions the table by event_time's batch)."""
+    return _checked(adapter, plan, inputs.columns_of, describe=True)
+
+
+def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe: bool) -> List[Tuple[str, str]]:
+    """The plan's columns checked against its inputs; with `describe`, its output columns (one
+    DESCRIBE QUERY) and its event_time checked against them."""
+    plan.check_columns(columns_of)
+    if not describe:
+        return []
+    output = _output_columns(adapter, plan.sql)
+    if plan.config.event_time is not None:
+        plan.config.check_event_time(plan.model, output)
+    return output
+
+
+def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
+    """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
+    inputs = InputColumns(adapter)
+    # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
+    output = _checked(
+        adapter, plan, inputs.columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
+    )
+    properties = plan.properties()
+    sql = plan.sql
+    if plan.close_sql is not None:
+        watermark = plan.config.required_watermark
+        try:
+            reached = batch_watermark(adapter, plan.inputs, watermark)
+            sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, [c for c, _ in output])
+        except AnalysisError as exc:
+            raise ModelSqlError.from_analysis(
+                plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+            ) from exc
+        properties["window_views.watermark_reached"] = reached.describe()
+    # after the close filter, which follows window_end to its TVF by the TVF's marker
+    sql = tvf_panes.paned_sql(sql, inputs.types_of)
+    return {"sql": sql, "properties": properties, "summary": summary(properties)}

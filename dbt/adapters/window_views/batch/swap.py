@@ -1,0 +1,84 @@
+"""A table built beside the model's, as `<alias>__wv_tmp`, and swapped into place by two renames
+once whole, so a failed build leaves the model's table as it was: the batch build
+(macros/materializations/window_view/batch.sql) and an incremental batch window view's rebuild
+(incremental.py) both go through here. What a killed run left (`__wv_tmp`, `__wv_backup`) is
+dropped by the next run, only where dbt's relation cache lists it: a clean run sends no DROP."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Optional
+
+from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.storage import paths
+
+
+def beside(adapter: Any, relation: Any, location_root: Optional[str]) -> Any:
+    """`<alias>__wv_tmp`, the name to build `relation`'s new table under; a killed run's table
+    there is dropped first, with its files."""
+    built = _renamed(relation, "tmp")
+    _drop_leftover(adapter, built, location_root)
+    return built
+
+
+def into_place(adapter: Any, built: Any, relation: Any, replaced: Optional[Any], location_root: Optional[str]) -> None:
+    """`built` takes `relation`'s name. The table it replaces (`replaced`, None when there is
+    none) is renamed `<alias>__wv_backup` first, then dropped with its files (location_root); if
+    `built` cannot take the name, the replaced table takes it back."""
+    if replaced is None:
+        adapter.rename_relation(built, relation)
+        return
+    backup = _renamed(relation, "backup").incorporate(type=replaced.type)
+    _drop_leftover(adapter, backup, location_root)
+    old = _files(adapter, replaced, location_root)
+    in_the_way = None if location_root is not None else _streaming_files(replaced)
+    adapter.rename_relation(replaced, backup)
+    aside = None
+    try:
+        if in_the_way is not None:
+            # a managed table's rename moves its folder to where this one keeps its files
+            moved = paths.sibling(in_the_way, f"_{internal('replaced')}")
+            adapter.move_location(in_the_way, moved)
+            aside = moved
+        adapter.rename_relation(built, relation)
+    except Exception:
+        if aside is not None and in_the_way is not None:  # only a move that happened is undone
+            adapter.move_location(aside, in_the_way)
+        adapter.rename_relation(backup, relation)
+        raise
+    drop(adapter, backup, old if aside is None else aside)
+
+
+def drop(adapter: Any, relation: Any, location: Optional[str]) -> None:
+    """Drop a table, and remove its files at `location`: an external table's, which DROP leaves
+    (None: nothing to remove)."""
+    adapter.drop_relation(relation)
+    adapter.remove_location(location)
+
+
+def _renamed(relation: Any, role: str) -> Any:
+    """The model's table under another name, `<alias>__wv_tmp` or `<alias>__wv_backup`."""
+    return relation.incorporate(path={"identifier": f"{relation.identifier}_{internal(role)}"})
+
+
+def _drop_leftover(adapter: Any, relation: Any, location_root: Optional[str]) -> None:
+    found = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier)
+    if found is not None:
+        drop(adapter, found, _files(adapter, found, location_root))
+
+
+def _streaming_files(relation: Any) -> Optional[str]:
+    """Where a streaming window view keeps its files when that is the folder a managed table of
+    its name would take (no location_root), from the relation cache's `SHOW TABLE EXTENDED`."""
+    information = getattr(relation, "information", None) or ""
+    properties = re.search(r"^Table Properties: \[(.*)\]$", information, re.M)
+    location = re.search(r"^Location: (.+)$", information, re.M)
+    if not properties or "window_views.execution=streaming" not in properties.group(1) or not location:
+        return None
+    found = location.group(1).strip()
+    return found if paths.name(found) == relation.identifier else None
+
+
+def _files(adapter: Any, relation: Any, location_root: Optional[str]) -> Optional[str]:
+    """Where an external table (location_root) keeps its files; None for a managed table or a view."""
+    return adapter.table_location(relation) if location_root is not None and relation.is_table else None

@@ -1,0 +1,331 @@
+"""One plan per window view: its config parsed once, its windows and over windows read from the
+compiled SQL, its inputs, and (streaming) what the stream computes and keeps. Building the plan
+runs every check that needs no Spark, so `dbt compile` (compile_checks.py) and the
+materialization's runners (batch.py, streaming/runner.py) enforce each rule through one function.
+
+The plan is memoized on its inputs: dbt compiles a model, then materializes it in the same
+process, and both get the same plan object.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+from sqlglot import exp
+
+from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
+from dbt.adapters.window_views.kinds import emit, overwindows
+from dbt.adapters.window_views.model.config import (
+    TIME_TYPES,
+    Emit,
+    Execution,
+    WindowViewConfig,
+    reject_window_view_keys,
+)
+from dbt.adapters.window_views.model.upstream import Upstream
+from dbt.adapters.window_views.plans import batch_reads, over_reads
+from dbt.adapters.window_views.query import analysis, tvf
+from dbt.adapters.window_views.query.analysis import FrameKind
+
+if TYPE_CHECKING:  # imported where used: a batch model's compile and run skip its 25 ms import
+    from dbt.adapters.window_views.plans import stream as stream_plan
+
+MATERIALIZATION = "window_view"
+# what a window's time column, the watermark and a RANGE interval frame's ORDER BY may be: Spark
+# casts them to TIMESTAMP, and a string it cannot parse would silently become NULL (no window)
+# a relation's columns as (name, Spark type), or None where only Spark can describe it
+ColumnsOf = Callable[[Tuple[Optional[str], str]], Optional[List[Tuple[str, str]]]]
+_CACHE: Dict[str, "WindowViewPlan"] = {}
+_CACHE_SIZE = 512
+
+
+@dataclass(frozen=True)
+class ColumnUse:
+    """A column the model names in a macro argument or the config, and the relation it must be
+    a column of (None: any input of the model)."""
+
+    where: str  # e.g. "window_views.tumble argument 'time_col'"
+    column: str
+    relation: Optional[Tuple[Optional[str], str]]
+    via_cte: bool = False  # the TVF reads a CTE: its columns are known to Spark alone
+    time: bool = False  # it must be one of TIME_TYPES
+    derived: bool = False  # it may be computed by the model itself: checked only where an input has it
+
+
+@dataclass(frozen=True)
+class WindowViewPlan:
+    model: str
+    config: WindowViewConfig
+    sql: str  # the compiled model SQL (batch: its over windows over a filtered read widened, over_reads.py)
+    windows: Tuple[str, ...]  # the window TVFs the macros rendered, described
+    over_calls: Tuple[str, ...]  # the model's own window function calls
+    upstream: Tuple[Upstream, ...]
+    stream: Optional[stream_plan.StreamPlan]  # execution='streaming'
+    close_sql: Optional[str]  # batch on_window_close: the SQL with descending frames mirrored
+    columns: Tuple[ColumnUse, ...]  # checked against the inputs before Spark runs the SQL
+    inputs: Tuple[Tuple[Optional[str], str], ...]  # the relations read, (schema, name)
+    batch_shape: Optional[batch_reads.BatchShape] = None  # batch_size: how one batch is computed
+
+    @classmethod
+    def from_model(
+        cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]] = ()
+    ) -> "WindowViewPlan":
+        """The plan, or the CompilationError (errors.py) naming the model, what and the fix."""
+        inputs = tuple(Upstream.from_node(u) for u in upstream)
+        key = json.dumps([model, compiled_sql, dict(config), [repr(u) for u in inputs]], sort_keys=True, default=str)
+        cached = _CACHE.get(key)
+        if cached is None:
+            if len(_CACHE) >= _CACHE_SIZE:
+                _CACHE.clear()
+            cached = _CACHE[key] = cls._build(model, compiled_sql, config, inputs)
+        return cached
+
+    @classmethod
+    def _build(
+        cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Upstream]
+    ) -> "WindowViewPlan":
+        parsed = WindowViewConfig.from_model(model, dict(config))
+        try:
+            windows = tuple(analysis.tvf_markers(compiled_sql))
+        except ValueError as exc:  # a marker of another plugin version, or damaged
+            raise ModelSqlError.from_analysis(model, exc, "compile it with this plugin's window macros") from exc
+        try:
+            tree = analysis.parse(compiled_sql)
+            over = tuple(call.sql for call in analysis.over_calls(tree) if not call.generated)
+        except AnalysisError:
+            tree, over = None, ()  # Spark parses what sqlglot cannot; batch on_update does not need it
+        columns: Tuple[ColumnUse, ...] = ()
+        inputs: Tuple[Tuple[Optional[str], str], ...] = ()
+        if tree is not None:
+            inputs = tuple(analysis.input_tables(tree))
+            columns = _column_uses(tree, parsed)
+        if tree is not None and parsed.event_time is not None:
+            _check_event_time_selected(model, parsed.event_time, tree)
+        stream, close_sql, sql = None, None, compiled_sql
+        if parsed.execution is Execution.STREAMING:
+            _check_unfiltered(model, tree)
+            from dbt.adapters.window_views.plans import stream as stream_plan
+
+            stream = stream_plan.build(model, compiled_sql, parsed, upstream)
+        else:
+            sql = _owned_sql(model, compiled_sql) if tree is not None else compiled_sql
+        if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
+            close_sql = _close_sql(model, sql, parsed)
+        closing = parsed.emit is Emit.ON_WINDOW_CLOSE
+        shape = None if parsed.batches is None else batch_reads.shape_of(model, compiled_sql, parsed.batches, closing)
+        return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs, shape)
+
+    @property
+    def stream_plan(self) -> stream_plan.StreamPlan:
+        """The plan of an execution='streaming' model (a batch model has none)."""
+        if self.stream is None:
+            raise ValueError(f"window_view model '{self.model}' is not a streaming window view")
+        return self.stream
+
+    @property
+    def required_batch_shape(self) -> batch_reads.BatchShape:
+        """The batch shape of an incremental batch window view (batch_size set)."""
+        if self.batch_shape is None:
+            raise ValueError(f"window_view model '{self.model}' has no batch_size")
+        return self.batch_shape
+
+    def check_columns(self, columns_of: ColumnsOf) -> None:
+        """Every column a macro argument or the watermark names must exist where it is read, and a
+        time column must be a time, checked before Spark runs the SQL (whose errors would show the
+        macros' internal names, and which reads a string time as NULL: an empty table). A stream
+        keeps its upstream table's rows as state, so there even a TVF over a CTE must name the
+        table's columns. `columns_of(relation)` gives its columns and types, or None if unknown."""
+        known = {relation: columns_of(relation) for relation in self.inputs}
+        for use in self.columns:
+            if use.via_cte and self.stream is None:
+                continue
+            relations = [use.relation] if use.relation is not None else list(self.inputs)
+            if not relations or any(known.get(r) is None for r in relations):
+                continue  # a relation Spark alone can describe
+            typed = [(r, name, kind) for r in relations for name, kind in known[r] or ()]
+            found = [(r, name, kind) for r, name, kind in typed if name.lower() == use.column.lower()]
+            if found:
+                if use.time:
+                    self._check_time(use, found)
+                continue
+            if use.derived:
+                continue
+            names = ", ".join(_relation_name(r) for r in relations)
+            candidates = [name for _, name, _ in typed]
+            if use.via_cte:
+                raise ModelSqlError(
+                    self.model,
+                    f"{use.where} names the column `{use.column}`, which {names} does not have, and the stream "
+                    f"keeps {names}'s rows as its state",
+                    f"compute `{use.column}` in an upstream model",
+                )
+            close = difflib.get_close_matches(use.column.lower(), [c.lower() for c in candidates], n=1, cutoff=0.7)
+            hint = f"did you mean {close[0]!r}? " if close else ""
+            raise ModelSqlError(
+                self.model,
+                f"{use.where} names the column `{use.column}`, which {names} does not have",
+                f"{hint}{names} has: {', '.join(candidates)}",
+            )
+
+    def _check_time(self, use: ColumnUse, found: Sequence[Tuple[Tuple[Optional[str], str], str, str]]) -> None:
+        for relation, name, kind in found:
+            if kind.lower() not in TIME_TYPES:
+                raise ModelSqlError(
+                    self.model,
+                    f"{use.where} names the column `{name}` of {_relation_name(relation)}, which is "
+                    f"{kind.upper()}; it must be TIMESTAMP, TIMESTAMP_NTZ or DATE (Spark reads a value it cannot "
+                    "cast as NULL, which is in no window and no order)",
+                    f"cast it in an upstream model, e.g. `to_timestamp({name}) as {name}` (with the format for strings "
+                    f"Spark does not read: `to_timestamp({name}, 'dd/MM/yyyy HH:mm')`, epoch seconds: "
+                    f"`timestamp_seconds({name})`)",
+                )
+
+    def properties(self) -> Dict[str, str]:
+        """Table properties that describe the window view (also shown in `dbt docs`)."""
+        properties = self.config.properties()
+        if self.stream is not None:
+            kind = "window_views.windows" if self.stream.window else "window_views.over_windows"
+            properties[kind] = self.stream.describe()
+            return properties
+        if self.windows:
+            properties["window_views.windows"] = "; ".join(self.windows)
+        if self.over_calls:
+            properties["window_views.over_windows"] = "; ".join(self.over_calls)
+        return properties
+
+
+def _check_event_time_selected(model: str, column: str, tree: exp.Expression) -> None:
+    """At compile time, what the SQL says: event_time must name a column the model selects (a
+    `SELECT *` leaves that to the run, where Spark gives the output's columns)."""
+    if not isinstance(tree, exp.Query) or any(s.is_star for s in tree.selects):
+        return
+    selected = tree.named_selects
+    if column.lower() in (name.lower() for name in selected):
+        return
+    raise ModelConfigError(
+        model,
+        "event_time",
+        f"= {column!r} is not a column the model selects (it selects: {', '.join(selected)})",
+        "set event_time to window_start (window TVFs) or to the row time an over-window model selects",
+    )
+
+
+def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[ColumnUse, ...]:
+    """The columns the TVF macros' arguments name, each with the relation its TVF reads (the
+    marker comment heads the TVF's SELECT), and the watermark column."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    uses: List[ColumnUse] = []
+    for select in tree.find_all(exp.Select):
+        markers = [c for c in select.comments or [] if "window_views:tvf:" in c]
+        table = select.find(exp.Table) if markers else None
+        if table is None:
+            continue
+        via_cte = not table.db and table.name.lower() in ctes
+        relation = None if via_cte else (table.db or None, table.name)
+        for window in tvf.find("".join(f"/*{c}*/" for c in markers)):
+            where = f"window_views.{window.kind} argument"
+            uses.extend(
+                ColumnUse(f"{where} '{arg}'", name, relation, via_cte, time=arg == "time_col")
+                for arg, name in window.columns()
+            )
+    if config.watermark is not None:
+        uses.append(ColumnUse("config 'watermark'", config.watermark.column, None, time=True))
+    return tuple(uses) + _range_order_uses(tree)
+
+
+def _range_order_uses(tree: exp.Expression) -> Tuple[ColumnUse, ...]:
+    """The ORDER BY column of each over window whose RANGE frame has an interval offset: the
+    interval is added to it, so it must be a time (a column the model computes is Spark's)."""
+    try:
+        calls = analysis.over_calls(tree)
+    except AnalysisError:
+        return ()
+    uses = []
+    for call in calls:
+        bounds = (call.frame.start, call.frame.end)
+        if call.generated or call.frame.kind is not FrameKind.RANGE or all(b.micros is None for b in bounds):
+            continue
+        order = call.node.args.get("order")
+        keys = order.expressions if order is not None else []
+        if len(keys) == 1 and isinstance(keys[0].this, exp.Column):
+            where = f"the RANGE interval frame of `{call.shown}`"
+            uses.append(ColumnUse(where, keys[0].this.name, None, time=True, derived=True))
+    return tuple(uses)
+
+
+def _relation_name(relation: Tuple[Optional[str], str]) -> str:
+    return ".".join(p for p in relation if p)
+
+
+def summary(properties: Mapping[str, str]) -> str:
+    """The one-line description the table comment and the docs show."""
+    return "Window view (" + ", ".join(f"{k.split('.', 1)[1]}: {v}" for k, v in properties.items()) + ")"
+
+
+def _check_unfiltered(model: str, tree: Optional[exp.Expression]) -> None:
+    """A stream reads each input row once and its checkpoint records it read: under dbt's time
+    filter (--sample) it would record the rows the filter leaves out as read."""
+    reads = over_reads.filtered_reads(tree) if tree is not None else []
+    if reads:
+        read = reads[0]
+        raise ModelConfigError(
+            model,
+            "execution",
+            f"is 'streaming', but dbt filters its input {read.table.sql('spark')} to a time range (--sample): a "
+            "stream reads every input row once, so its checkpoint would record the rows left out as read",
+            "fix: run it without --sample (leave streaming models out: `--exclude config.execution:streaming`), or "
+            "sample a batch window view of the same SQL",
+        )
+
+
+def _owned_sql(model: str, compiled_sql: str) -> str:
+    """Batch: the SQL with the over windows over a read dbt filters to a time range (`--sample`)
+    reading past the range as far as they reach, and keeping the rows the range owns."""
+    try:
+        return over_reads.owned_sql(compiled_sql) or compiled_sql
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on over windows under a filter") from exc
+
+
+def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
+    """Batch on_window_close: descending frames over the watermark column mirrored to ascending
+    ones (they close then), checked now as far as it goes without Spark; whether the output has
+    something to close is checked when Spark describes the query."""
+    column = config.required_watermark.column
+    try:
+        tree = analysis.parse(compiled_sql)
+        sql = tree.sql("spark") if overwindows.ascending(tree, column) else compiled_sql
+        emit.close_filter(sql, column, None, ["window_end"])  # "window_end" stands in for the output
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(
+            model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+        ) from exc
+    return sql
+
+
+def check_node(
+    model: str,
+    materialized: Optional[str],
+    compiled_sql: str,
+    config: Mapping[str, Any],
+    upstream: Sequence[Mapping[str, Any]],
+) -> None:
+    """Every check of a model of a window_views project that needs no Spark."""
+    if materialized == MATERIALIZATION:
+        WindowViewPlan.from_model(model, compiled_sql, config, upstream)
+        return
+    reject_window_view_keys(model, materialized or "view", config)
+    cut = over_reads.cut_over_window(compiled_sql)
+    if cut is not None:
+        raise ModelSqlError(
+            model,
+            f"`{cut}` reads an input dbt filters to a time range (a microbatch batch, --event-time-start/end or "
+            "--sample), so its first rows would see the input cut at the range's start (and its last ones at the "
+            "end), silently; only a window_view model reads past the range as far as its over windows reach",
+            "make this model materialized='window_view', or compute the over window in a window_view model and "
+            "read that from this one (its event_time set to the row time it selects); see docs/batch.md",
+            label="model",
+        )

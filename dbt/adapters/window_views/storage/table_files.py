@@ -1,0 +1,77 @@
+"""A table's files for the materializations and incremental.py: where they live, listed and
+removed (an external table keeps its files after DROP TABLE), through the process's SparkSession,
+so on the cluster's storage and through Spark Connect too (filesystems.for_client)."""
+
+from __future__ import annotations
+
+from typing import Any, List, Optional, Sequence, Tuple
+
+from dbt.adapters.base import available
+from dbt.adapters.events.logging import AdapterLogger
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt.adapters.spark.impl import SparkAdapter
+
+from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.spark.session import spark_session
+from dbt.adapters.window_views.storage import filesystems, paths
+
+logger = AdapterLogger("WindowViews")
+
+
+class TableFiles(SparkAdapter):
+    """dbt-spark's adapter with a table's files at hand."""
+
+    @available
+    def table_location(self, relation: Any) -> Optional[str]:
+        """Where a table's files live (external tables keep them after DROP)."""
+        _, table = self.execute(ddl.describe_extended(str(relation)), fetch=True)
+        for row in table.rows:
+            if row[0] == "Location":
+                return row[1]
+        return None
+
+    @available
+    def remove_location(self, location: Optional[str]) -> None:
+        """Delete an old external table's files, which DROP TABLE leaves behind (on the cluster's
+        storage, through Spark Connect too: filesystems.for_client)."""
+        creds = self.config.credentials
+        if not location or creds.method != SparkConnectionMethod.SESSION:
+            logger.debug(f"leaving {location} in place: only a SparkSession can remove files")
+            return
+        spark = spark_session(creds.server_side_parameters)
+        filesystems.for_client(spark).delete(paths.normalize(location))
+
+    @available
+    def move_location(self, source: str, target: str) -> None:
+        """A table's folder moved whole to `target` (a streaming window view's, out of the way of
+        the batch table replacing it: swap.py)."""
+        spark = spark_session(self.config.credentials.server_side_parameters)
+        filesystems.for_client(spark).move(paths.normalize(source), paths.normalize(target))
+
+    def list_location(self, location: str) -> List[str]:
+        """The names in a directory of an external or managed table; [] where there is none, or
+        where no SparkSession can list it (remove_location removes nothing there either)."""
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return []
+        spark = spark_session(creds.server_side_parameters)
+        return [entry.name for entry in filesystems.for_client(spark).list(paths.normalize(location))]
+
+    def write_partitioned(self, sql: str, location: str, column: str) -> bool:
+        """The query's rows as parquet files under the new directory `location`, a directory
+        `column=value` per value of `column`, in one Spark job; False where no SparkSession can
+        (another connection method): nothing is written."""
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            return False
+        spark = spark_session(creds.server_side_parameters)
+        logger.debug(f"writing to {location}, a directory per {column}: {sql}")
+        spark.sql(sql).write.partitionBy(column).mode("errorifexists").parquet(location)
+        return True
+
+    def move_directories(self, moves: Sequence[Tuple[str, str]]) -> None:
+        """Each source directory's files moved into its target directory, made new (empty where
+        the source is missing), in one go where the files are (write_partitioned's sessions only)."""
+        spark = spark_session(self.config.credentials.server_side_parameters)
+        normalized = [(paths.normalize(source), paths.normalize(target)) for source, target in moves]
+        filesystems.for_client(spark).run(filesystems.move_directories, normalized)
