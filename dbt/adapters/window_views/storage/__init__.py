@@ -1,1 +1,5 @@
-"""TODO"""
+"""Where a window view's files live and how they are reached: locations as users write them
+(paths.py), one file interface chosen by scheme and by where the code runs (filesystems.py), a
+table's files (table_files.py) and the streaming commit protocol's stage-then-publish
+(commit_files.py).
+"""
