@@ -113,8 +113,11 @@ def test_state_sql_groups_by_the_partition_and_merges_null_safely():
         [(4,)],
     ]
     # a state merged with itself: each partition, NULL keys included, meets its own row
-    assert on_duckdb(con, prefix.merge_sql("s0", "s0", 0, p0, calls0)) == [("a", 1, 30), (None, 0, 6)]
-    assert on_duckdb(con, prefix.merge_sql("s1", "s1", 1, p1, calls1)) == [(8,)]
+    assert on_duckdb(con, prefix.merge_sql("s0", "s0", prefix.StateGroup(0, p0, tuple(calls0)))) == [
+        ("a", 1, 30),
+        (None, 0, 6),
+    ]
+    assert on_duckdb(con, prefix.merge_sql("s1", "s1", prefix.StateGroup(1, p1, tuple(calls1)))) == [(8,)]
     # each row beside its partition's state, NULL keys included
     joined = on_duckdb(con, prefix.joined_sql("e", ["s0", "s1"], [p0, p1], over.prefix))
     assert joined == [("a", 1, 10, 15, 4), ("a", 3, 5, 15, 4), (None, 2, 1, 3, 4), (None, 2, 2, 3, 4)]
@@ -143,7 +146,7 @@ def test_a_state_over_the_rows_a_filter_holds_equals_the_state_of_those_rows():
     assert on_duckdb(con, "select * from s where _wv_g0k0 = 'b'") == [("b", 0, None, None, 0, None, 0, 0, None)]
     # which merges as no state: an old state of every row, merged with it, stays as it was
     on_duckdb(con, f"create table old as {prefix.aggregate_sql('f', 0, partition_by, calls)}")
-    merged = on_duckdb(con, prefix.merge_sql("old", "s", 0, partition_by, calls))
+    merged = on_duckdb(con, prefix.merge_sql("old", "s", prefix.StateGroup(0, partition_by, tuple(calls))))
     assert [r for r in merged if r[0] == "b"] == [r for r in on_duckdb(con, "select * from old") if r[0] == "b"]
 
 

@@ -40,8 +40,9 @@ EVERY = 1 << 62  # an interval reaching every row (epoch micros stay far from ov
 
 
 @dataclass(frozen=True)
-class Reach:
-    """How far back from a row one window call reads."""
+class StateReach:
+    """How far back (and ahead) from a row one window call reads: what a stream's state keeps
+    for it (kinds/reach.py's `Reach` is a batch's input range, another concept)."""
 
     partition_by: Tuple[str, ...]
     order_by: Tuple[OrderKey, ...]  # the full ORDER BY, unqualified
@@ -55,7 +56,7 @@ class Reach:
 @dataclass(frozen=True)
 class OverPlan:
     watermark_column: str
-    reaches: Tuple[Reach, ...]
+    reaches: Tuple[StateReach, ...]
     calls: Tuple[str, ...]
     prefix: Tuple[prefix.PrefixCall, ...] = ()  # calls kept as per-partition state
     closure: Optional[Tuple[str, ...]] = None  # PARTITION BY in which evicted rows must form a prefix
@@ -90,7 +91,9 @@ def _unqualified(sql: str) -> str:
     return analysis.unqualified(analysis.parse(sql))
 
 
-def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tuple[Reach, Optional[prefix.PrefixCall]]:
+def _reach(
+    index: int, call: OverCall, closure: Optional[Tuple[str, ...]]
+) -> Tuple[StateReach, Optional[prefix.PrefixCall]]:
     func = call.func
     partition = tuple(_unqualified(p) for p in call.partition_by)
     order = tuple((_unqualified(o), desc, nulls_first) for o, desc, nulls_first in call.order_by)
@@ -100,13 +103,15 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
             # the n-th non-NULL value may lie any number of rows away: LAG keeps the partition,
             # and a new non-NULL value changes LEAD for every row since the last one
             ahead = 0 if isinstance(func, exp.Lag) else EVERY
-            return Reach(partition, order, unbounded=True, ahead_micros=ahead), None
+            return StateReach(partition, order, unbounded=True, ahead_micros=ahead), None
         return (
-            Reach(partition, order, rows=n) if isinstance(func, exp.Lag) else Reach(partition, order, ahead_rows=n)
+            StateReach(partition, order, rows=n)
+            if isinstance(func, exp.Lag)
+            else StateReach(partition, order, ahead_rows=n)
         ), None
     start, end = call.frame.start, call.frame.end
     rows = call.frame.kind is FrameKind.ROWS
-    reach = Reach(partition, order)
+    reach = StateReach(partition, order)
     if end.is_offset(Side.FOLLOWING) and not isinstance(func, RANKING):
         reach = _extended(reach, end, rows, ahead=True)
     state = None
@@ -126,7 +131,7 @@ def _reach(index: int, call: OverCall, closure: Optional[Tuple[str, ...]]) -> Tu
     return reach, state
 
 
-def _extended(reach: Reach, bound: FrameBound, rows: bool, ahead: bool = False) -> Reach:
+def _extended(reach: StateReach, bound: FrameBound, rows: bool, ahead: bool = False) -> StateReach:
     """`reach` reading as far as an offset bound: rows (ROWS) or micros (RANGE), back or ahead."""
     if ahead:
         if rows:
@@ -215,7 +220,7 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
         )
 
 
-def _partitioned(reaches: Sequence[Reach], select: exp.Select) -> Tuple[str, ...]:
+def _partitioned(reaches: Sequence[StateReach], select: exp.Select) -> Tuple[str, ...]:
     """on_update: the PARTITION BY columns by which each partition keeps and recomputes its rows
     from its own point. It matters where a call looks ahead (LEAD, n FOLLOWING): a partition's
     last row waits for the next one, so one point for all partitions would stay at the last row
@@ -270,7 +275,7 @@ _TO_CURRENT = sqlexpr.frame("rows", ("UNBOUNDED", "PRECEDING"), ("CURRENT ROW", 
 _WHOLE = sqlexpr.frame("rows", ("UNBOUNDED", "PRECEDING"), ("UNBOUNDED", "FOLLOWING"))
 
 
-def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expression:
+def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: StateReach) -> exp.Expression:
     """Per partition, how many rows come before `bound`, counted back from it (1 = the last one):
     those before `bound` in the partition, less those before this row, in the calls' own order, ties
     broken as they break them (a count run the other way would sort every row a second time)."""
@@ -285,7 +290,7 @@ def _rows_before(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.E
     return exp.paren(total - so_far + before)
 
 
-def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: Reach) -> exp.Expr:
+def _changed_by(t: exp.Expression, bound: sqlexpr.Value, reach: StateReach) -> exp.Expr:
     """Whether a row at `bound` (epoch micros) lies within the row's FOLLOWING reach, so changes it."""
     condition: exp.Expr = t >= exp.convert(bound) - reach.ahead_micros
     if reach.ahead_rows:
@@ -303,7 +308,7 @@ class _ReachedBack:
         self.t = t
         self.columns: Dict[tuple, Named] = {}
 
-    def condition(self, reach: Reach, bound: str) -> exp.Expr:
+    def condition(self, reach: StateReach, bound: str) -> exp.Expr:
         keep = self.t >= column(bound) - reach.micros
         if not reach.rows:
             return keep

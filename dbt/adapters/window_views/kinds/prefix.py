@@ -262,19 +262,21 @@ def aggregate_sql(view: str, group: int, partition_by: Tuple[str, ...], calls: S
     return sqlexpr.to_sql(aggregate(view, group, partition_by, calls))
 
 
-def merge_sql(
-    old: str,
-    new: str,
-    group: int,
-    partition_by: Tuple[str, ...],
-    calls: Sequence[PrefixCall],
-    carried: Sequence[exp.Expr] = (),
-) -> str:
+@dataclass(frozen=True)
+class StateGroup:
+    """One state table: the prefix calls of one PARTITION BY (`groups`), at its index."""
+
+    index: int
+    partition_by: Tuple[str, ...]
+    calls: Tuple[PrefixCall, ...]
+
+
+def merge_sql(old: str, new: str, group: StateGroup, carried: Sequence[exp.Expr] = ()) -> str:
     """Two states of one group merged: the old one (`a`) and that of the rows evicted since
     (`b`), with the `carried` columns of either side."""
-    keys = [key(group, j) for j in range(len(partition_by))]
+    keys = [key(group.index, j) for j in range(len(group.partition_by))]
     columns = [(k, sqlexpr.coalesce(column(k, "a"), column(k, "b"))) for k in keys]
-    for call in calls:
+    for call in group.calls:
         for name, template in _MERGE[call.kind].items():
             state = f"_wv_{name}{call.index}"
             merged = sqlexpr.fill(

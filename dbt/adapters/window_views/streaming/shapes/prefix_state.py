@@ -104,7 +104,8 @@ def save_folded(state: State, flagged: Any, old: List[Any], batch_id: BatchId) -
         ours = new if len(groups) == 1 else new.where(f"{prefix.GROUP} = {g}")
         ours.createOrReplaceTempView(f"{view}_new{g}")
         old[g].withColumn(OLD, F.lit(True)).createOrReplaceTempView(f"{view}_old{g}")
-        merged = spark.sql(prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", g, partition_by, calls, _CARRIED))
+        group = prefix.StateGroup(g, partition_by, tuple(calls))
+        merged = spark.sql(prefix.merge_sql(f"{view}_old{g}", f"{view}_new{g}", group, _CARRIED))
         parts.append(_state_rows(merged, rows, f"g{g}"))
     rows_of_state, count = counted_if(
         reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts), F.col(PART).isNull()
