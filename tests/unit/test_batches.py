@@ -21,13 +21,14 @@ from dbt.adapters.window_views.plans.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.plans.batches import (
     PERIODS,
     RECORD_PROPERTY,
-    Batch,
-    BatchRecord,
+    BatchSpan,
+    Requested,
     covering,
     record_first,
     select,
 )
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
+from dbt.adapters.window_views.records import RECORD_VERSION, PendingBatches, PendingBatchesUnreadable
 
 D = datetime
 
@@ -57,25 +58,25 @@ def test_periods_floor_and_shift():
 
 
 def test_first_run_from_begin_to_the_latest_input():
-    picked = select(batches(), D(2024, 1, 4, 5), (), BatchRecord(), full_refresh=False)
+    picked = select(batches(), D(2024, 1, 4, 5), (), PendingBatches(), Requested())
     assert keys(picked) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
     assert picked.reason == "the first run"
-    assert select(batches(), None, (), BatchRecord(), full_refresh=False).batches == ()
+    assert select(batches(), None, (), PendingBatches(), Requested()).batches == ()
 
 
 def test_later_runs_from_the_current_batch_back_lookback_plus_pending():
     written = ["2024-01-01 00:00:00", "2024-01-02 00:00:00", "2024-01-03 00:00:00"]
     # dbt's lookback: batches before the current one, the one holding the latest input
-    daily = select(batches(), D(2024, 1, 4, 1), written, BatchRecord(), False)
+    daily = select(batches(), D(2024, 1, 4, 1), written, PendingBatches(), Requested())
     assert keys(daily) == ["2024-01-03", "2024-01-04"]
     assert daily.reason == "the current batch (2024-01-04 00:00:00) and 1 before it (lookback)"
-    assert keys(select(batches(lookback=2), D(2024, 1, 4, 1), written, BatchRecord(), False)) == [
+    assert keys(select(batches(lookback=2), D(2024, 1, 4, 1), written, PendingBatches(), Requested())) == [
         "2024-01-02",
         "2024-01-03",
         "2024-01-04",
     ]
     # days without a run: every batch after the last written is computed, and lookback before them
-    missed = select(batches(), D(2024, 1, 6, 1), written, BatchRecord(), False)
+    missed = select(batches(), D(2024, 1, 6, 1), written, PendingBatches(), Requested())
     assert missed.reason == (
         "the batches from 2024-01-04 00:00:00 (the first after the last written) to the current one "
         "(2024-01-06 00:00:00), and 1 before 2024-01-04 00:00:00 (lookback)"
@@ -87,32 +88,76 @@ def test_later_runs_from_the_current_batch_back_lookback_plus_pending():
         "2024-01-06",
     ]
     # no new day: the last written is the current one
-    assert keys(select(batches(), D(2024, 1, 3, 9), written, BatchRecord(), False)) == ["2024-01-02", "2024-01-03"]
-    assert keys(select(batches(lookback=0), D(2024, 1, 3, 1), written, BatchRecord(), False)) == ["2024-01-03"]
-    assert keys(select(batches(lookback=0), D(2024, 1, 4, 1), written, BatchRecord(), False)) == ["2024-01-04"]
+    assert keys(select(batches(), D(2024, 1, 3, 9), written, PendingBatches(), Requested())) == [
+        "2024-01-02",
+        "2024-01-03",
+    ]
+    assert keys(select(batches(lookback=0), D(2024, 1, 3, 1), written, PendingBatches(), Requested())) == ["2024-01-03"]
+    assert keys(select(batches(lookback=0), D(2024, 1, 4, 1), written, PendingBatches(), Requested())) == ["2024-01-04"]
     # a batch a previous run left unfinished is redone whatever the range
-    pending = BatchRecord(("2024-01-01 00:00:00",))
-    picked = select(batches(lookback=0), D(2024, 1, 3, 1), written, pending, False)
+    pending = PendingBatches(("2024-01-01 00:00:00",))
+    picked = select(batches(lookback=0), D(2024, 1, 3, 1), written, pending, Requested())
     assert keys(picked) == ["2024-01-01", "2024-01-03"] and "left unfinished" in picked.reason
     # a full refresh: every batch from begin again
-    assert keys(select(batches(), D(2024, 1, 2, 1), written, pending, True)) == ["2024-01-01", "2024-01-02"]
+    assert keys(select(batches(), D(2024, 1, 2, 1), written, pending, Requested(everything=True))) == [
+        "2024-01-01",
+        "2024-01-02",
+    ]
 
 
 def test_a_backfill_computes_its_range_only():
     written = ["2024-01-01 00:00:00", "2024-01-05 00:00:00"]
-    picked = select(batches(), D(2024, 1, 5, 1), written, BatchRecord(), False, (D(2024, 1, 2), D(2024, 1, 4)))
+    picked = select(
+        batches(), D(2024, 1, 5, 1), written, PendingBatches(), Requested(False, D(2024, 1, 2), D(2024, 1, 4))
+    )
     assert keys(picked) == ["2024-01-02", "2024-01-03"]
-    assert keys(select(batches(), D(2024, 1, 3, 1), written, BatchRecord(), False, (D(2024, 1, 2, 6), None))) == [
+    assert keys(
+        select(batches(), D(2024, 1, 3, 1), written, PendingBatches(), Requested(False, D(2024, 1, 2, 6), None))
+    ) == [
         "2024-01-02",
         "2024-01-03",
     ]
 
 
-def test_the_record_round_trips_and_reads_damage_as_empty():
-    record = BatchRecord(("2024-01-02 00:00:00",))
-    assert BatchRecord.from_property(record.to_property()) == record
-    assert json.loads(record.to_property()) == {"pending": ["2024-01-02 00:00:00"]}
-    assert BatchRecord.from_property("not json") == BatchRecord() == BatchRecord.from_property(None)
+def test_the_record_round_trips_as_a_versioned_table_property():
+    record = PendingBatches(("2024-01-02 00:00:00",))
+    value = incremental._property_value(record)
+    assert json.loads(value) == {"version": RECORD_VERSION, "pending": ["2024-01-02 00:00:00"]}
+    assert incremental._record(f"[{RECORD_PROPERTY}={value}, x=y]", "m") == record
+    assert incremental._record("[window_views.batch_column=window_time_day]", "m") == PendingBatches()  # none yet
+
+
+@pytest.mark.parametrize(
+    "value, why",
+    [
+        ("{not json", "does not read as this version writes it"),
+        ('["2024-01-02 00:00:00"]', "does not read as this version writes it"),
+        (f'{{"version": {RECORD_VERSION}, "pending": "2024-01-02"}}', "does not read as this version writes it"),
+        ('{"pending": ["2024-01-02 00:00:00"]}', "without a record version; this one reads version 1"),
+        ('{"version": 99, "pending": []}', "with record version 99; this one reads version 1"),
+    ],
+)
+def test_a_record_this_version_cannot_read_fails_the_run_naming_the_full_refresh(value, why):
+    """Not an empty record: the batches it holds would never be redone, silently."""
+    with pytest.raises(PendingBatchesUnreadable) as failed:
+        incremental._record(f"[{RECORD_PROPERTY}={value}]", "m")
+    message = failed.value.msg
+    assert message.startswith("window_view model 'm': its table's record of unfinished batches"), message
+    assert why in message and f"(table property {RECORD_PROPERTY})" in message, message
+    assert message.endswith("fix: run `dbt run --full-refresh -s m` to recompute every batch from begin"), message
+
+
+def test_a_run_over_a_table_with_another_versions_record_fails_before_any_batch():
+    config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
+    plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
+    properties = f'[window_views.batch_column=window_time_day, {RECORD_PROPERTY}={{"pending": []}}]'
+    adapter = ExistingTable(D(2024, 1, 3, 5), properties, [])
+    output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
+    with pytest.raises(PendingBatchesUnreadable, match="dbt run --full-refresh -s m"):
+        incremental.run(
+            incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, _unknown_types
+        )
+    assert [s.split()[0].upper() for s in adapter.statements] == ["DESCRIBE", "SHOW"], adapter.statements
 
 
 def test_config_keys_parsed():
@@ -189,7 +234,7 @@ def shape(sql: str, event_time: str = "window_time", size: str = "day", closing:
 def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
     hop = marker("hop", slide=2 * H, size=5 * H, offset=H // 2)
     tumble = marker("tumble", size=7 * H, offset=H)
-    sql = shape(tvf_sql(hop, tumble)).sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    sql = shape(tvf_sql(hop, tumble)).sql(BatchSpan(D(2024, 1, 2), D(2024, 1, 3)))
     # HOP: the first window ending after midnight starts 20:30 the day before; TUMBLE (7 hours
     # from the epoch + 1 hour): a window starts at this midnight, so nothing before it is read
     assert (
@@ -204,7 +249,7 @@ def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():
         "WHERE `window_time` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `window_time` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
     )
     # owned by window_end: the windows ending in the day, read to its end minus 1 µs
-    by_end = shape(tvf_sql(hop), "window_end").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    by_end = shape(tvf_sql(hop), "window_end").sql(BatchSpan(D(2024, 1, 2), D(2024, 1, 3)))
     assert "`ts` < CAST('2024-01-02 23:59:59.999999' AS TIMESTAMP_NTZ)" in by_end
 
 
@@ -218,7 +263,7 @@ def aggregate_sql(kind: str, read: str = "`s`.`events`", **us) -> str:
 
 
 def test_window_aggregate_reads_back_by_its_reach_and_keeps_its_own():
-    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    day = BatchSpan(D(2024, 1, 2), D(2024, 1, 3))
     hop = aggregate_sql("hop", slide=H, size=4 * H, offset=H // 3)
     cumulate = aggregate_sql("cumulate", step=3 * H // 2, size=6 * H, offset=3 * H)
     tumble = aggregate_sql("tumble", size=7 * H, offset=H)
@@ -261,7 +306,7 @@ def test_a_pane_plans_window_functions_are_the_plugins():
 
 def test_over_windows_read_as_under_a_dbt_filter():
     sql = "select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`"
-    batch_sql = shape(sql, "ts").sql(Batch(D(2024, 1, 2), D(2024, 1, 3)))
+    batch_sql = shape(sql, "ts").sql(BatchSpan(D(2024, 1, 2), D(2024, 1, 3)))
     assert "RANK() OVER" in batch_sql  # the previous row of each key, before the batch's start
     assert batch_sql.endswith(
         "WHERE `ts` >= CAST('2024-01-02 00:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00' AS TIMESTAMP_NTZ)"
@@ -300,13 +345,13 @@ def test_window_start_owns_windows_inside_a_batch():
 
 
 def test_on_window_close_keeps_the_closed_windows_and_holds_the_batch_open():
-    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    day = BatchSpan(D(2024, 1, 2), D(2024, 1, 3))
     w = 1_704_196_800_000_000  # 2024-01-02 12:00 UTC
     closing = Closing("ts", w, ("k", "window_start", "window_end", "window_time", "n"))
     sql = shape(tvf_sql(marker("tumble", size=H, offset=0)), closing=True).sql(day, closing)
     assert f"UNIX_MICROS(CAST(`window_end` AS TIMESTAMP)) <= {w}" in sql
-    assert closing.holds_open(day) and not closing.holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))
-    assert Closing("ts", None, ()).holds_open(Batch(D(2024, 1, 1), D(2024, 1, 2)))  # nothing seen: nothing closed
+    assert closing.holds_open(day) and not closing.holds_open(BatchSpan(D(2024, 1, 1), D(2024, 1, 2)))
+    assert Closing("ts", None, ()).holds_open(BatchSpan(D(2024, 1, 1), D(2024, 1, 2)))  # nothing seen: nothing closed
     with pytest.raises(ModelSqlError, match="its over windows cannot be emit='on_window_close' yet"):
         shape("select id, ts, lag(v) over (partition by k order by ts, id) as p from `s`.`events`", "ts", closing=True)
 
@@ -341,7 +386,7 @@ def test_a_column_named_like_the_batch_column_is_refused_before_anything_runs():
     output = [("window_time", "timestamp"), ("window_time_day", "date")]
     with pytest.raises(ModelOutputError, match="it selects a column `window_time_day`, the column an incremental"):
         # no adapter: refused before any statement
-        incremental.run(None, plan, "s.t", False, None, output, _unknown_types)
+        incremental.run(incremental.BatchRun(None, plan, "s.t", None, output), False, _unknown_types)
 
 
 @pytest.mark.parametrize(
@@ -362,7 +407,7 @@ def test_the_last_batch_is_the_one_holding_the_last_window_of_the_latest_row(win
 
 
 def test_a_session_is_owned_by_its_end_and_read_back_session_lookback():
-    day = Batch(D(2024, 1, 2), D(2024, 1, 3))
+    day = BatchSpan(D(2024, 1, 2), D(2024, 1, 3))
     session = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
     sql = session.sql(day)
     # back 6 hours, and to the day's end inclusive: a row at midnight would extend a session ending there
@@ -448,14 +493,16 @@ def test_a_batch_whose_windows_later_input_can_grow_stays_pending():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("session", gap=H)), config)
     adapter = RecordingAdapter(D(2024, 1, 2, 23, 30))
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
+    result = incremental.run(
+        incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, _unknown_types
+    )
     # a first run adds its batches' partitions in one statement, after the last batch
     (added,) = [s for s in adapter.statements if " ADD PARTITION" in s.upper()]
     assert added.count("PARTITION (") == 3, added  # 01-01, 01-02, and 01-03 which holds the last session's end
     assert adapter.statements[-1] == added
     # written with the table's other properties by the materialization, not by a statement of its own
     record = result.properties[RECORD_PROPERTY]
-    assert record == '{"pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]}', record
+    assert json.loads(record) == {"version": RECORD_VERSION, "pending": ["2024-01-02 00:00:00", "2024-01-03 00:00:00"]}
     assert "pending_batches" not in result.summary
     # 01-02 is written but stays pending, and is not the last batch: a kill after it must find
     # it recorded, so the run records every batch before it writes them
@@ -468,13 +515,15 @@ def plain_runs_redo_what_a_kill_left(written, record, last_time, leaves_pending,
     """Every point a plain run can be killed at, without a record written first: the batches the
     next plain run (the old record; the same input, or three days more) does not take, that the
     killed run had not finished (not reached, or written but meant to stay pending)."""
-    planned = select(config, last_time, written, record, False).batches
+    planned = select(config, last_time, written, record, Requested()).batches
     missed = set()
     for killed_after in range(len(planned) + 1):
         done = [b.key for b in planned[:killed_after]]
         unfinished = {b.key for b in planned[killed_after:]} | (set(done) & set(leaves_pending))
         for later in (last_time, last_time + timedelta(days=3)):
-            after = {b.key for b in select(config, later, sorted(set(written) | set(done)), record, False).batches}
+            after = {
+                b.key for b in select(config, later, sorted(set(written) | set(done)), record, Requested()).batches
+            }
             missed |= unfinished - after - set(record.pending)
     return planned, sorted(missed)
 
@@ -492,7 +541,7 @@ def plain_runs_redo_what_a_kill_left(written, record, last_time, leaves_pending,
 )
 def test_a_run_records_its_batches_first_only_where_a_kill_needs_it(lookback, leaves_pending, backfill, first):
     written = [f"2024-01-0{d} 00:00:00" for d in range(1, 6)]
-    record = BatchRecord(("2024-01-02 00:00:00",))
+    record = PendingBatches(("2024-01-02 00:00:00",))
     config = batches(lookback=lookback)
     planned, missed = plain_runs_redo_what_a_kill_left(written, record, D(2024, 1, 6, 3), leaves_pending, config)
     first = first or (lookback == 0 and bool(set(leaves_pending) - set(record.pending)))
@@ -545,17 +594,22 @@ def test_a_daily_run_reads_its_table_twice_and_writes_no_property_of_its_own():
     # Spark prints each value as written: a summary's `, size=` is no property, the record is JSON
     properties = (
         "[transient_lastDdlTime=1, window_views.batch_column=window_time_day, window_views.pending_batches="
-        '{"pending": ["2024-01-02 00:00:00"]}, window_views.windows=tumble(time_col=ts, size=1 hour)]'
+        f'{{"version": {RECORD_VERSION}, "pending": ["2024-01-02 00:00:00"]}}, window_views.windows=tumble(time_col=ts, size=1 hour)]'
     )
     listed = ["20240101T000000-aaa", "20240102T000000-bbb", "20240102T000000-ccc", "20240103T000000-ddd"]
     adapter = ExistingTable(D(2024, 1, 3, 5), properties, listed + ["_wv_staging-eee"])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
+    result = incremental.run(
+        incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, _unknown_types
+    )
     reads = [s for s in adapter.statements if s.upper().startswith(("DESCRIBE", "SHOW"))]
     assert len(reads) == 2, reads
     assert not [s for s in adapter.statements if "TBLPROPERTIES" in s.upper()], adapter.statements
     # 01-02 (lookback, and pending), 01-03 (new, still growing: pending again)
-    assert result.properties[RECORD_PROPERTY] == '{"pending": ["2024-01-03 00:00:00"]}'
+    assert json.loads(result.properties[RECORD_PROPERTY]) == {
+        "version": RECORD_VERSION,
+        "pending": ["2024-01-03 00:00:00"],
+    }
     assert len([s for s in adapter.statements if "SET LOCATION" in s.upper()]) == 1
     assert len([s for s in adapter.statements if "ADD PARTITION" in s.upper()]) == 1
     # a batch's old directories go once its partition points at the new one; a killed run's too
@@ -581,7 +635,9 @@ def test_a_run_asks_the_latest_input_time_of_the_rows_since_the_last_runs(record
     properties = f"[window_views.batch_column=window_time_day{kept}, window_views.windows=tumble(size=1 hour)]"
     adapter = ExistingTable(D(2024, 1, 3, 5), properties, [])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    result = incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
+    result = incremental.run(
+        incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, _unknown_types
+    )
     asked = [re.findall(r"TIMESTAMP_MICROS\((\d+)\)", s) for s in adapter.statements if "MAX(" in s.upper()]
     since = [D(1970, 1, 1) + timedelta(microseconds=int(found[0])) if found else None for found in asked]
     assert since == [None if s is None else datetime.fromisoformat(s) for s in scans], adapter.statements
@@ -594,8 +650,8 @@ def test_a_table_of_another_batch_column_is_rebuilt_beside_it():
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
     adapter = ExistingTable(D(2024, 1, 1, 2), "[window_views.batch_column=window_time_day]", [])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    assert incremental._existing(adapter, plan, "s.t", adapter.get_relation(), "window_time_hour", output) is None
-    assert incremental._record("[window_views.pending_batches={not json]") == BatchRecord()
+    batch_run = incremental.BatchRun(adapter, plan, "s.t", None, output)
+    assert incremental._existing(batch_run, adapter.get_relation()) is None
 
 
 def test_a_hop_batch_is_computed_from_panes_over_its_widened_read_where_exact():
@@ -605,7 +661,9 @@ def test_a_hop_batch_is_computed_from_panes_over_its_widened_read_where_exact():
 
     def computed(types):
         adapter = RecordingAdapter(D(2024, 1, 1, 23))
-        incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], lambda relation: types)
+        incremental.run(
+            incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, lambda relation: types
+        )
         # 01-01, and 01-02 holding the last window's end: contiguous, so computed as one
         (staged,) = [s for s in adapter.statements if s.startswith("STAGED")]
         return staged
@@ -645,7 +703,7 @@ def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fa
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
     adapter = (FailingStaged if fails else RecordingAdapter)(D(2024, 1, 3, 5))
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
-    incremental.run(adapter, plan, "s.t", False, None, output + [("n", "bigint")], _unknown_types)
+    incremental.run(incremental.BatchRun(adapter, plan, "s.t", None, output + [("n", "bigint")]), False, _unknown_types)
     (staged,) = [s for s in adapter.statements if s.startswith("STAGED")]
     writes = [s for s in adapter.statements if s.upper().startswith("INSERT OVERWRITE")]
     moved = [s for s in adapter.statements if s.startswith("MOVED")]
@@ -678,9 +736,9 @@ def test_contiguous_batches_are_computed_once_and_each_gets_its_own_directory(fa
 
 
 def test_batches_that_are_not_contiguous_are_computed_apart():
-    days = [Batch(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2, 4, 6, 7, 8)]
+    days = [BatchSpan(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2, 4, 6, 7, 8)]
     assert [[b.start.day for b in g] for g in incremental._contiguous(days)] == [[1, 2], [4], [6, 7, 8]]
-    hours = [Batch(D(2024, 1, 1) + timedelta(hours=h), D(2024, 1, 1) + timedelta(hours=h + 1)) for h in range(250)]
+    hours = [BatchSpan(D(2024, 1, 1) + timedelta(hours=h), D(2024, 1, 1) + timedelta(hours=h + 1)) for h in range(250)]
     assert [len(g) for g in incremental._contiguous(hours)] == [100, 100, 50]
 
 
@@ -688,7 +746,7 @@ def test_batches_computed_as_one_refuse_the_sessions_each_would_refuse_alone():
     # a session owned by 01-02 that may begin before 01-02's own read fails the batches computed
     # as one too, though their read, from 01-01's, holds it: so they then run alone, and 01-02 fails
     s = shape(tvf_sql(marker("session", gap=H)), session_lookback="6 hours")
-    days = [Batch(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2)]
+    days = [BatchSpan(D(2024, 1, d), D(2024, 1, d + 1)) for d in (1, 2)]
 
     def refused(sql: str) -> list:
         owns = r"`window_time` AS TIMESTAMP\)\) >= (\d+) AND .*? < (\d+) AND .*?`window_start` AS TIMESTAMP\)\) < (\d+)"
@@ -696,7 +754,7 @@ def test_batches_computed_as_one_refuse_the_sessions_each_would_refuse_alone():
 
     alone = [refused(s.sql(day)) for day in days]
     assert [len(r) for r in alone] == [1, 1]
-    together = s.sql(Batch(days[0].start, days[1].end), parts=days)
+    together = s.sql(BatchSpan(days[0].start, days[1].end), parts=days)
     assert refused(together) == alone[0] + alone[1]
     assert (
         "`ts` >= CAST('2023-12-31 18:00:00' AS TIMESTAMP_NTZ) AND `ts` < CAST('2024-01-03 00:00:00.000001' AS TIMESTAMP_NTZ)"

@@ -13,6 +13,8 @@ from dbt.adapters.window_views.records import (
     InputClocks,
     ModelRecord,
     Move,
+    OtherVersion,
+    PendingBatches,
     Publish,
     PublishPlan,
     RebuildIntent,
@@ -44,6 +46,7 @@ RECORDS = [
     RunTotals(3, 10, 4, 1, 1),
     ModelRecord("m", "abc", "select 1"),
     RebuildIntent(RebuildStep.SWAPPING, 2, {"table": "/t"}, {"table": "/t2"}, "{}", None),
+    PendingBatches(("2024-01-02 00:00:00", "2024-01-03 00:00:00")),
 ]
 
 
@@ -76,3 +79,10 @@ def test_a_commit_of_another_version_fails_naming_the_file_and_the_fix(tmp_path,
     message = info.value.msg
     assert message.startswith(f"window_view model 'm' at {path}: its checkpoint was written by a different version")
     assert "run `dbt run --full-refresh -s m`" in message
+
+
+@pytest.mark.parametrize("data", [{"pending": []}, {"version": RECORD_VERSION + 1, "pending": []}])
+def test_pending_batches_of_another_version_do_not_read(data):
+    """incremental.py turns this into the run's failure naming `--full-refresh` (test_batches.py)."""
+    with pytest.raises(OtherVersion):
+        PendingBatches.from_json(data)

@@ -115,7 +115,8 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
         refresh_inputs(self, plan.inputs)
         inputs = batch.InputColumns(self)
         output = batch.checked_output(self, plan, inputs)
-        return incremental.run(self, plan, relation, full_refresh, location_root, output, inputs.types_of)
+        batch_run = incremental.BatchRun(self, plan, relation, location_root, output)
+        return incremental.run(batch_run, full_refresh, inputs.types_of)
 
     @available
     def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:

@@ -2,11 +2,13 @@
 `to_json` / `from_json`, its keys defined here once: a batch's READY record and its commit (the
 same record plus the batch id and run id), the run totals, `model.json`, `inputs.json`, the
 rebuild intent and the publish plan inside a READY record. And what one job counts of a micro-batch's new rows
-(`NewRowCounts`, not written: late_rows.py counts them, sides.py moves W by them).
+(`NewRowCounts`, not written: late_rows.py counts them, sides.py moves W by them). One record is
+kept with a table, not in a checkpoint: an incremental batch window view's `PendingBatches`.
 
 Every record carries RECORD_VERSION. A record of another version (or none) was written by
 another version of the plugin, whose state this one does not read: the run fails naming the
-file, with `--full-refresh` as the fix (CheckpointVersionMismatch)."""
+file (or table property), with `--full-refresh` as the fix (CheckpointVersionMismatch,
+PendingBatchesUnreadable)."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
-from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.errors import ModelOutputError, StreamFailure
 
 RECORD_VERSION = 1
 VERSION = "version"
@@ -42,6 +44,25 @@ class CheckpointVersionMismatch(StreamFailure):
             f"run `dbt run --full-refresh -s {model}` to rebuild the table and the checkpoint from all input",
             path=path,
         )
+
+
+class PendingBatchesUnreadable(ModelOutputError):
+    """An incremental batch window view's PendingBatches this version cannot read: its batches
+    to redo are unknown, so only a full refresh leads back to a known table."""
+
+    def __init__(self, model: str, prop: str, why: str) -> None:
+        super().__init__(
+            model,
+            f"its table's record of unfinished batches (table property {prop}) {why}, so this run "
+            "cannot tell which batches an earlier run left to redo",
+            f"run `dbt run --full-refresh -s {model}` to recompute every batch from begin",
+        )
+
+    @classmethod
+    def other_version(cls, model: str, prop: str, found: Any) -> "PendingBatchesUnreadable":
+        written = "without a record version" if found is None else f"with record version {found}"
+        why = f"was written by a different version of the plugin ({written}; this one reads version {RECORD_VERSION})"
+        return cls(model, prop, why)
 
 
 def _checked(data: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -370,3 +391,25 @@ class NewRowCounts:
 
 
 NO_NEW_ROWS = NewRowCounts(0, 0, None, None)
+
+
+@dataclass(frozen=True)
+class PendingBatches:
+    """An incremental batch window view's batches a run planned and did not finish (a failed
+    batch, or a run that died), by key: the next run redoes them whatever its own range. Kept as
+    a table property (plans/batches.RECORD_PROPERTY), written before the batches run where a kill
+    could otherwise lose one, and again after."""
+
+    pending: Tuple[str, ...] = ()
+
+    def to_json(self) -> Json:
+        return {VERSION: RECORD_VERSION, "pending": list(self.pending)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "PendingBatches":
+        """Raises OtherVersion for another version's record, KeyError/TypeError for a malformed one."""
+        data = _checked(data)
+        pending = data["pending"]
+        if not isinstance(pending, list):
+            raise TypeError(f"'pending' is {type(pending).__name__}, not a list")
+        return cls(tuple(str(k) for k in pending))

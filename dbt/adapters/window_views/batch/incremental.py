@@ -5,7 +5,7 @@ directory, then points its partition at it: one catalog statement, so readers se
 rows or its new ones, on a local disk as on an object store (nothing reads the new directory
 before the catalog points at it, so no rename needs to be atomic), and a batch that fails leaves
 its partition as it was. The batches a run leaves unfinished are recorded with the table
-(batches.BatchRecord: with its other properties at the end of the run, and before the batches
+(records.PendingBatches: with its other properties at the end of the run, and before the batches
 where a kill could otherwise lose one, batches.record_first); the next run redoes them.
 A full refresh (or a table of another shape) is built beside the table and swapped in once every
 batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
@@ -33,9 +33,17 @@ from dbt.adapters.window_views.kinds import tvf_panes
 from dbt.adapters.window_views.model.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import batch_reads
-from dbt.adapters.window_views.plans.batches import RECORD_PROPERTY, Batch, BatchRecord, Selection, record_first, select
+from dbt.adapters.window_views.plans.batches import (
+    RECORD_PROPERTY,
+    BatchSpan,
+    Requested,
+    Selection,
+    record_first,
+    select,
+)
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
 from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.records import OtherVersion, PendingBatches, PendingBatchesUnreadable
 from dbt.adapters.window_views.spark.spark_messages import error_line, without_internal
 from dbt.adapters.window_views.storage import paths
 
@@ -65,7 +73,7 @@ class Table:
     name: str
     location: str
     written: Tuple[str, ...]  # the batch keys it holds
-    record: BatchRecord  # the batches an earlier run planned and did not finish
+    record: PendingBatches  # the batches an earlier run planned and did not finish
     rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
     latest_input: Optional[datetime] = None  # the latest input time the last run found
 
@@ -92,31 +100,42 @@ def batch_column(config: Batches) -> str:
     return f"{config.event_time}_{config.size}"
 
 
-def run(
-    adapter: Any,
-    plan: WindowViewPlan,
-    relation: Any,
-    full_refresh: bool,
-    location_root: Optional[str],
-    output: Sequence[Tuple[str, str]],
-    types_of: tvf_panes.TypesOf,
-) -> BatchesWritten:
+@dataclass(frozen=True)
+class BatchRun:
+    """One run of an incremental batch window view: what its steps share. `output`: the model's
+    columns and types; `location_root`: the model's config (None: the catalog's default)."""
+
+    adapter: Any
+    plan: WindowViewPlan
+    relation: Any
+    location_root: Optional[str]
+    output: Sequence[Tuple[str, str]]
+
+    @property
+    def column(self) -> str:
+        """The table's batch column (batch_column)."""
+        return batch_column(self.plan.config.required_batches)
+
+
+def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) -> BatchesWritten:
     """Compute the batches the run owes (batches.select) and replace each one's partition.
-    `output`: the model's columns and types; `types_of`: its inputs' (for the pane rewrite).
+    `types_of`: the inputs' column types (for the pane rewrite).
     Raises BatchesFailed naming the failed batches."""
+    adapter, plan, relation, output = batch_run.adapter, batch_run.plan, batch_run.relation, batch_run.output
+    location_root = batch_run.location_root
     config = plan.config.required_batches
     shape = plan.required_batch_shape
     column = _partition_column(plan, output)
-    name = str(relation)
-    found = _in_catalog(adapter, name)
-    table = _existing(adapter, plan, name, found, column, output) if not full_refresh else None
+    found = _in_catalog(adapter, str(relation))
+    table = _existing(batch_run, found) if not full_refresh else None
     if table is None:
-        table = _create(adapter, relation, found, column, output, location_root)
+        table = _create(batch_run, found)
     record = table.record
     latest = _latest_input(adapter, shape.reads, table.latest_input)
     last_time = None if latest is None else shape.last_time(latest)
-    backfill = _backfill()
-    selection = select(config, last_time, table.written, record, full_refresh or not table.written, backfill)
+    start, end = _backfill()
+    requested = Requested(full_refresh or not table.written, start, end)
+    selection = select(config, last_time, table.written, record, requested)
     if not selection.batches and latest is not None and latest < config.begin:
         _drop_rebuild(adapter, table)
         raise ModelOutputError(
@@ -135,14 +154,14 @@ def run(
     # a rebuild killed part way is dropped by the next one: only the model's table keeps a record
     unrecorded: Optional[str] = None
     if table.rebuild is None:
-        unrecorded = BatchRecord(tuple(planned)).to_property()
-        if record_first(selection.batches, unclosed, record, backfill != (None, None), config.lookback):
+        unrecorded = _property_value(PendingBatches(tuple(planned)))
+        if record_first(selection.batches, unclosed, record, requested.backfill, config.lookback):
             _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
             unrecorded = None
     writer = _Writer(plan.model, plan.required_batch_shape, closing, types_of, output)
-    failures = _write_batches(adapter, table, column, selection, writer, unrecorded)
+    failures = _write_batches(batch_run, table, selection, writer, unrecorded)
     done = {b.key for b in selection.batches} - set(failures)
-    left = BatchRecord(tuple(k for k in planned if k not in done or k in unclosed)).to_property()
+    left = _property_value(PendingBatches(tuple(k for k in planned if k not in done or k in unclosed)))
     if failures:
         first_key, first = next(iter(failures.items()))
         if table.rebuild is None:
@@ -218,14 +237,14 @@ class _Writer:
     types_of: tvf_panes.TypesOf
     output: Sequence[Tuple[str, str]]
 
-    def sql(self, batch: Batch, parts: Sequence[Batch] = ()) -> str:
+    def sql(self, batch: BatchSpan, parts: Sequence[BatchSpan] = ()) -> str:
         return tvf_panes.paned_sql(self.shape.sql(batch, self.closing, parts), self.types_of)
 
-    def write(self, adapter: Any, batch: Batch, location: str) -> None:
+    def write(self, adapter: Any, batch: BatchSpan, location: str) -> None:
         """The batch computed alone, written to its new directory."""
         adapter.execute(ddl.write_directory(location, self.sql(batch), self.output))
 
-    def staged(self, adapter: Any, batches: Sequence[Batch], batches_dir: str, names: Dict[str, str]) -> bool:
+    def staged(self, adapter: Any, batches: Sequence[BatchSpan], batches_dir: str, names: Dict[str, str]) -> bool:
         """Contiguous batches computed as one, over one read of their widened input, in one Spark
         job whose rows go to a directory per batch, each then moved to its batch's new directory
         (`names`, by key, in `batches_dir`): a first run's 30 batches cost about one build, not 30.
@@ -237,7 +256,9 @@ class _Writer:
             ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
         )
         sql = ddl.typed(
-            self.sql(Batch(batches[0].start, batches[-1].end), batches), self.output, exp.alias_(directory, _STAGED_BY)
+            self.sql(BatchSpan(batches[0].start, batches[-1].end), batches),
+            self.output,
+            exp.alias_(directory, _STAGED_BY),
         )
         staging = f"{batches_dir}/{STAGING_DIR}-{uuid.uuid4().hex[:12]}"
         try:
@@ -260,12 +281,7 @@ class _Writer:
 
 
 def _write_batches(
-    adapter: Any,
-    table: Table,
-    column: str,
-    selection: Selection,
-    writer: _Writer,
-    unrecorded: Optional[str],
+    batch_run: BatchRun, table: Table, selection: Selection, writer: _Writer, unrecorded: Optional[str]
 ) -> Dict[str, str]:
     """Each batch written in turn, in time order (batches.record_first counts on it); the failed
     ones' keys and first error lines. `unrecorded`: the record of every planned batch, when the
@@ -273,6 +289,7 @@ def _write_batches(
     A table without partitions (a first run, a rebuild) gets its batches' partitions in one
     statement after the last batch: no reader waits for them one by one, and a kill before it
     leaves no batch written, so the next run starts again from begin."""
+    adapter, column = batch_run.adapter, batch_run.column
     failures: Dict[str, str] = {}
     written = set(table.written)
     batches_dir = f"{table.location}/{BATCHES_DIR}"
@@ -294,7 +311,7 @@ def _write_batches(
                 if not written:
                     added.append((batch.key, location))
                 else:
-                    _point(adapter, table.name, column, batch.key, location, batch.key in written)
+                    _point(batch_run, table.name, batch.key, location, batch.key in written)
             except Exception as exc:  # noqa: BLE001 - one batch's failure must not stop the others
                 failures[batch.key] = _first_line(exc)
                 adapter.remove_location(location)
@@ -311,15 +328,15 @@ def _write_batches(
     return failures
 
 
-def _prefix(batch: Batch) -> str:
+def _prefix(batch: BatchSpan) -> str:
     """The start of the names of a batch's directories."""
     return batch.start.strftime("%Y%m%dT%H%M%S")
 
 
-def _contiguous(batches: Sequence[Batch]) -> List[List[Batch]]:
+def _contiguous(batches: Sequence[BatchSpan]) -> List[List[BatchSpan]]:
     """The batches (in time order) as runs of batches each ending where the next starts, at most
     _COMPUTED_AS_ONE each."""
-    groups: List[List[Batch]] = []
+    groups: List[List[BatchSpan]] = []
     for batch in batches:
         if groups and groups[-1][-1].end == batch.start and len(groups[-1]) < _COMPUTED_AS_ONE:
             groups[-1].append(batch)
@@ -339,12 +356,12 @@ def _first_line(exc: Exception) -> str:
     return without_internal(lines[0]) if lines else type(exc).__name__
 
 
-def _point(adapter: Any, name: str, column: str, key: str, location: str, exists: bool) -> None:
-    """The batch's partition pointed at its new directory: one catalog statement."""
+def _point(batch_run: BatchRun, name: str, key: str, location: str, exists: bool) -> None:
+    """The batch's partition (of the table `name`) pointed at its new directory: one catalog statement."""
     if exists:
-        adapter.execute(ddl.set_partition_location(name, column, key, location))
+        batch_run.adapter.execute(ddl.set_partition_location(name, batch_run.column, key, location))
     else:
-        adapter.execute(ddl.add_partitions(name, column, [(key, location)]))
+        batch_run.adapter.execute(ddl.add_partitions(name, batch_run.column, [(key, location)]))
 
 
 def _in_catalog(adapter: Any, name: str) -> Any:
@@ -353,13 +370,13 @@ def _in_catalog(adapter: Any, name: str) -> Any:
     return adapter.get_relation(database=None, schema=schema or None, identifier=identifier)
 
 
-def _existing(
-    adapter: Any, plan: WindowViewPlan, name: str, found: Any, column: str, output: Sequence[Tuple[str, str]]
-) -> Optional[Table]:
+def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
     """The table of an earlier run (`found`) with the same batch column, or None (a first run):
     two reads, one DESCRIBE (columns, location, properties) and one SHOW PARTITIONS."""
     if found is None:
         return None
+    adapter, plan, column, output = batch_run.adapter, batch_run.plan, batch_run.column, batch_run.output
+    name = str(batch_run.relation)
     columns, details = _describe(adapter, name)
     properties = details.get("Table Properties", "")
     if _batch_column(properties) != column:
@@ -375,9 +392,8 @@ def _existing(
         )
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
-    return Table(
-        name, _normalized(name, details.get("Location")), written, _record(properties), latest_input=_latest(properties)
-    )
+    record = _record(properties, plan.model)
+    return Table(name, _normalized(name, details.get("Location")), written, record, latest_input=_latest(properties))
 
 
 def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
@@ -410,35 +426,40 @@ def _latest(properties: str) -> Optional[datetime]:
     return None if found is None else datetime.strptime(found.group(0), _LATEST_FORMAT)
 
 
-def _record(properties: str) -> BatchRecord:
-    """The record (JSON), or an empty one where there is none or it does not read (BatchRecord.from_property)."""
+def _record(properties: str, model: str) -> PendingBatches:
+    """The record (JSON), or an empty one where there is none. One this version cannot read (not
+    JSON, another version's) fails the run: the batches it holds would otherwise never be redone."""
     start = _property_start(properties, RECORD_PROPERTY)
     if start is None:
-        return BatchRecord()
+        return PendingBatches()
     try:
-        _, end = json.JSONDecoder().raw_decode(properties, start)
-    except ValueError:
-        return BatchRecord()
-    return BatchRecord.from_property(properties[start:end])
+        data, _ = json.JSONDecoder().raw_decode(properties, start)
+        if not isinstance(data, dict):
+            raise TypeError(f"a JSON {type(data).__name__}, not an object")
+        return PendingBatches.from_json(data)
+    except OtherVersion as exc:
+        raise PendingBatchesUnreadable.other_version(model, RECORD_PROPERTY, exc.found) from None
+    except (ValueError, KeyError, TypeError):
+        raise PendingBatchesUnreadable(model, RECORD_PROPERTY, "does not read as this version writes it") from None
 
 
-def _create(
-    adapter: Any,
-    relation: Any,
-    found: Any,
-    column: str,
-    output: Sequence[Tuple[str, str]],
-    location_root: Optional[str],
-) -> Table:
+def _property_value(record: PendingBatches) -> str:
+    """The record as its table property's value."""
+    return json.dumps(record.to_json())
+
+
+def _create(batch_run: BatchRun, found: Any) -> Table:
     """A new empty table: under the model's name on a first run; beside `found` (a full refresh,
     or a table of another shape), to replace it once every batch is written (swap.into_place)."""
+    adapter, relation, location_root = batch_run.adapter, batch_run.relation, batch_run.location_root
+    column, output = batch_run.column, batch_run.output
     beside = relation if found is None else swap.beside(adapter, relation, location_root)
     suffix = "" if found is None else f"-{uuid.uuid4().hex[:12]}"
     location = None if location_root is None else f"{location_root}/{relation.identifier}/batches{suffix}"
     properties = {COLUMN_PROPERTY: column}
     adapter.execute(ddl.create_partitioned(str(beside), output, column, location, properties))
     rebuild = None if found is None else Rebuild(beside, found)
-    return Table(str(beside), _location(adapter, str(beside)), (), BatchRecord(), rebuild)
+    return Table(str(beside), _location(adapter, str(beside)), (), PendingBatches(), rebuild)
 
 
 def _location(adapter: Any, name: str) -> str:

@@ -31,7 +31,7 @@ from dbt.adapters.window_views.kinds.reach import ReachError, TimeRange, as_date
 from dbt.adapters.window_views.model.config import Batches, BatchSize
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import over_reads
-from dbt.adapters.window_views.plans.batches import Batch
+from dbt.adapters.window_views.plans.batches import BatchSpan
 from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
 from dbt.adapters.window_views.query.intervals import Interval
 from dbt.adapters.window_views.query.windows import Session, Tumble, Via, Window
@@ -61,7 +61,7 @@ class Closing:
     def closed(self, sql: str) -> str:
         return emit.close_filter(sql, self.column, self.reached, self.output)
 
-    def holds_open(self, batch: Batch) -> bool:
+    def holds_open(self, batch: BatchSpan) -> bool:
         """Whether the batch may own a window W has not closed (one ending after W)."""
         return self.reached is None or micros(batch.end) > self.reached
 
@@ -80,7 +80,7 @@ class BatchShape(ABC):
     event_time: str
 
     @abstractmethod
-    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
+    def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         """The batch's rows: the model over its widened inputs, owned rows only (closed ones only).
         `parts`: the batches `batch` spans, computed as one; what each would refuse alone, it refuses."""
 
@@ -93,18 +93,18 @@ class BatchShape(ABC):
     def last_time(self, latest_input: datetime) -> datetime:
         """The latest event_time the input up to `latest_input` makes (a window ending after it)."""
 
-    def growing(self, batch: Batch, latest_input: Optional[datetime]) -> bool:
+    def growing(self, batch: BatchSpan, latest_input: Optional[datetime]) -> bool:
         """Whether input after `latest_input` can change the batch's rows beyond what the next run's
         lookback redoes (a run keeps such a batch pending, so the next run redoes it)."""
         return False
 
-    def holds(self, batch: Batch) -> exp.Expression:
+    def holds(self, batch: BatchSpan) -> exp.Expression:
         """Whether a row's event_time lies in the batch."""
         within = sqlexpr.in_time_range(sqlexpr.column(self.event_time), batch.start, batch.end)
         assert within is not None  # both bounds given
         return within
 
-    def owned(self, sql: str, batch: Batch) -> str:
+    def owned(self, sql: str, batch: BatchSpan) -> str:
         """`sql`'s rows whose event_time the batch holds."""
         query = sqlexpr.parse(sql)
         if not isinstance(query, exp.Query):
@@ -120,7 +120,7 @@ class TvfShape(BatchShape):
     read_list: Tuple[Read, ...]
     session_lookback: Optional[Interval] = None
 
-    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
+    def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         tree = analysis.parse(self.base_sql)
         owned = self._owned(batch)
         for window, select, table in _tvf_reads(tree):
@@ -138,7 +138,7 @@ class TvfShape(BatchShape):
         sql = sqlexpr.to_sql(tree)
         return self.owned(closing.closed(sql) if closing is not None else sql, batch)
 
-    def _owned(self, batch: Batch) -> TimeRange:
+    def _owned(self, batch: BatchSpan) -> TimeRange:
         """The window_times the batch owns."""
         shift = _SHIFT[self.event_time.lower()]
         return TimeRange(micros(batch.start) + shift, micros(batch.end) + shift)
@@ -156,7 +156,7 @@ class TvfShape(BatchShape):
         end = max(w.last_end_at(micros(latest_input)) for w in self.windows)
         return as_datetime(end - 1 if column == "window_time" else end, latest_input)
 
-    def growing(self, batch: Batch, latest_input: Optional[datetime]) -> bool:
+    def growing(self, batch: BatchSpan, latest_input: Optional[datetime]) -> bool:
         # a window ending after the latest input can still take rows (a session can grow past
         # the batch, by gap after gap), whatever the lookback
         return latest_input is not None and batch.end > latest_input
@@ -168,7 +168,7 @@ class OverShape(BatchShape):
     event_time: str
     read_list: Tuple[Read, ...]
 
-    def sql(self, batch: Batch, closing: Optional[Closing] = None, parts: Sequence[Batch] = ()) -> str:
+    def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         tree = analysis.parse(self.base_sql)
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
@@ -323,7 +323,7 @@ def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = Fa
             "remove batch_size (a plain dbt incremental model with incremental_strategy='microbatch' fits it)",
         )
     try:  # the rewrite's own checks (an over window's reach, its ORDER BY), now rather than at the run
-        shape.sql(Batch(batches.begin, batches.begin + timedelta(hours=1)))
+        shape.sql(BatchSpan(batches.begin, batches.begin + timedelta(hours=1)))
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on incremental batch window views") from exc
     return shape

@@ -1,6 +1,6 @@
 """An incremental batch window view's batches (docs/batch.md "Incremental batch window views"):
-the periods of dbt's `batch_size`, which of them a run (re)computes, and the record of the
-batches a run planned and has not finished, kept with the table.
+the periods of dbt's `batch_size`, which of them a run (re)computes, and whether it records the
+batches it plans before writing them (the record itself, PendingBatches, is in records.py).
 
 Times are naive UTC datetimes, as dbt's batch bounds. A batch [start, end) owns the output rows
 whose event_time it holds; its key (its start) is the value of the table's batch column.
@@ -8,16 +8,16 @@ whose event_time it holds; its key (its start) is the value of the table's batch
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from dbt.adapters.window_views.model.config import Batches, BatchSize
+from dbt.adapters.window_views.records import PendingBatches
 
 KEY_FORMAT = "%Y-%m-%d %H:%M:%S"
-# the table property holding the BatchRecord
+# the table property holding the PendingBatches record (records.py), as JSON
 RECORD_PROPERTY = "window_views.pending_batches"
 
 
@@ -70,7 +70,9 @@ PERIODS: Dict[BatchSize, Period] = {
 
 
 @dataclass(frozen=True, order=True)
-class Batch:
+class BatchSpan:
+    """One batch's span of event time, [start, end): the output rows it owns."""
+
     start: datetime
     end: datetime
 
@@ -80,12 +82,12 @@ class Batch:
         return self.start.strftime(KEY_FORMAT)
 
 
-def batch_of(period: Period, start: datetime) -> Batch:
+def batch_of(period: Period, start: datetime) -> BatchSpan:
     first = period.floor(start)
-    return Batch(first, period.shift(first, 1))
+    return BatchSpan(first, period.shift(first, 1))
 
 
-def covering(period: Period, start: datetime, end: datetime) -> List[Batch]:
+def covering(period: Period, start: datetime, end: datetime) -> List[BatchSpan]:
     """The batches from the one holding `start` to the one holding `end` - 1 µs (end exclusive)."""
     batches = []
     at = period.floor(start)
@@ -95,34 +97,12 @@ def covering(period: Period, start: datetime, end: datetime) -> List[Batch]:
     return batches
 
 
-def from_key(period: Period, key: str) -> Batch:
+def from_key(period: Period, key: str) -> BatchSpan:
     return batch_of(period, datetime.strptime(key, KEY_FORMAT))
 
 
-@dataclass(frozen=True)
-class BatchRecord:
-    """The batches a run planned and did not finish (a failed batch, or a run that died): the next
-    run redoes them whatever its own range. Written before the batches run, and again after."""
-
-    pending: Tuple[str, ...] = ()
-
-    def to_property(self) -> str:
-        return json.dumps({"pending": list(self.pending)})
-
-    @classmethod
-    def from_property(cls, value: Optional[str]) -> "BatchRecord":
-        """The record, or an empty one (none yet, or one this version cannot read: a full refresh
-        is then the way to a known state, and the last batches are redone anyway)."""
-        try:
-            data = json.loads(value) if value else {}
-            pending = tuple(str(k) for k in data.get("pending", ()))
-        except (ValueError, AttributeError, TypeError):
-            pending = ()
-        return cls(pending)
-
-
 def record_first(
-    batches: Sequence[Batch], leaves_pending: Iterable[str], record: BatchRecord, backfill: bool, lookback: int
+    batches: Sequence[BatchSpan], leaves_pending: Iterable[str], record: PendingBatches, backfill: bool, lookback: int
 ) -> bool:
     """Whether a run must record its planned batches as pending before it writes them, so that a
     run killed at any point leaves no batch the next run does not redo. A plain run need not: it
@@ -142,17 +122,32 @@ def record_first(
 class Selection:
     """What a run computes, and why (the run's log line)."""
 
-    batches: Tuple[Batch, ...]
+    batches: Tuple[BatchSpan, ...]
     reason: str
+
+
+@dataclass(frozen=True)
+class Requested:
+    """What the invocation asks of a run besides the batches it owes: every batch from begin
+    (`everything`: dbt's --full-refresh, or a table with no batch yet), or only a backfill's
+    range (dbt's --event-time-start / --event-time-end; None: open on that side)."""
+
+    everything: bool = False
+    start: Optional[datetime] = None
+    end: Optional[datetime] = None
+
+    @property
+    def backfill(self) -> bool:
+        """Whether the run is a backfill (either bound given)."""
+        return self.start is not None or self.end is not None
 
 
 def select(
     config: Batches,
     last_time: Optional[datetime],
     written: Iterable[str],
-    record: BatchRecord,
-    full_refresh: bool,
-    backfill: Tuple[Optional[datetime], Optional[datetime]] = (None, None),
+    record: PendingBatches,
+    requested: Requested,
 ) -> Selection:
     """The batches a run computes. `last_time`: the latest event_time the input can produce (None:
     no input rows); `written`: the keys of the batches the table holds.
@@ -162,14 +157,13 @@ def select(
       `last_time`, but never one after the last batch written, so no batch is skipped) to the
       current one, plus the batches a previous run left pending."""
     period = PERIODS[config.size]
-    start, end = backfill
-    if start is not None or end is not None:
-        first = start if start is not None else config.begin
-        stop = end if end is not None else _after(period, last_time, first)
+    if requested.backfill:
+        first = requested.start if requested.start is not None else config.begin
+        stop = requested.end if requested.end is not None else _after(period, last_time, first)
         return Selection(tuple(covering(period, first, stop)), "the --event-time-start/--event-time-end range")
     keys = sorted(written)
-    if full_refresh or not keys:
-        why = "a full refresh" if full_refresh else "the first run"
+    if requested.everything or not keys:
+        why = "a full refresh" if requested.everything else "the first run"
         return Selection(tuple(covering(period, config.begin, _after(period, last_time, config.begin))), why)
     last = from_key(period, keys[-1])
     current = min(batch_of(period, last_time).start if last_time is not None else last.start, last.end)
@@ -193,5 +187,5 @@ def _after(period: Period, last_time: Optional[datetime], at_least: datetime) ->
     return max(batch_of(period, last_time).end, at_least)
 
 
-def keys(batches: Sequence[Batch]) -> List[str]:
+def keys(batches: Sequence[BatchSpan]) -> List[str]:
     return [b.key for b in batches]
