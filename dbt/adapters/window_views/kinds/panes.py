@@ -57,10 +57,15 @@ class Measure:
 
 @dataclass(frozen=True)
 class Plan:
-    """A pane plan's SQL, or None with the reason the TVF form must be used."""
+    """A pane plan's query, or None with the reason the TVF form must be used."""
 
-    sql: Optional[str]
+    query: Optional[exp.Query]
     fallback_reason: Optional[str] = None
+
+    @property
+    def sql(self) -> Optional[str]:
+        """The query as Spark SQL, parenthesised to stand as a FROM item (the macro renders it)."""
+        return None if self.query is None else sqlexpr.to_sql(exp.paren(self.query))
 
 
 def parse_measures(measures: Any) -> List[Measure]:
@@ -233,14 +238,13 @@ def _tumble(rows: _Rows, window: Tumble, measures: List[Measure]) -> Plan:
     s = _col("_wv_s")
     bounds = sqlexpr.window_bounds(s, exp.Add(this=s.copy(), expression=_n(window.size)))
     query = exp.select(*rows.key_columns(), *bounds, *(sqlexpr.column(m.alias) for m in measures))
-    return Plan(sqlexpr.to_sql(exp.paren(query.from_(per_window.subquery("_wv_tumble")))))
+    return Plan(query.from_(per_window.subquery("_wv_tumble")))
 
 
-def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
-    """The SQL of a window aggregate over `relation_sql` (a relation or CTE name, rendered)."""
+def plan(relation: exp.Expression, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
+    """The query of a window aggregate over `relation`, a FROM item (a table, a CTE's name, or a
+    relation dbt filters by event time: `(select ...) alias`)."""
     keys = tuple(sqlexpr.column(_name(k, "group_by")) for k in group_by)
-    # read as a FROM item: a relation dbt filters by event time renders as `(select ...) alias`
-    relation = sqlexpr.node(sqlexpr.parse(f"select * from {relation_sql}").args["from_"].this)
     rows = _Rows(relation, sqlexpr.column(window.time_col), keys)
     if isinstance(window, Tumble):
         return _tumble(rows, window, measures)
@@ -252,7 +256,7 @@ def plan(relation_sql: str, window: Paned, measures: List[Measure], group_by: Se
         query = _cumulate(_panes(rows, window, window.step, columns), window, outputs)
     else:
         query = _hop(_panes(rows, window, window.pane, columns), window, outputs)
-    return Plan(sqlexpr.to_sql(exp.paren(query)))
+    return Plan(query)
 
 
 def leaves(measures: List[Measure]) -> Union[Tuple[Dict[Leaf, str], List[exp.Expr]], str]:
@@ -376,9 +380,9 @@ def _hop(panes: _Panes, window: Hop, outputs: List[exp.Expr]) -> exp.Select:
     return query.with_("_wv_panes", as_=panes.query).with_("_wv_slots", as_=slots).with_("_wv_windows", as_=windows)
 
 
-def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
-    """Entry point for the macro: `window` is the spec the macro validated; checks the measures
-    and group_by, returns {'sql', 'fallback_reason'}."""
+def plan_from_config(relation: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
+    """Entry point for the macro: `relation` is the FROM item it rendered, `window` the spec it
+    validated; checks the measures and group_by, returns {'sql', 'fallback_reason'}."""
     spec = tvf.from_spec(window)
     if not isinstance(spec, (Tumble, Hop, Cumulate)):
         raise _fail("window", f"has kind {spec.kind.value}: its windows follow the rows, not panes")
@@ -392,5 +396,5 @@ def plan_from_config(relation_sql: str, window: Any, measures: Any, group_by: An
         problem = name_problem(name)
         if problem is not None:
             raise _fail(argument, f"{problem}, got {name!r}")
-    result = plan(relation_sql, spec, parsed, list(group_by))
+    result = plan(sqlexpr.from_item(relation), spec, parsed, list(group_by))
     return {"sql": result.sql, "fallback_reason": result.fallback_reason}

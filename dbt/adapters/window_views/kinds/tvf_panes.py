@@ -76,11 +76,10 @@ def _paned(select: exp.Select, types_of: TypesOf) -> Optional[exp.Select]:
         return None
     window = found.window
     assert isinstance(window, (Hop, Cumulate))
-    plan = panes.plan(relation.sql("spark"), window, measures, list(found.keys))
-    if plan.sql is None:
+    plan = panes.plan(relation.copy(), window, measures, list(found.keys))
+    if plan.query is None:
         return None
-    paned = sqlexpr.parse(f"select * from {plan.sql} as {PANES}")
-    return exp.select(*found.projections).from_(paned.args["from_"].this)
+    return exp.select(*found.projections).from_(plan.query.subquery(PANES))
 
 
 def _read(relation: Optional[exp.Expression]) -> Optional[Tuple[exp.Expression, exp.Table]]:

@@ -121,7 +121,7 @@ def _dbt_filter(field: str, start: Optional[datetime], end: Optional[datetime]) 
     rendered = BaseRelation._render_event_time_filtered(
         BaseRelation.create(identifier="_"), EventTimeFilter(field_name=field, start=start, end=end)
     )
-    return analysis.parse(f"select * from _ where {rendered}").args["where"].this if rendered else None
+    return sqlexpr.condition(rendered) if rendered else None
 
 
 def dbt_filtered(table: exp.Table, column: str, start: datetime, end: datetime) -> exp.Subquery:

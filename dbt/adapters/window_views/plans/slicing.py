@@ -67,10 +67,11 @@ def _replanned(window: panes.Paned, relation: str) -> Optional[exp.Select]:
     when a measure does not decompose."""
     # a TUMBLE as the HOP of one pane per window, so its panes are kept like a HOP's
     paned = window.as_hop() if isinstance(window, Tumble) else window
-    planned = panes.plan(relation, paned, panes.parse_measures(dict(window.measures)), list(window.group_by))
-    if planned.sql is None:
+    measures = panes.parse_measures(dict(window.measures))
+    planned = panes.plan(exp.to_table(relation), paned, measures, list(window.group_by))
+    if planned.query is None:
         return None
-    query = sqlexpr.parse(planned.sql).unnest()
+    query = planned.query
     if not isinstance(query, exp.Select):
         raise TypeError(f"a pane plan is a query with a {PANES_CTE} CTE, got {planned.sql}")
     return query

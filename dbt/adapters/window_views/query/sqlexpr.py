@@ -31,6 +31,17 @@ def parse(sql: str) -> exp.Expression:
     return node(sqlglot.parse_one(sql, read=DIALECT))
 
 
+def from_item(text: str) -> exp.Expression:
+    """A FROM item Jinja rendered (a relation, or dbt's `(select ...) alias` of one filtered by
+    event time) as an expression: read as what follows FROM."""
+    return node(exp.select("*").from_(text, dialect=DIALECT).args["from_"].this)
+
+
+def condition(text: str) -> exp.Expression:
+    """A condition dbt rendered (its event-time filter) as an expression."""
+    return node(exp.condition(text, dialect=DIALECT))
+
+
 _WINDOW_FLOOR = parse("(:t - pmod(:t - :offset, :unit))")
 _FLOOR_INDEX = parse("div(:key - pmod(:key, :size), :size)")
 # every window boundary is computed in microseconds since the epoch (UTC); the macros' `_epoch_micros`
