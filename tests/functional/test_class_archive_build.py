@@ -32,7 +32,7 @@ def test_a_background_build_serves_the_next_spark_start(tmp_path, monkeypatch):
     script = textwrap.dedent(
         f"""
         from pathlib import Path
-        from dbt.adapters.window_views.session import embedded_settings, spark_session
+        from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
         params = embedded_settings(Path({str(tmp_path / "target")!r}), {{}})
         params["spark.driver.extraJavaOptions"] += " -Xlog:class+load=info:file={classes}"
         spark = spark_session(params)

@@ -138,5 +138,5 @@ def test_a_build_removes_other_installs_archives_unused_for_a_month(cache):
         path.write_bytes(b"archive")
     month_ago = time.time() - class_archive.UNUSED_FOR - 1
     os.utime(old, (month_ago, month_ago))
-    class_archive._prune(found)
+    class_archive.prune(found)
     assert sorted(p.name for p in cache.iterdir()) == sorted([found.path.name, recent.name])

@@ -4,7 +4,7 @@ file instead of reading and verifying them from ~280 jars, which takes seconds o
 dbt command (bench/README.md).
 
 The archive is built once per Java and Spark install, in the background, by a JVM of its own
-(`class_archive.main`) that dumps it at its exit under a
+(`archive_builder.main`) that dumps it at its exit under a
 temporary name; it is renamed into place only after that JVM exited cleanly, so a JVM never maps
 a torn archive (one would crash it). Until then a JVM starts as it always did. An archive of
 another Java or Spark is never picked (its name holds a hash of both); the JVM itself still checks
@@ -21,11 +21,10 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, Mapping, Optional
 
 import pyspark
 
@@ -40,7 +39,7 @@ BUILD_TIMEOUT = 600  # seconds the builder's JVM gets; a builder older than this
 RETRY_AFTER = 24 * 3600  # a failed build is not retried for a day: it would fail the same way
 UNUSED_FOR = 30 * 24 * 3600  # another install's archive untouched this long is removed by a build
 # not `-m`: the package imports this module first, and runpy warns of that on every build
-BUILDER = "import sys; from dbt.adapters.window_views import class_archive; sys.exit(class_archive.main())"
+BUILDER = "import sys; from dbt.adapters.window_views.spark import archive_builder; sys.exit(archive_builder.main())"
 
 
 @dataclass(frozen=True)
@@ -201,80 +200,7 @@ def _touch(path: Path) -> None:
         os.utime(path)
 
 
-# what the builder's JVM runs, so its archive holds the classes a dbt command loads: the
-# metastore, Parquet tables, window SQL, and a streaming query with a Python foreachBatch
-WORKLOAD = (
-    "create database if not exists cds",
-    "create table cds.events using parquet as select timestamp'2020-04-15 08:00:00' + make_interval(0, 0, 0, 0, 0, id) as ts,"
-    " id % 3 as k, id as v from range(100)",
-    "describe table extended cds.events",
-    "show tables in cds",
-    "select window.start, window.end, k, sum(v), count(*) from cds.events group by window(ts, '10 minutes'), k",
-    "select k, ts, sum(v) over (partition by k order by ts rows between 2 preceding and current row),"
-    " lag(v) over (partition by k order by ts), row_number() over (partition by k order by ts desc) from cds.events",
-    "alter table cds.events set tblproperties ('window_views.built' = 'x')",
-    "insert into cds.events select * from cds.events limit 3",
-)
-
-
-def build(path: Path) -> int:
-    """The builder: run WORKLOAD on a JVM that dumps its classes at exit, wait for that JVM to
-    exit, and only then rename the dump into place. Returns the exit code."""
-    from pyspark import SparkContext
-
-    from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
-
-    found = Archive(path)
-    partial = found.partial(os.getpid())
-    for left in path.parent.glob(f"{path.name}.*.tmp"):  # a killed builder's dump: never renamed
-        left.unlink(missing_ok=True)
-    os.nice(19)  # a background job: the user's own dbt command comes first
-    try:
-        with tempfile.TemporaryDirectory(prefix="wv-cds-") as scratch:
-            params = embedded_settings(Path(scratch), {})
-            params[DRIVER_JAVA_OPTIONS] += f" -XX:ArchiveClassesAtExit={partial} {QUIET}"
-            spark = spark_session(params)
-            for statement in WORKLOAD:
-                spark.sql(statement).collect()
-            _stream(spark, Path(scratch))
-            gateway = SparkContext._gateway
-            spark.stop()
-            jvm = getattr(gateway, "proc", None)
-            if jvm is None or jvm.stdin is None:
-                raise RuntimeError("no JVM process to wait for")
-            jvm.stdin.close()  # Spark's gateway exits when its parent's pipe closes
-            code = jvm.wait(timeout=BUILD_TIMEOUT)
-        if code != 0 or not partial.is_file():
-            raise RuntimeError(f"the JVM exited {code} without an archive")
-        os.replace(partial, found.path)
-        found.failed.unlink(missing_ok=True)
-        _prune(found)
-        return 0
-    except Exception as exc:  # any failure: recorded, retried after RETRY_AFTER
-        found.failed.write_text(f"{type(exc).__name__}: {exc}\n")
-        return 1
-    finally:
-        partial.unlink(missing_ok=True)
-        found.building.unlink(missing_ok=True)
-
-
-def _stream(spark: object, scratch: Path) -> None:
-    """One micro-batch of a streaming query over a table, written by a Python foreachBatch."""
-
-    def write(df: object, batch_id: int) -> None:
-        df.groupBy("k").count().write.mode("append").parquet(str(scratch / "out"))  # type: ignore[attr-defined]
-
-    stream = spark.readStream.table("cds.events")  # type: ignore[attr-defined]
-    query = (
-        stream.writeStream.foreachBatch(write)
-        .option("checkpointLocation", str(scratch / "checkpoint"))
-        .trigger(availableNow=True)
-        .start()
-    )
-    query.awaitTermination()
-
-
-def _prune(found: Archive) -> None:
+def prune(found: Archive) -> None:
     """Remove other installs' archives unused for UNUSED_FOR, and dumps no builder finishes."""
     now = time.time()
     for other in found.path.parent.glob("spark-*.jsa*"):
@@ -285,11 +211,3 @@ def _prune(found: Archive) -> None:
                 other.unlink()
         except OSError:
             pass
-
-
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    args: List[str] = list(argv if argv is not None else sys.argv[1:])
-    if len(args) == 2 and args[0] == "build":
-        return build(Path(args[1]))
-    print("usage: class_archive build ARCHIVE", file=sys.stderr)
-    return 2
