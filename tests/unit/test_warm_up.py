@@ -9,7 +9,10 @@ import sys
 from typing import List
 
 import pytest
+from sqlglot import exp
 
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.windows import Tumble
 from dbt.adapters.window_views.spark import warm_up
 from dbt.adapters.window_views.spark.warm_up import DATABASE, WarmUp
 
@@ -54,11 +57,11 @@ def test_rounds_run_only_while_no_command_uses_the_server_and_its_database_is_dr
     busy[0] = False
     warming.step()
     per_round = len(warm_up.ROUND) + len(warm_up.QUERIES)
-    assert spark.statements[0] == f"drop database if exists {DATABASE} cascade"  # a cut-off warm-up's leftovers
+    assert spark.statements[0] == f"DROP DATABASE IF EXISTS {DATABASE} CASCADE"  # a cut-off warm-up's leftovers
     assert len(spark.statements) == len(warm_up.SETUP) + per_round and warming.pending
     warming.step()
     assert not warming.pending and spark.stopped
-    assert spark.statements[-1] == f"drop database if exists {DATABASE} cascade"
+    assert spark.statements[-1] == f"DROP DATABASE IF EXISTS {DATABASE} CASCADE"
     assert len(spark.statements) == len(warm_up.SETUP) + 2 * per_round + 1
     assert "warmed up in 2 round(s)" in capsys.readouterr().out
     warming.step()  # done: nothing more
@@ -66,7 +69,7 @@ def test_rounds_run_only_while_no_command_uses_the_server_and_its_database_is_dr
 
 
 def test_an_error_ends_the_warm_up_with_one_line_and_the_watchdog_goes_on(monkeypatch, capsys):
-    spark = FakeSpark(fail_on="rename to")
+    spark = FakeSpark(fail_on="RENAME TO")
     warming = warm(monkeypatch, 5, [False], spark)
     warming.step()  # raises nothing
     assert not warming.pending and spark.stopped
@@ -78,8 +81,18 @@ def test_an_error_ends_the_warm_up_with_one_line_and_the_watchdog_goes_on(monkey
 
 def test_every_statement_stays_in_the_warm_up_database():
     for statement in (*warm_up.ROUND, *warm_up.QUERIES, *warm_up.SETUP[2:]):
-        if statement != "show databases":
-            assert f"{DATABASE}." in statement or f"in {DATABASE}" in statement, statement
+        text = sqlexpr.to_sql(statement)
+        if text != "SHOW DATABASES":
+            tables = [t for t in statement.find_all(exp.Table) if isinstance(t.this, exp.Identifier)]  # not RANGE(n)
+            assert all(t.db == DATABASE for t in tables) or f"IN {DATABASE} " in text, text
+            assert tables or isinstance(statement, exp.Command), text
+
+
+def test_the_warm_up_windows_are_the_plugins():
+    """The warm-up's window aggregate renders its windows with the plugin's own arithmetic."""
+    t = sqlexpr.epoch_micros(sqlexpr.column("ts"))
+    start = Tumble("ts", size=10 * 60_000_000).start_sql(t)
+    assert any(node == start for node in warm_up.ROUND[4].find_all(type(start)))
 
 
 @pytest.mark.parametrize(

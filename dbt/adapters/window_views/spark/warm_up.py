@@ -14,11 +14,15 @@ import time
 import warnings
 from typing import Any, Callable, List, Optional
 
-from dbt.adapters.window_views.names import RESERVED_PREFIX
+from sqlglot import exp
+
+from dbt.adapters.window_views import names
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.windows import Tumble
 
 ROUNDS_ENV = "WINDOW_VIEWS_WARM_UP_ROUNDS"
 DEFAULT_ROUNDS = 12  # bench_warm.py: a one-model run stops getting faster after about ten
-DATABASE = f"{RESERVED_PREFIX}warm_up"
+DATABASE = names.internal("warm_up")
 # the server is on loopback: a refused connection means it is gone, not a network blip, so a few
 # quick retries (about a second), not Spark Connect's ten minutes, which kept the watchdog alive
 RETRIES, MAX_BACKOFF_MS = 3, 1000
@@ -34,33 +38,82 @@ def loopback_retries(spark: Any) -> None:
     warnings.filterwarnings("ignore", message=r"\[RETRIES_EXCEEDED\]", category=UserWarning)
 
 
-_TUMBLE = (
-    "timestamp_micros(unix_micros(cast(`ts` as timestamp)) - pmod(unix_micros(cast(`ts` as timestamp)), 600000000))"
-)
+MINUTE = 60_000_000
+# the windows a `dbt run` of a tumble window view renders: the plugin's own window arithmetic
+_TUMBLE = Tumble("ts", size=10 * MINUTE)
+
+
+def _table(name: str) -> exp.Table:
+    return exp.table_(name, db=DATABASE)
+
+
+def _command(verb: str, *parts: exp.Expression | str) -> exp.Command:
+    """A statement sqlglot keeps as a Command (SHOW): the verb, then each part as sqlglot renders it."""
+    rest = " ".join(part if isinstance(part, str) else sqlexpr.to_sql(part) for part in parts)
+    return exp.Command(this=verb, expression=exp.Literal.string(rest))
+
+
+def _statement(template: str, **tables: exp.Table) -> exp.Expression:
+    """`template` with each table or database `:name` replaced by `tables[name]`."""
+
+    def fill(node: exp.Expr) -> exp.Expr:
+        placeholder = node.this if isinstance(node, exp.Table) else None
+        return tables[placeholder.name].copy() if isinstance(placeholder, exp.Placeholder) else node
+
+    return sqlexpr.node(sqlexpr.parse(template).transform(fill))
+
+
+def _tumbled(bids: exp.Table) -> exp.Select:
+    """The tumbling window aggregate of the bids, its windows as the plugin renders them."""
+    t = sqlexpr.epoch_micros(sqlexpr.column("ts"))
+    windowed = (
+        exp.select("*", *sqlexpr.window_bounds(_TUMBLE.start_sql(t), _TUMBLE.first_end_sql(t)))
+        .from_(bids.copy())
+        .where(sqlexpr.column("ts").is_(exp.null()).not_())
+    )
+    keys = ("window_start", "window_end", "item")
+    return exp.select(*keys, "sum(price) as price", "count(*) as bids").from_(windowed.subquery()).group_by(*keys)
+
+
+def _create_as(table: exp.Table, query: exp.Select) -> exp.Expression:
+    """CREATE TABLE ... AS `query` with the table properties and comment a window view's table has."""
+    create = _statement(
+        "create table :t tblproperties ('window_views.windows' = 'tumble') comment 'warm-up' as select 1", t=table
+    )
+    create.set("expression", query)
+    return create
+
+
+_DATABASE = exp.table_(DATABASE)
+_BIDS, _TMP, _TUMBLED, _OLD = (_table(name) for name in ("bids", "tumbled__tmp", "tumbled", "tumbled__old"))
+DROP_DATABASE = _statement("drop database if exists :db cascade", db=_DATABASE)
 SETUP = (
-    f"drop database if exists {DATABASE} cascade",  # a warm-up cut off by a stop left it
-    f"create database {DATABASE}",
-    f"create table {DATABASE}.bids using parquet as select timestamp'2020-04-15 08:00:00' + "
-    "make_interval(0, 0, 0, 0, 0, id) as ts, id % 7 as item, id % 100 as price from range(2000)",
+    DROP_DATABASE,  # a warm-up cut off by a stop left it
+    _statement("create database :db", db=_DATABASE),
+    _statement(
+        "create table :bids using parquet as select timestamp'2020-04-15 08:00:00' + "
+        "make_interval(0, 0, 0, 0, 0, id) as ts, id % 7 as item, id % 100 as price from range(2000)",
+        bids=_BIDS,
+    ),
 )
 ROUND = (
-    "show databases",
-    f"show table extended in {DATABASE} like '*'",
-    f"refresh table {DATABASE}.bids",
-    f"describe extended {DATABASE}.bids",
-    f"create table {DATABASE}.tumbled__tmp tblproperties ('window_views.windows' = 'tumble') "
-    f"comment 'warm-up' as select window_start, window_start + interval 10 minutes as window_end, item, "
-    f"sum(price) as price, count(*) as bids from (select *, {_TUMBLE} as window_start from {DATABASE}.bids "
-    "where `ts` is not null) group by window_start, item",
-    f"alter table {DATABASE}.tumbled__tmp rename to {DATABASE}.tumbled",
-    f"alter table {DATABASE}.tumbled set tblproperties ('window_views.round' = 'warm')",
-    f"alter table {DATABASE}.tumbled rename to {DATABASE}.tumbled__old",
-    f"drop table {DATABASE}.tumbled__old",
+    _command("SHOW", "DATABASES"),
+    _command("SHOW", "TABLE EXTENDED IN", _DATABASE, "LIKE", exp.Literal.string("*")),
+    exp.Refresh(this=_BIDS.copy(), kind="TABLE"),
+    exp.Describe(this=_BIDS.copy(), style="EXTENDED"),
+    _create_as(_TMP, _tumbled(_BIDS)),
+    _statement("alter table :tmp rename to :tumbled", tmp=_TMP, tumbled=_TUMBLED),
+    _statement("alter table :tumbled set tblproperties ('window_views.round' = 'warm')", tumbled=_TUMBLED),
+    _statement("alter table :tumbled rename to :old", tumbled=_TUMBLED, old=_OLD),
+    exp.Drop(tables=[_OLD.copy()], kind="TABLE"),
 )
 QUERIES = (
-    f"select item, ts, sum(price) over (partition by item order by ts rows between 10 preceding and current row) "
-    f"as s, lag(price) over (partition by item order by ts) as l from {DATABASE}.bids order by item, ts limit 500",
-    f"select item, max(price), count(*) from {DATABASE}.bids group by item",
+    _statement(
+        "select item, ts, sum(price) over (partition by item order by ts rows between 10 preceding and current row) "
+        "as s, lag(price) over (partition by item order by ts) as l from :bids order by item, ts limit 500",
+        bids=_BIDS,
+    ),
+    _statement("select item, max(price), count(*) from :bids group by item", bids=_BIDS),
 )
 
 
@@ -118,7 +171,7 @@ class WarmUp:
         if self.spark is None:
             return
         try:
-            self._sql(f"drop database if exists {DATABASE} cascade")
+            self._sql(DROP_DATABASE)
             took = time.monotonic() - (self.started or time.monotonic())
             print(f"{time.ctime()}: warmed up in {self.done} round(s), {took:.1f} s", flush=True)
         finally:
@@ -145,9 +198,9 @@ class WarmUp:
         for statement in SETUP:
             self._sql(statement)
 
-    def _sql(self, statement: str) -> Any:
+    def _sql(self, statement: exp.Expression) -> Any:
         assert self.spark is not None
-        return self.spark.sql(statement)
+        return self.spark.sql(sqlexpr.to_sql(statement))
 
 
 def _first_line(exc: BaseException) -> str:
