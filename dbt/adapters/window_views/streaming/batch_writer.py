@@ -5,7 +5,7 @@
 2. add the others to the retained input: the rows that a result still to be written needs;
 3. run the model SQL over the retained rows (model_query.py), keeping what the batch changed
    (on_update) or closed (on_window_close), and stage it (output.py), as the model's shape
-   does (shapes.py: one strategy per model kind and emit, chosen once per plan);
+   does (strategies.py: one strategy per model kind and emit, chosen once per plan);
 4. record the batch READY, publish its staged files, commit it (commits.py);
 5. forget the rows no later result needs (state.py), and the state the commit replaced.
 
@@ -29,9 +29,8 @@ from pyspark.errors import PySparkException
 from pyspark.sql import functions as F
 
 from dbt.adapters.window_views.errors import StreamFailure
-from dbt.adapters.window_views.model.config import Emit
 from dbt.adapters.window_views.names import RESERVED_PREFIX
-from dbt.adapters.window_views.plans.stream import StreamPlan, is_session
+from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.records import NO_NEW_ROWS, BatchId, BatchRecord, Publish
 from dbt.adapters.window_views.storage import commit_files as storage
@@ -43,22 +42,11 @@ from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.inputs import idle, sides
 from dbt.adapters.window_views.streaming.inputs.columns_read import FILE, input_columns, reader
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
-from dbt.adapters.window_views.streaming.shapes.base import Batch, ModelShape, Parts
+from dbt.adapters.window_views.streaming.shapes.base import Batch, Parts
 from dbt.adapters.window_views.streaming.shapes.model_query import ModelQuery
 from dbt.adapters.window_views.streaming.shapes.output import Output
-from dbt.adapters.window_views.streaming.shapes.over_shapes import OverOnUpdate, OverOnWindowClose
 from dbt.adapters.window_views.streaming.shapes.state import State, held_rows_metric
-from dbt.adapters.window_views.streaming.shapes.topn_shapes import TopNOnUpdate
-from dbt.adapters.window_views.streaming.shapes.window_shapes import (
-    PanesOnUpdate,
-    PanesOnWindowClose,
-    SessionOnUpdate,
-    SessionOnWindowClose,
-    SessionPartialsOnUpdate,
-    SessionPartialsOnWindowClose,
-    TvfOnUpdate,
-    TvfOnWindowClose,
-)
+from dbt.adapters.window_views.streaming.shapes.strategies import shape_of
 from dbt.adapters.window_views.streaming.spark_errors import batch_failure
 
 logger = AdapterLogger("WindowViews")
@@ -261,19 +249,3 @@ def _progress(plan: StreamPlan, batch_id: BatchId, ready: BatchRecord, elapsed: 
         logger.info(line)
     else:
         logger.debug(line)
-
-
-def shape_of(plan: StreamPlan) -> ModelShape:
-    """The strategy for the plan's model kind and emit, chosen once per plan."""
-    update = plan.config.emit == Emit.ON_UPDATE
-    if plan.top_n is not None:  # on_update only: the plan refuses on_window_close
-        return TopNOnUpdate(plan)
-    if plan.window is None:
-        return OverOnUpdate(plan) if update else OverOnWindowClose(plan)
-    if is_session(plan.window):
-        if plan.slicing is not None:  # decomposable aggregates: one partial row per open session
-            return SessionPartialsOnUpdate(plan) if update else SessionPartialsOnWindowClose(plan)
-        return SessionOnUpdate(plan) if update else SessionOnWindowClose(plan)
-    if plan.slicing is not None:
-        return PanesOnUpdate(plan) if update else PanesOnWindowClose(plan)
-    return TvfOnUpdate(plan) if update else TvfOnWindowClose(plan)
