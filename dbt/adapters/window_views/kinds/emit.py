@@ -33,9 +33,9 @@ from dbt.adapters.window_views.query.window_columns import Bound
 CLOSED = "_wv_closed"
 
 
-def _window_end(call: OverCall) -> Optional[str]:
+def _window_end(call: OverCall) -> Optional[exp.Expression]:
     """The window_end in a call's PARTITION BY: such a partition is complete when its window is."""
-    return next((p for p in call.partition_by if is_column(p, "window_end")), None)
+    return next((p for p in call.partition_nodes if is_column(p, "window_end")), None)
 
 
 def _watermark(micros: Optional[int]) -> exp.Expression:
@@ -47,24 +47,24 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
     """Conditions under which this call's value for a row is final."""
     window_end = _window_end(call)
     if window_end is not None:
-        return [epoch_micros(sqlexpr.parse(window_end)) <= w]
+        return [epoch_micros(window_end) <= w]
     fix = (
         f"order the window by the watermark column `{watermark_column}` (ascending), or partition it "
         "by window_start, window_end of a window TVF"
     )
     if isinstance(call.func, WHOLE_PARTITION_FUNCTIONS):
         raise AnalysisError(f"`{call.shown}` depends on the whole partition, which never closes; fix: {fix}")
-    if not call.order_by or not is_column(call.order_by[0][0], watermark_column):
+    if not call.order_by or not is_column(call.order_nodes[0], watermark_column):
         raise AnalysisError(
             f"`{call.shown}` is not ordered by the watermark column, so its rows never close; fix: {fix}"
         )
-    order_sql, descending, _ = call.order_by[0]
+    _, descending, _ = call.order_by[0]
     if descending:
         raise AnalysisError(
             f"`{call.shown}` orders the watermark column descending: its frames reach rows that have not arrived; "
             "fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
         )
-    t = epoch_micros(sqlexpr.parse(order_sql))
+    t = epoch_micros(call.order_nodes[0])
     conditions: List[exp.Expression] = [t <= w]
     end = call.frame.end
     rows_ahead = call.lead_offset
@@ -85,9 +85,9 @@ def _row_condition(call: OverCall, watermark_column: str, w: exp.Expression) -> 
 
 def _ahead(call: OverCall, t: exp.Expression, rows: int) -> exp.Window:
     """The ORDER BY value (epoch micros) `rows` rows after each row: the last its value reads."""
-    partition = [sqlexpr.parse(p) for p in call.partition_by]
+    partition = call.partition_nodes
     # the full ORDER BY, so ties are ordered as in the call itself
-    order = sqlexpr.order_by(call.order_by)
+    order = [sqlexpr.ordered(n, desc, first) for n, (_, desc, first) in zip(call.order_nodes, call.order_by)]
     if call.ignore_nulls and call.lead_offset is not None:
         # LEAD(x, n) IGNORE NULLS is final once the n-th following row with a non-NULL x is
         value = exp.case().when(call.func.this.is_(exp.null()).not_(), t)

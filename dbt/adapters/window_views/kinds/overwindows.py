@@ -198,7 +198,7 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
         "fix: keep its top rows in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update' (a keyed "
         "Top-N, which a stream keeps), or use execution='batch'"
     )
-    if analysis.is_column(order_sql, watermark_column):
+    if analysis.is_column(call.order_nodes[0], watermark_column):
         if descending and isinstance(call.func, RANKING):
             raise AnalysisError(
                 f"`{call.shown}` ranks rows by the watermark column descending, in partitions that never close: "
@@ -210,7 +210,7 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
                 "arrived; fix: order ascending and swap PRECEDING/FOLLOWING (FIRST_VALUE <-> LAST_VALUE)"
             )
         return
-    by_window = any(analysis.is_column(p, "window_end") for p in call.partition_by)
+    by_window = any(analysis.is_column(p, "window_end") for p in call.partition_nodes)
     if isinstance(call.func, RANKING) and not by_window:
         raise AnalysisError(
             f"`{call.shown}` ranks rows by `{order_sql}`, not by the watermark column `{watermark_column}`, in "
@@ -508,7 +508,7 @@ def ascending(tree: exp.Expression, watermark_column: str) -> List[str]:
         order = node.args.get("order")
         if call.generated or node.args.get("alias") is not None or order is None or not call.order_by:
             continue
-        if not (call.order_by[0][1] and analysis.is_column(call.order_by[0][0], watermark_column)):
+        if not (call.order_by[0][1] and analysis.is_column(call.order_nodes[0], watermark_column)):
             continue
         func, inner = node.this, call.func
         mirror = _MIRROR_FUNCTION.get(type(inner))

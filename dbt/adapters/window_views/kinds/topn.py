@@ -119,8 +119,8 @@ def find(tree: exp.Expression, watermark_column: str) -> Optional[Ranking]:
         ranked = _ranked(tree, call)
         if ranked is None:
             continue
-        order_sql, descending, _ = call.order_by[0] if call.order_by else ("", False, False)
-        if analysis.is_column(order_sql, watermark_column) and not descending:
+        descending = call.order_by[0][1] if call.order_by else False
+        if call.order_by and analysis.is_column(call.order_nodes[0], watermark_column) and not descending:
             return None  # rows final once W passes them: over windows
         outer, conditions, limit = ranked
         kept_by = " AND ".join(shown(sqlexpr.node(c)) for c in conditions)

@@ -200,7 +200,7 @@ def call_reach(call: OverCall) -> OverCallReach:
 
 
 def _check_order(call: OverCall, column: str, relation: str) -> None:
-    if call.order_by and analysis.is_column(call.order_by[0][0], column) and not call.order_by[0][1]:
+    if call.order_by and analysis.is_column(call.order_nodes[0], column) and not call.order_by[0][1]:
         return
     raise AnalysisError(
         f"`{call.shown}` reads {relation}, which dbt filters to a time range by its event_time `{column}` (a "

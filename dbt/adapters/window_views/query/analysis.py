@@ -87,6 +87,18 @@ class OverCall:
     generated: bool  # rendered by the plugin's macros (TVF sessions, pane plans), not the user
     node: exp.Window
     select: exp.Select
+    definition: exp.Window  # where its PARTITION BY and ORDER BY are: itself, or the named window
+
+    @property
+    def partition_nodes(self) -> Tuple[exp.Expression, ...]:
+        """The PARTITION BY expressions as nodes (`partition_by` renders them)."""
+        return tuple(self.definition.args.get("partition_by") or ())
+
+    @property
+    def order_nodes(self) -> Tuple[exp.Expression, ...]:
+        """The ORDER BY expressions as nodes, without direction (`order_by` has it)."""
+        order = self.definition.args.get("order")
+        return tuple(o.this for o in (order.expressions if order else []))
 
     @property
     def func(self) -> exp.Expression:
@@ -103,10 +115,11 @@ class OverCall:
         return isinstance(self.node.this, exp.IgnoreNulls)
 
 
-def parse(sql: str) -> exp.Expression:
+def parse(compiled: str) -> exp.Expression:
+    """The one entry where dbt's compiled text becomes a tree; everything downstream takes the tree."""
     try:
         # typed as sqlglot's base `Expr`; what it parses is always an Expression node
-        return cast(exp.Expression, sqlglot.parse_one(sql, read="spark"))
+        return cast(exp.Expression, sqlglot.parse_one(compiled, read="spark"))
     except ParseError as exc:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 
@@ -213,6 +226,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
                 generated=generated,
                 node=node,
                 select=select,
+                definition=definition,
             )
         )
     return calls
@@ -264,10 +278,6 @@ def _unquote(name: str) -> str:
     return name.strip("`").lower()
 
 
-def is_column(expression_sql: str, column: str) -> bool:
+def is_column(node: exp.Expression, column: str) -> bool:
     """Whether an ORDER BY / PARTITION BY expression is the bare (maybe qualified) column."""
-    try:
-        node = sqlglot.parse_one(expression_sql, read="spark")
-    except ParseError:
-        return False
     return isinstance(node, exp.Column) and _unquote(node.name) == column.lower()
