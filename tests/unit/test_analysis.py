@@ -1,7 +1,12 @@
 import pytest
 
-from dbt.adapters.window_views.kinds.emit import close_filter
-from dbt.adapters.window_views.query import analysis
+from dbt.adapters.window_views.kinds import emit
+from dbt.adapters.window_views.query import analysis, sqlexpr
+
+
+def close_filter(sql: str, *args):
+    """emit.close_filter over the compiled SQL, as Spark receives it."""
+    return sqlexpr.to_sql(emit.close_filter(analysis.parse(sql), *args))
 
 
 def calls(sql):

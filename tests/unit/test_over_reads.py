@@ -20,7 +20,7 @@ from dbt.adapters.window_views.kinds import emit
 from dbt.adapters.window_views.kinds.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast, micros
 from dbt.adapters.window_views.plans import window_view as plan
 from dbt.adapters.window_views.plans.over_reads import call_reach, filtered_reads, owned_sql
-from dbt.adapters.window_views.query import analysis
+from dbt.adapters.window_views.query import analysis, sqlexpr
 
 BASE = datetime(2024, 1, 1)
 CALLS = {
@@ -225,8 +225,10 @@ def test_on_window_close_closes_the_owned_rows_of_the_full_build(names):
     assert built.close_sql is not None and full.close_sql is not None
     w = micros(BASE + timedelta(days=1, hours=13))
     columns = ["id", "k", "ts", "v", *names]
-    closed = run(con, emit.close_filter(full.close_sql, "ts", w, columns))
-    assert run(con, emit.close_filter(built.close_sql, "ts", w, columns)) == [r for r in closed if day[0] <= r[2]]
+    closed = run(con, sqlexpr.to_sql(emit.close_filter(analysis.parse(full.close_sql), "ts", w, columns)))
+    assert run(con, sqlexpr.to_sql(emit.close_filter(analysis.parse(built.close_sql), "ts", w, columns))) == [
+        r for r in closed if day[0] <= r[2]
+    ]
 
 
 # calls whose rows before the range a per-partition summary stands for (prefix.py)

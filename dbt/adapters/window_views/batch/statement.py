@@ -10,7 +10,7 @@ from dbt.adapters.window_views.batch.watermark import batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.kinds import emit, tvf_panes
 from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
-from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query import analysis, ddl, sqlexpr
 
 
 def _output_columns(adapter: Any, sql: str) -> List[Tuple[str, str]]:
@@ -75,7 +75,10 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
         watermark = plan.config.required_watermark
         try:
             reached = batch_watermark(adapter, plan.inputs, watermark)
-            sql = emit.close_filter(plan.close_sql, watermark.column, reached.micros, [c for c, _ in output])
+            closed = emit.close_filter(
+                analysis.parse(plan.close_sql), watermark.column, reached.micros, [c for c, _ in output]
+            )
+            sql = sqlexpr.to_sql(closed)
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(
                 plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"

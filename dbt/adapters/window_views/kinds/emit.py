@@ -25,7 +25,6 @@ from dbt.adapters.window_views.query.analysis import (
     Side,
     is_column,
     over_calls,
-    parse,
 )
 from dbt.adapters.window_views.query.sqlexpr import column, epoch_micros
 from dbt.adapters.window_views.query.window_columns import Bound
@@ -127,10 +126,11 @@ def _hidden_end(tree: exp.Expression) -> Optional[str]:
 
 
 def close_filter(
-    sql: str, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]
-) -> str:
-    """The model SQL reduced to what the watermark W (in epoch micros; None: nothing seen) closed."""
-    tree = parse(sql)
+    query: exp.Expression, watermark_column: str, watermark_micros: Optional[int], output_columns: Sequence[str]
+) -> exp.Expression:
+    """The model's query reduced to what the watermark W (in epoch micros; None: nothing seen)
+    closed; `query` itself is left as it is."""
+    tree = query.copy()
     columns = [c.lower() for c in output_columns]
     window_end = _selected_end(tree, columns)
     hidden: List[str] = []
@@ -147,11 +147,11 @@ def close_filter(
     for select, select_calls in reversed(list(by_select.values())):
         tree = _closed_rows(tree, select, _closed(select_calls, watermark_column, w))
     if window_end is not None:
-        return sqlexpr.to_sql(sqlexpr.wrap(tree, hidden=hidden, where=epoch_micros(column(window_end)) <= w))
+        return sqlexpr.wrap(tree, hidden=hidden, where=epoch_micros(column(window_end)) <= w)
     if calls:
-        return sqlexpr.to_sql(tree)
+        return tree
     if watermark_column.lower() in columns:
-        return sqlexpr.to_sql(sqlexpr.wrap(tree, where=epoch_micros(column(watermark_column)) <= w))
+        return sqlexpr.wrap(tree, where=epoch_micros(column(watermark_column)) <= w)
     raise AnalysisError(
         "emit='on_window_close' needs a window to close: the output has no window_end column (under any name), "
         f"no over window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "
@@ -159,18 +159,19 @@ def close_filter(
     )
 
 
-def closing_rows(sql: str, watermark_column: str, previous: Optional[int], reached: int) -> str:
-    """Streaming over windows: the model SQL reduced to the rows the watermark closes as it moves
-    from `previous` to `reached`, so each row is emitted by exactly one micro-batch. A row closed
-    at `previous` stays closed, as new rows all come after `previous`."""
-    tree = parse(sql)
+def closing_rows(query: exp.Expression, watermark_column: str, previous: Optional[int], reached: int) -> exp.Expression:
+    """Streaming over windows: the model's query reduced to the rows the watermark closes as it
+    moves from `previous` to `reached`, so each row is emitted by exactly one micro-batch. A row
+    closed at `previous` stays closed, as new rows all come after `previous`. `query` itself is
+    left as it is."""
+    tree = query.copy()
     calls = [call for call in over_calls(tree) if not call.generated]
     (select,) = {id(c.select): c.select for c in calls}.values()
     condition: exp.Expr = _closed(calls, watermark_column, _watermark(reached))
     if previous is not None:
         before = _closed(calls, watermark_column, _watermark(previous))
         condition = exp.and_(condition, exp.not_(sqlexpr.coalesce(exp.paren(before), exp.false())))
-    return sqlexpr.to_sql(_closed_rows(tree, select, condition))
+    return _closed_rows(tree, select, condition)
 
 
 def row_closed(call: OverCall, watermark_column: str, reached: int) -> exp.Expression:

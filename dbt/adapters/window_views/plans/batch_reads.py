@@ -59,7 +59,7 @@ class Closing:
     output: Tuple[str, ...]  # the model's output columns
 
     def closed(self, sql: str) -> str:
-        return emit.close_filter(sql, self.column, self.reached, self.output)
+        return sqlexpr.to_sql(emit.close_filter(analysis.parse(sql), self.column, self.reached, self.output))
 
     def holds_open(self, batch: BatchSpan) -> bool:
         """Whether the batch may own a window W has not closed (one ending after W)."""

@@ -298,7 +298,7 @@ def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
     try:
         tree = analysis.parse(compiled_sql)
         sql = tree.sql("spark") if overwindows.ascending(tree, column) else compiled_sql
-        emit.close_filter(sql, column, None, ["window_end"])  # "window_end" stands in for the output
+        emit.close_filter(tree, column, None, ["window_end"])  # "window_end" stands in for the output
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(
             model, exc, "see docs/configuration.md on emit='on_window_close' in batch"

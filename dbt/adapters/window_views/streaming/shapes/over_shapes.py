@@ -15,7 +15,7 @@ from dbt.adapters.window_views.kinds import emit, overwindows
 from dbt.adapters.window_views.kinds.overwindows import OverPlan
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
-from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.records import BatchRecord, NewRowCounts, RecomputeRecord
 from dbt.adapters.window_views.streaming.shapes import prefix_state, state
 from dbt.adapters.window_views.streaming.shapes.base import NEW, Batch, ModelShape, Parts, Saved
@@ -102,7 +102,10 @@ class OverOnWindowClose(OverShape):
         column, w_prev, w_new = self.plan.watermark.column, batch.w_prev, batch.w_new
         assert w_new is not None  # W moved
         result = parts.query.rewritten(
-            batch.spark, batch.retained, batch.states, lambda sql: emit.closing_rows(sql, column, w_prev, w_new)
+            batch.spark,
+            batch.retained,
+            batch.states,
+            lambda sql: sqlexpr.to_sql(emit.closing_rows(analysis.parse(sql), column, w_prev, w_new)),
         )
         return parts.output.append(result), []
 
