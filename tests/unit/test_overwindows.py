@@ -27,7 +27,9 @@ def columns(sql: str, prefix: str) -> set:
 
 def flagging(sql: str):
     over = overwindows.plan(analysis.parse(sql), "ts")
-    return overwindows.retain_sql(sql, over, 10**15), overwindows.update_retain_sql(sql, over, 10**15)
+    return overwindows.retain_sql(analysis.parse(sql), over, 10**15), overwindows.update_retain_sql(
+        analysis.parse(sql), over, 10**15
+    )
 
 
 def test_calls_over_one_partition_share_one_cut_and_one_row_count():
@@ -62,8 +64,8 @@ def test_each_partition_by_gets_its_own_cut_and_row_count():
 
 def test_the_on_update_recompute_point_is_a_window_in_small_batches_and_a_subquery_in_large_ones():
     over = overwindows.plan(analysis.parse(SHARED), "ts")
-    small = overwindows.update_retain_sql(SHARED, over, 10**15)
-    large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False)
+    small = overwindows.update_retain_sql(analysis.parse(SHARED), over, 10**15)
+    large = overwindows.update_retain_sql(analysis.parse(SHARED), over, 10**15, one_task=False)
     assert re.search(r"MIN\(`_wv_eligible`\) OVER \(\)", small) and "(SELECT LEAST(" not in small
     assert " OVER ()" not in large and re.search(r"\(SELECT LEAST\(COALESCE\(MIN\(`_wv_eligible`\)", large)
 
@@ -103,9 +105,9 @@ def test_by_partition_a_large_batch_finds_the_shared_point_in_the_last_horizon_o
     point of a large batch (an initial load) reads those rows only, not the history."""
     over = overwindows.plan(analysis.parse(SHARED), "ts")
     hour = 3600 * 10**6
-    large = overwindows.update_retain_sql(SHARED, over, 10**15, one_task=False, horizon=hour)
+    large = overwindows.update_retain_sql(analysis.parse(SHARED), over, 10**15, one_task=False, horizon=hour)
     assert re.search(rf"FROM t WHERE UNIX_MICROS\(CAST\(`ts` AS TIMESTAMP\)\) >= {10**15 + 1 - hour}\)", large)
-    small = overwindows.update_retain_sql(SHARED, over, 10**15, horizon=hour)
+    small = overwindows.update_retain_sql(analysis.parse(SHARED), over, 10**15, horizon=hour)
     assert "FROM t)" in small and "WHERE" not in small
     assert "_wv_own" in large and "_wv_own" in small  # each partition's own point, held back or not
 

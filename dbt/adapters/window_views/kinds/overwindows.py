@@ -87,16 +87,15 @@ class OverPlan:
         )
 
 
-def _unqualified(sql: str) -> str:
-    return analysis.unqualified(analysis.parse(sql))
-
-
 def _reach(
     index: int, call: OverCall, closure: Optional[Tuple[str, ...]]
 ) -> Tuple[StateReach, Optional[prefix.PrefixCall]]:
     func = call.func
-    partition = tuple(_unqualified(p) for p in call.partition_by)
-    order = tuple((_unqualified(o), desc, nulls_first) for o, desc, nulls_first in call.order_by)
+    partition = tuple(analysis.unqualified(p) for p in call.partition_nodes)
+    order = tuple(
+        (analysis.unqualified(o), desc, nulls_first)
+        for o, (_, desc, nulls_first) in zip(call.order_nodes, call.order_by)
+    )
     if isinstance(func, (exp.Lag, exp.Lead)):
         n = analysis.row_offset(func, call.shown)
         if call.ignore_nulls:
@@ -249,10 +248,9 @@ def _partitioned(reaches: Sequence[StateReach], select: exp.Select) -> Tuple[str
     return tuple(names)
 
 
-def _input_rows(sql: str) -> Tuple[exp.Select, List[OverCall]]:
+def _input_rows(tree: exp.Expression) -> Tuple[exp.Select, List[OverCall]]:
     """The SELECT with the window functions reduced to `SELECT *` over its FROM and WHERE: the
-    rows its windows see."""
-    tree = analysis.parse(sql)
+    rows its windows see (a copy: `tree` stays as it is)."""
     calls = [c for c in analysis.over_calls(tree) if not c.generated]
     select = calls[0].select.copy()
     for key in ("windows", "order", "limit", "distinct", "qualify"):
@@ -351,7 +349,7 @@ def held_back_before(reached: int, horizon: int) -> int:
 
 
 def update_retain_sql(
-    sql: str, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None
+    query: exp.Expression, over: OverPlan, reached: int, one_task: bool = True, horizon: Optional[int] = None
 ) -> str:
     """on_update: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark
     `reached`, with the point the next batch recomputes from in `RECOMPUTE_FROM`. A later row
@@ -367,7 +365,7 @@ def update_retain_sql(
     scalar subquery (a job of its own, for large batches whose shuffles are jobs of their own
     anyway: an initial load's history in one task is slow; by partition it reads the last
     `horizon` only)."""
-    select, _ = _input_rows(sql)
+    select, _ = _input_rows(query)
     t = _t(over)
     future = reached + 1
     # one column: the row's time where some call's reach makes a later row change it (reaches
@@ -420,9 +418,10 @@ def _flagged(query: exp.Select, hidden: List[str], keeps: Sequence[exp.Expr], ov
     return sqlexpr.to_sql(flagged)
 
 
-def retain_sql(sql: str, over: OverPlan, reached: int) -> str:
-    """on_window_close: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at watermark `reached`."""
-    select, calls = _input_rows(sql)
+def retain_sql(query: exp.Expression, over: OverPlan, reached: int) -> str:
+    """on_window_close: SQL over the retained rows flagging (`_wv_keep`) those the state keeps at
+    watermark `reached`, from the model's `query`."""
+    select, calls = _input_rows(query)
     # over the call's own FROM, so beside the SELECT's own columns
     closed = [
         (f"_wv_closed_{i}", sqlexpr.coalesce(emit.row_closed(call, over.watermark_column, reached), exp.false()))
