@@ -62,7 +62,7 @@ def _paned(select: exp.Select, types_of: TypesOf) -> Optional[exp.Select]:
         return None  # not the macro's subquery over a table
     relation, table = read
     try:
-        windows = tvf.find(" ".join(f"/*{c}*/" for c in inner.comments or []))
+        windows = tvf.on_node(inner)
     except tvf.MarkerError:
         return None  # named when the plan is built
     if len(windows) != 1 or not isinstance(windows[0], (Hop, Cumulate)):

@@ -256,9 +256,10 @@ def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:
     return seen
 
 
-def tvf_markers(sql: str) -> List[str]:
-    """The window TVFs a model uses, as their calls read (tvf.py reads the macros' markers)."""
-    return [window.label() for window in tvf.find(sql)]
+def tvf_markers(compiled: str) -> List[str]:
+    """The window TVFs a model uses, as their calls read, from dbt's compiled text (tvf.py reads
+    the macros' markers, also where sqlglot cannot parse the SQL)."""
+    return [window.label() for window in tvf.find(compiled)]
 
 
 def without_qualifiers(node: exp.Expression) -> exp.Expression:

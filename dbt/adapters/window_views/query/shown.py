@@ -25,7 +25,7 @@ _RESERVED = re.compile(re.escape(RESERVED_PREFIX) + r"\w*", re.IGNORECASE)
 
 def _window(select: exp.Expression) -> Optional[tvf.WindowTvf]:
     """The window TVF whose marker heads `select` (the macros render it first in their subquery)."""
-    found = tvf.find("".join(f"/*{comment}*/" for comment in select.comments or []))
+    found = tvf.on_node(select)
     return found[0] if found else None
 
 

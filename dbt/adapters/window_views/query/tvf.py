@@ -26,6 +26,8 @@ import json
 import re
 from typing import Any, Dict, List, Mapping
 
+from sqlglot import exp
+
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Tumble, Via, Window, WindowKind
 
 VERSION = "v1"
@@ -56,10 +58,16 @@ def from_spec(spec: Mapping[str, Any]) -> Window:
     return kind(spec["time_col"], **intervals, **common)
 
 
-def find(sql: str) -> List[WindowTvf]:
-    """Every window TVF of the compiled SQL, in order, read from the macros' markers."""
+def on_node(node: exp.Expression) -> List[WindowTvf]:
+    """The window TVFs whose markers sqlglot kept as `node`'s comments (a TVF's subquery)."""
+    return find("".join(f"/*{comment}*/" for comment in node.comments or []))
+
+
+def find(compiled: str) -> List[WindowTvf]:
+    """Every window TVF of dbt's compiled text, in order, read from the macros' markers: read
+    from the text, as Spark runs what sqlglot cannot parse."""
     found = []
-    for version, payload in MARKER.findall(sql):
+    for version, payload in MARKER.findall(compiled):
         if version != VERSION:
             raise MarkerError(
                 f"window_views: the window TVF marker `window_views:tvf:{version}` is not a version this plugin "

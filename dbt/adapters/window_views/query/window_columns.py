@@ -29,7 +29,7 @@ def _name(node: exp.Expression) -> str:
 
 def is_tvf(query: exp.Expression) -> bool:
     """Whether `query` is a window TVF's expansion: its macro's marker heads it."""
-    return isinstance(query, exp.Select) and bool(tvf.find("".join(f"/*{c}*/" for c in query.comments or [])))
+    return isinstance(query, exp.Select) and bool(tvf.on_node(query))
 
 
 def _ctes(node: exp.Expression) -> Dict[str, exp.Expression]:
