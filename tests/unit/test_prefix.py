@@ -5,7 +5,7 @@ import pytest
 import sqlglot
 
 from dbt.adapters.window_views.kinds import overwindows, prefix
-from dbt.adapters.window_views.query import analysis
+from dbt.adapters.window_views.query import analysis, sqlexpr
 
 OVER = "over (partition by k order by ts{extra})"
 
@@ -79,7 +79,7 @@ def test_one_partition_by_for_summaries_that_need_whole_ties():
 def test_rewrite_combines_each_call_with_its_state_columns():
     sql = "select ts, avg(v) over w as a, row_number() over (partition by k order by ts) from t window w as (partition by k order by ts)"
     over = overwindows.plan(analysis.parse(sql), "ts")
-    rewritten = prefix.rewrite(sql, over.prefix)
+    rewritten = sqlexpr.to_sql(prefix.rewrite(analysis.parse(sql), over.prefix))
     avg, rows = sorted(over.prefix, key=lambda c: c.kind)
     assert (avg.kind, rows.kind) == ("avg", "rows")
     assert (

@@ -156,13 +156,14 @@ def _unqualified(node: exp.Expr) -> str:
     return "1" if isinstance(node, exp.Star) else analysis.unqualified(sqlexpr.node(node))  # COUNT(*) counts rows
 
 
-def rewrite(sql: str, calls: Sequence[PrefixCall]) -> str:
-    """The model SQL with each prefix call combined with its state columns (read from the input)."""
-    tree = analysis.parse(sql)
+def rewrite(query: exp.Expression, calls: Sequence[PrefixCall]) -> exp.Expression:
+    """The model's query with each prefix call combined with its state columns (read from the
+    input); `query` itself is left as it is."""
+    tree = query.copy()
     over = [c for c in analysis.over_calls(tree) if not c.generated]
     for call in calls:
         combine(over[call.index], call)
-    return sqlexpr.to_sql(tree)
+    return tree
 
 
 def combine(over: OverCall, call: PrefixCall) -> None:

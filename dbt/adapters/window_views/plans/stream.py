@@ -18,7 +18,7 @@ from dbt.adapters.window_views.model.config import Emit, Watermark, WindowViewCo
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import session_slicing, slicing, tvf_aggregate
-from dbt.adapters.window_views.query import analysis, tvf, window_columns
+from dbt.adapters.window_views.query import analysis, sqlexpr, tvf, window_columns
 from dbt.adapters.window_views.query.shown import shown
 from dbt.adapters.window_views.query.window_columns import Bound
 from dbt.adapters.window_views.query.windows import Session, Via
@@ -458,7 +458,8 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     needed = [Bound.END] if joined is not None else list(Bound)
     bounds = _bounds(model, config, tree, needed) if window is not None else WindowBounds()
     sql = tree.sql("spark")
-    output_sql = prefix.rewrite(sql, over.prefix) if over is not None and over.prefix else sql
+    rewritten = prefix.rewrite(analysis.parse(sql), over.prefix) if over is not None and over.prefix else None
+    output_sql = sql if rewritten is None else sqlexpr.to_sql(rewritten)
     digest = fingerprint(sql, output_sql, config)
     as_rows = StreamPlan(
         model,
