@@ -20,6 +20,7 @@ from dbt.adapters.window_views.kinds.overwindows import OverPlan
 from dbt.adapters.window_views.kinds.own_window import RowsToWindow
 from dbt.adapters.window_views.kinds.topn import TopN
 from dbt.adapters.window_views.query.tvf import WindowTvf
+from dbt.adapters.window_views.query.windows import Session
 
 if TYPE_CHECKING:  # the partials planners (plans/slicing.py) build on kinds/panes.py
     from dbt.adapters.window_views.plans.slicing import Slicing
@@ -36,7 +37,7 @@ class TvfRows:
 class SessionWindows:
     """A SESSION window over its open sessions' rows: where a session ends follows its rows."""
 
-    window: WindowTvf
+    window: Session
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,7 @@ class PaneAggregate:
 class SessionAggregate:
     """Session partials per (key, open session) as the state (session_slicing.py)."""
 
-    window: WindowTvf
+    window: Session  # with the aggregate's keys and measures
     slicing: Slicing
     written: Optional[AsWritten] = None
 

@@ -163,7 +163,7 @@ class TvfShape(BatchShape):
 
 
 @dataclass(frozen=True)
-class OverShape(BatchShape):
+class OverBatchShape(BatchShape):
     base_sql: str
     event_time: str
     read_list: Tuple[Read, ...]
@@ -315,7 +315,7 @@ def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = Fa
                 "use emit='on_update', or remove batch_size",
             )
         reads = tuple(Read(_name(t), batches.event_time) for t in tables)
-        shape = OverShape(compiled_sql, batches.event_time, reads)
+        shape = OverBatchShape(compiled_sql, batches.event_time, reads)
     else:
         raise ModelSqlError(
             model,

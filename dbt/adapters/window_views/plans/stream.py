@@ -8,16 +8,18 @@ import hashlib
 import json
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
-from dbt.adapters.window_views.kinds import overwindows, own_window, prefix, topn
+from dbt.adapters.window_views.kinds import model_kind, overwindows, own_window, prefix, registry, topn
+from dbt.adapters.window_views.kinds.model_kind import ModelKind
+from dbt.adapters.window_views.kinds.registry import Table
 from dbt.adapters.window_views.model.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.plans import session_slicing, slicing, tvf_aggregate
+from dbt.adapters.window_views.plans import slicing
 from dbt.adapters.window_views.query import analysis, sqlexpr, tvf, window_columns
 from dbt.adapters.window_views.query.shown import shown
 from dbt.adapters.window_views.query.window_columns import Bound
@@ -36,11 +38,6 @@ def watermark_of(config: WindowViewConfig) -> Watermark:
     """A streaming model's watermark config (config.py requires one for streaming)."""
     assert config.watermark is not None
     return config.watermark
-
-
-def is_session(window: tvf.WindowTvf) -> bool:
-    """A SESSION window: where it ends follows its rows, not a row's time alone."""
-    return window.last_end("t") is None
 
 
 class InputShape(str, Enum):
@@ -72,7 +69,7 @@ class WindowBounds:
 
 @dataclass(frozen=True)
 class StreamPlan:
-    """The model SQL as a micro-batch runs it, and the window or over windows it maintains."""
+    """The model SQL as a micro-batch runs it, and the kind of model it keeps (model_kind.py)."""
 
     model: str
     config: WindowViewConfig
@@ -80,17 +77,47 @@ class StreamPlan:
     output_sql: str  # `sql` with calls kept as prefix state reading it from `view` (prefix.py)
     inputs: Tuple[StreamInput, ...]  # one, or several: a window join or a UNION ALL (`shape`)
     shape: InputShape
-    window: Optional[tvf.WindowTvf]  # a window TVF model (a join: every side's, all equal), or
-    over: Optional[overwindows.OverPlan]  # an over-window model
-    slicing: Optional[slicing.Slicing]  # a window_aggregate kept as pane partials: `view` holds them
+    kind: ModelKind  # decided once (registry.py): the engines look it up
     fingerprint: str
-    # a window TVF + GROUP BY kept as pane partials (tvf_aggregate.py): the model as written,
-    # over input rows, whose output columns the stream's are
-    rows: Optional["StreamPlan"] = None
     bounds: WindowBounds = WindowBounds()
-    top_n: Optional[topn.TopN] = None  # a keyed Top-N: neither a window nor over windows
-    # rows of the input joined to their own window's aggregate (own_window.py): both reads one view
-    rows_to_window: Optional[own_window.RowsToWindow] = None
+
+    @property
+    def window(self) -> Optional[tvf.WindowTvf]:
+        """The kind's window TVF (a join: every side's, all equal); None for over windows and a Top-N."""
+        return model_kind.window_of(self.kind)
+
+    @property
+    def over(self) -> Optional[overwindows.OverPlan]:
+        return self.kind.over if isinstance(self.kind, model_kind.OverWindows) else None
+
+    @property
+    def slicing(self) -> Optional[slicing.Slicing]:
+        """Pane or session partials the kind keeps as its state: `view` holds them."""
+        return model_kind.slicing_of(self.kind)
+
+    @property
+    def top_n(self) -> Optional[topn.TopN]:
+        return self.kind.top_n if isinstance(self.kind, model_kind.KeyedTopN) else None
+
+    @property
+    def rows_to_window(self) -> Optional[own_window.RowsToWindow]:
+        return self.kind.joined if isinstance(self.kind, model_kind.RowsToOwnWindow) else None
+
+    @property
+    def rows(self) -> Optional["StreamPlan"]:
+        """A window TVF + GROUP BY kept as partials (tvf_aggregate.py): the model as written, over
+        input rows, whose output columns the stream's are."""
+        partials = (model_kind.PaneAggregate, model_kind.SessionAggregate)
+        written = self.kind.written if isinstance(self.kind, partials) else None
+        if written is None:
+            return None
+        return dataclasses.replace(
+            self,
+            sql=written.sql,
+            output_sql=written.sql,
+            kind=written.kind,
+            fingerprint=fingerprint(written.sql, written.sql, self.config),
+        )
 
     @property
     def source(self) -> str:
@@ -130,21 +157,13 @@ class StreamPlan:
     def recomputes_rows(self) -> bool:
         """Over windows `on_update`: a batch recomputes every row from a point in event time,
         which the batch before recorded with its state (state.py)."""
-        return self.over is not None and self.config.emit == Emit.ON_UPDATE
+        return isinstance(self.kind, model_kind.OverWindows) and self.config.emit == Emit.ON_UPDATE
 
     def describe(self) -> str:
         """The window as its call reads (kind, sizes), or the over-window calls; over several
         inputs, how they are combined."""
-        if self.window is not None:
-            described = self.window.label()
-        elif self.top_n is not None:
-            described = f"{self.top_n.call} kept by {self.top_n.kept_by}"
-        else:
-            assert self.over is not None  # a plan has a window or over windows
-            described = "; ".join(self.over.calls)
-        if self.rows_to_window is not None:
-            return f"{described} (its rows joined to their window's result)"
-        if self.shape is InputShape.SINGLE:
+        described = model_kind.describe(self.kind)
+        if self.shape is InputShape.SINGLE or isinstance(self.kind, model_kind.RowsToOwnWindow):
             return described
         how = "window join" if self.shape is InputShape.JOIN else "union"
         return f"{described} ({how} of {', '.join(i.source for i in self.inputs)})"
@@ -175,64 +194,15 @@ def _fail(model: str, problem: str, fix: str) -> ModelSqlError:
     return ModelSqlError(model, problem, fix)
 
 
-def _window(
-    model: str, config: WindowViewConfig, windows: Sequence[tvf.WindowTvf], calls: Sequence[analysis.OverCall]
-) -> tvf.WindowTvf:
-    window = windows[0]
-    if watermark_of(config).column.lower() != window.time_col.strip("`").lower():
-        raise _fail(
-            model,
-            f"the watermark column `{watermark_of(config).column}` is not the window's time column `{window.time_col}`",
-            f"set watermark={{'column': '{window.time_col}', 'delay': '{watermark_of(config).delay}'}}",
-        )
-    for call in calls:
-        if not any(analysis.is_column(p, c) for p in call.partition_nodes for c in ("window_start", "window_end")):
-            raise _fail(
-                model,
-                f"`{call.shown}` is an over window across the windows of a window TVF, which streaming does not maintain",
-                "partition it by window_start, window_end, or use execution='batch'",
-            )
-    return window
-
-
-def _over(model: str, config: WindowViewConfig, tree: exp.Expression) -> overwindows.OverPlan:
-    try:
-        overwindows.ascending(tree, watermark_of(config).column)
-        return overwindows.plan(tree, watermark_of(config).column)
-    except AnalysisError as exc:
-        raise ModelSqlError.from_analysis(model, exc, "see the README on streaming over windows") from exc
-
-
-def _ranking(model: str, config: WindowViewConfig, tree: exp.Expression) -> Optional[topn.Ranking]:
-    """The model's keyed Top-N ranking, if it is one: kept current (emit='on_update'), as no row
-    of it is ever final."""
-    try:
-        found = topn.find(tree, watermark_of(config).column)
-    except AnalysisError as exc:
-        raise ModelSqlError.from_analysis(model, exc, "use execution='batch'") from exc
-    if found is not None and config.emit != Emit.ON_UPDATE:
-        raise _fail(
-            model,
-            f"`{found.call.shown}` kept by `{found.kept_by}` is a keyed Top-N: a later row can take any of a key's places, "
-            "so its partitions never close and no row of it is final, which emit='on_window_close' waits for",
-            "set emit='on_update' (the table is then each key's current top rows), or use execution='batch'",
-        )
-    return found
-
-
-def _references(tree: exp.Expression, schema: Optional[str], name: str) -> List[exp.Table]:
-    return [t for t in tree.find_all(exp.Table) if t.name == name and (t.db or None) == schema]
-
-
 def _read_from_views(
-    model: str, tree: exp.Expression, tables: Sequence[Tuple[Optional[str], str]], self_join: bool
+    model: str, tree: exp.Expression, tables: Sequence[Table], self_join: bool
 ) -> Tuple[StreamInput, ...]:
     """Point each upstream table at a temp view the micro-batch fills with its rows (a self
     window join: every reference of its one input at the same view)."""
     base = internal(f"input_{hashlib.sha1(model.encode()).hexdigest()[:12]}")
     inputs = []
     for i, (schema, name) in enumerate(tables):
-        references = _references(tree, schema, name)
+        references = registry.references(tree, schema, name)
         if len(references) > 1 and not self_join:
             raise _fail(
                 model,
@@ -260,7 +230,7 @@ class _Reads:
     model: str
     config: WindowViewConfig
     tree: exp.Expression
-    tables: Sequence[Tuple[Optional[str], str]]
+    tables: Sequence[Table]
     windows: Sequence[tvf.WindowTvf]
 
     @property
@@ -282,8 +252,8 @@ def _shape(reads: _Reads) -> InputShape:
             "union the inputs in an upstream model, or use execution='batch'",
         )
     for window in windows:
-        if is_session(window) or window.via is Via.WINDOW_AGGREGATE:
-            what = "session windows" if is_session(window) else "window_views.window_aggregate"
+        if isinstance(window, Session) or window.via is Via.WINDOW_AGGREGATE:
+            what = "session windows" if isinstance(window, Session) else "window_views.window_aggregate"
             raise _fail(
                 model,
                 f"a streaming window view over several inputs ({names}) cannot use {what}",
@@ -320,7 +290,7 @@ def _check_window_join(reads: _Reads) -> None:
     model, config, tree, tables, windows = reads.model, reads.config, reads.tree, reads.tables, reads.windows
     names = reads.names
     joins = list(tree.find_all(exp.Join))
-    count = sum(len(_references(tree, schema, name)) for schema, name in tables)
+    count = sum(len(registry.references(tree, schema, name)) for schema, name in tables)
     if len(windows) != count:
         raise _fail(
             model,
@@ -448,96 +418,29 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
             "select from one window_views.tumble/hop/cumulate/session call, or compute window functions ordered by "
             "the watermark column",
         )
-    window = _window(model, config, windows, own_calls) if windows else None
-    joined = _rows_to_window(model, config, tree, tables, window)
-    ranking = None if windows else _ranking(model, config, tree)
-    over = None if windows or ranking is not None else _over(model, config, tree)
-    inputs = _read_from_views(model, tree, tables, self_join or joined is not None)
-    # rendered once the input reads its view (in place: the ranking's nodes stay in the tree)
-    top_n = None if ranking is None else ranking.top_n()
-    needed = [Bound.END] if joined is not None else list(Bound)
-    bounds = _bounds(model, config, tree, needed) if window is not None else WindowBounds()
-    sql = tree.sql("spark")
+    views = _Views(model, config, tree, tables)
+    one_read = shape is InputShape.SINGLE and len(windows) == 1
+    found = registry.Found(model, config, tree, tuple(windows), tuple(own_calls), tuple(tables), one_read, views)
+    recognised = registry.recognise(found)
+    sql, kind = recognised.sql, recognised.kind
+    over = kind.over if isinstance(kind, model_kind.OverWindows) else None
     rewritten = prefix.rewrite(analysis.parse(sql), over.prefix) if over is not None and over.prefix else None
     output_sql = sql if rewritten is None else sqlexpr.to_sql(rewritten)
     digest = fingerprint(sql, output_sql, config)
-    as_rows = StreamPlan(
-        model,
-        config,
-        sql,
-        output_sql,
-        inputs,
-        shape,
-        window,
-        over,
-        None,
-        digest,
-        bounds=bounds,
-        top_n=top_n,
-        rows_to_window=joined,
-    )
-    if window is None or shape is not InputShape.SINGLE or len(windows) != 1 or joined is not None:
-        return as_rows
-    if window.via is Via.WINDOW_AGGREGATE:
-        slices = _slicing(model, tree, window, inputs[0].view)
-        return as_rows if slices is None else _sliced(as_rows, tree, window, slices, None)
-    found = tvf_aggregate.rewrite(tree, window, inputs[0].view)
-    if found is None:
-        return as_rows
-    tree, window = found
-    slices = _slicing(model, tree, window, inputs[0].view)
-    return as_rows if slices is None else _sliced(as_rows, tree, window, slices, as_rows)
+    return StreamPlan(model, config, sql, output_sql, views.inputs, shape, kind, digest, views.bounds)
 
 
-def _rows_to_window(
-    model: str,
-    config: WindowViewConfig,
-    tree: exp.Expression,
-    tables: Sequence[Tuple[Optional[str], str]],
-    window: Optional[tvf.WindowTvf],
-) -> Optional[own_window.RowsToWindow]:
-    """One input read as rows and through its one window TVF, the rows joined to their window's
-    result (Nexmark's q7): emitted when the window closes, as only then is a row's result final."""
-    if window is None or is_session(window) or window.via is Via.WINDOW_AGGREGATE or len(tables) != 1:
-        return None
-    if len(_references(tree, *tables[0])) != 2:
-        return None
-    try:
-        found = own_window.find(tree, tables[0], watermark_of(config).column, window)
-    except AnalysisError as exc:
-        raise ModelSqlError.from_analysis(model, exc, "use execution='batch'") from exc
-    if found is not None and config.emit != Emit.ON_WINDOW_CLOSE:
-        raise _fail(
-            model,
-            f"it joins the rows `{found.rows}` to their window `{window.label()}`'s result, which is final only when "
-            "the window closes; emit='on_update' would revise joined rows as the window's rows arrive",
-            "set emit='on_window_close'",
-        )
-    return found
+class _Views:
+    """Points the model's reads at the inputs' views once a recogniser claims it (registry.py),
+    and keeps what that made: the inputs and the window's bounds."""
 
+    def __init__(self, model: str, config: WindowViewConfig, tree: exp.Expression, tables: Sequence[Table]) -> None:
+        self.model, self.config, self.tree, self.tables = model, config, tree, tables
+        self.inputs: Tuple[StreamInput, ...] = ()
+        self.bounds = WindowBounds()
 
-def _sliced(
-    plan: StreamPlan, tree: exp.Expression, window: tvf.WindowTvf, slices: slicing.Slicing, rows: Optional[StreamPlan]
-) -> StreamPlan:
-    """`plan` keeping pane partials: `tree` reads them (slicing.plan pointed it at them)."""
-    sql = tree.sql("spark")
-    return dataclasses.replace(
-        plan,
-        sql=sql,
-        output_sql=sql,
-        window=window,
-        slicing=slices,
-        rows=rows,
-        fingerprint=fingerprint(sql, sql, plan.config),
-    )
-
-
-def _slicing(model: str, tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[slicing.Slicing]:
-    """A window_aggregate's pane state, or a session aggregate's session partials (`tree` then
-    reads them from `view`), or None: input rows."""
-    if isinstance(window, Session):
-        return session_slicing.plan(tree, window, view)
-    try:
-        return slicing.plan(tree, window, view)
-    except slicing.SlicingError as exc:
-        raise _fail(model, exc.problem, exc.fix) from exc
+    def __call__(self, reads_twice: bool, needed: Tuple[Bound, ...]) -> str:
+        self.inputs = _read_from_views(self.model, self.tree, self.tables, reads_twice)
+        if needed:
+            self.bounds = _bounds(self.model, self.config, self.tree, needed)
+        return self.inputs[0].view

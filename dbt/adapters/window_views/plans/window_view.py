@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
-from dbt.adapters.window_views.kinds import emit, overwindows
+from dbt.adapters.window_views.kinds import emit, model_kind, overwindows
 from dbt.adapters.window_views.model.config import (
     TIME_TYPES,
     Emit,
@@ -187,7 +187,8 @@ class WindowViewPlan:
         """Table properties that describe the window view (also shown in `dbt docs`)."""
         properties = self.config.properties()
         if self.stream is not None:
-            kind = "window_views.windows" if self.stream.window else "window_views.over_windows"
+            windowed = model_kind.window_of(self.stream.kind) is not None
+            kind = "window_views.windows" if windowed else "window_views.over_windows"
             properties[kind] = self.stream.describe()
             return properties
         if self.windows:

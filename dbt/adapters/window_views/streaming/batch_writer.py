@@ -60,7 +60,7 @@ class BatchWriter:
         self.schema = schema  # the model's output columns
         self.failure: Optional[StreamFailure] = None  # what stopped a batch, for the runner to report
         self.batches = 0  # committed by this run
-        self.session_settings: Optional[Dict[str, Optional[str]]] = None  # the stream's own, before shuffles.plan_for
+        self.job_size = JobSize()
         self.lock = threading.RLock()  # one batch at a time: Spark's, or an idle step of the runner's
         self.inputs = sides.inputs_of(plan)
         self.shape = shape_of(plan)
@@ -119,17 +119,9 @@ class BatchWriter:
         previous = self.log.last(before=batch_id)
         ready = self.log.ready(batch_id)
         if ready is None:
-            staged = self._stage(df, batch_id, previous, idle_watermark)
-            # what publishing will do, fixed before it starts: a replay does exactly this
-            publish = Publish(
-                storage.plan_publish(self.fs, self.where.table, batch_id, staged.replaced_buckets),
-                storage.plan_publish(self.fs, self.where.late, batch_id),
-            )
-            ready = replace(staged, publish=publish)
+            ready = _planned_publish(self.fs, self.where, batch_id, self._stage(df, batch_id, previous, idle_watermark))
             self.log.mark_ready(batch_id, ready)
-        assert ready.publish is not None  # every READY record names its publish
-        storage.publish(self.fs, self.where.table, batch_id, ready.publish.table)
-        storage.publish(self.fs, self.where.late, batch_id, ready.publish.late)
+        _publish(self.fs, self.where, batch_id, ready)
         self.log.commit(batch_id, ready)
         self.log.clean(batch_id, previous.state_folders if previous is not None else (), ready.state_folders)
         return ready
@@ -158,7 +150,9 @@ class BatchWriter:
             counts = NO_NEW_ROWS
             w_new = idle_watermark
             clocks = previous.clocks if previous is not None else self.inputs.no_clocks()
-        state = State(plan, self.where, query, self.fs, self._small(spark, counts.rows, previous, idle_watermark))
+        state = State(
+            plan, self.where, query, self.fs, self.job_size.small(spark, counts.rows, previous, idle_watermark)
+        )
         fresh = rows.where(f"not {LATE}").drop(LATE, FILE)
         retained = self.shape.retained(spark, fresh, state, previous_states, counts)
         try:
@@ -204,8 +198,32 @@ class BatchWriter:
             state_parts=folders[:-1],
         )
 
-    def _small(self, spark: Any, new: int, previous: Optional[BatchRecord], idle_watermark: Optional[int]) -> bool:
-        """Whether the batch's new and kept rows are planned as one job (shuffles.py)."""
+
+def _planned_publish(fs: FileSystem, where: Locations, batch_id: BatchId, staged: BatchRecord) -> BatchRecord:
+    """`staged` with what publishing will do, fixed before it starts: a replay does exactly this."""
+    publish = Publish(
+        storage.plan_publish(fs, where.table, batch_id, staged.replaced_buckets),
+        storage.plan_publish(fs, where.late, batch_id),
+    )
+    return replace(staged, publish=publish)
+
+
+def _publish(fs: FileSystem, where: Locations, batch_id: BatchId, ready: BatchRecord) -> None:
+    """Move the batch's staged output and late rows into place, as its READY record planned."""
+    assert ready.publish is not None  # every READY record names its publish
+    storage.publish(fs, where.table, batch_id, ready.publish.table)
+    storage.publish(fs, where.late, batch_id, ready.publish.late)
+
+
+class JobSize:
+    """Whether a batch's new and kept rows are planned as one job (shuffles.py), by the stream's
+    own session settings, read before the first batch changes them."""
+
+    def __init__(self) -> None:
+        self.session_settings: Optional[Dict[str, Optional[str]]] = None
+
+    def small(self, spark: Any, new: int, previous: Optional[BatchRecord], idle_watermark: Optional[int]) -> bool:
+        """Whether this batch (`new` rows; an idle step with `idle_watermark`) is one job."""
         handled = new + (previous.state_rows if previous is not None else 0)
         if idle_watermark is not None:  # an idle step runs in the user's session, whose settings stay its own
             return shuffles.small(handled)

@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence
 from pyspark.sql import functions as F
 from sqlglot import exp
 
+from dbt.adapters.window_views.kinds import model_kind
 from dbt.adapters.window_views.model.config import LateData
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
@@ -40,10 +41,10 @@ def late_condition(plan: StreamPlan, w_prev: Optional[int]) -> exp.Expr:
     missing = t.is_(exp.null())
     if w_prev is None:
         return missing
-    joined = plan.rows_to_window
+    kind, window = plan.kind, model_kind.window_of(plan.kind)
     # a row at exactly a window's end that joins that window is late once the window closed
-    at = f"{T} - 1" if joined is not None and joined.inclusive_end else T
-    closed = sqlexpr.parse(plan.window.late(at, w_prev)) if plan.window is not None else t <= w_prev
+    at = f"{T} - 1" if isinstance(kind, model_kind.RowsToOwnWindow) and kind.joined.inclusive_end else T
+    closed = sqlexpr.parse(window.late(at, w_prev)) if window is not None else t <= w_prev
     return exp.or_(missing, closed)
 
 

@@ -13,7 +13,8 @@ from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
 
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, StreamFailure
-from dbt.adapters.window_views.model.config import Emit, LateData, OnChange
+from dbt.adapters.window_views.kinds import model_kind
+from dbt.adapters.window_views.model.config import LateData, OnChange
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import ddl
@@ -112,7 +113,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
     model, watermark = plan.model, plan.watermark
     names = {f.name.lower(): f for f in out_schema.fields}
     plan.config.check_event_time(model, [(f.name, f.dataType.simpleString()) for f in out_schema.fields])
-    if plan.over and plan.config.emit == Emit.ON_UPDATE:
+    if plan.recomputes_rows:
         column = watermark.column.lower()
         if column not in names or names[column].dataType.simpleString() != "timestamp":
             raise ModelOutputError(
@@ -121,7 +122,8 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
                 f"select the watermark column `{watermark.column}` unchanged",
                 "add it to the select list",
             )
-    bounds = ((plan.bounds.start, "window_start"), (plan.bounds.end, "window_end")) if plan.window else ()
+    windowed = model_kind.window_of(plan.kind) is not None
+    bounds = ((plan.bounds.start, "window_start"), (plan.bounds.end, "window_end")) if windowed else ()
     for selected, bound in bounds:  # the plan found them by name, unless the model selects `*`
         if selected is None:  # rows joined to their window's result: closed by window_end alone
             continue

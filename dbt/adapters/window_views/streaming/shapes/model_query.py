@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views.kinds import prefix, tvf_panes
+from dbt.adapters.window_views.kinds.model_kind import ModelKind, OverWindows, PaneAggregate, SessionAggregate
 from dbt.adapters.window_views.names import is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import sqlexpr
@@ -37,7 +38,8 @@ class ModelQuery:
         self.plan = plan
         self.schema = schema  # the model's output columns
         self.columns = list(columns)  # the upstream table's
-        self.prefix_groups = prefix.groups(plan.over.prefix) if plan.over else []
+        self.over = plan.kind.over if isinstance(plan.kind, OverWindows) else None
+        self.prefix_groups = prefix.groups(self.over.prefix) if self.over is not None else []
         self.inputs = sides.inputs_of(plan)
         self._paned: Dict[Tuple[Tuple[str, str], ...], str] = {}
 
@@ -47,8 +49,7 @@ class ModelQuery:
         recomputes its rows from its own point (OverPlan.partitioned_by), when the output holds
         them too: an output row's partition tells whether a batch replaces it. Empty: one point
         in event time for every partition."""
-        over = self.plan.over
-        by = over.partitioned_by if over is not None and self.plan.recomputes_rows else ()
+        by = self.over.partitioned_by if self.over is not None and self.plan.recomputes_rows else ()
         names = {f.name.lower() for f in self.schema.fields}
         return by if all(c.lower() in names for c in by) else ()
 
@@ -62,7 +63,7 @@ class ModelQuery:
         if not states:
             self.as_input(rows)
             return self.paned(rows)
-        assert self.plan.over is not None  # prefix states are over windows
+        assert self.over is not None  # prefix states are over windows
         view = f"{self.plan.view}_rows"
         rows.select(*quoted(self.columns)).createOrReplaceTempView(view)
         for g, state in enumerate(states):
@@ -71,7 +72,7 @@ class ModelQuery:
             view,
             [f"{view}_s{g}" for g in range(len(states))],
             [p for p, _ in self.prefix_groups],
-            self.plan.over.prefix,
+            self.over.prefix,
         )
         spark.sql(joined).createOrReplaceTempView(self.plan.view)
         return self.plan.output_sql
@@ -89,7 +90,7 @@ class ModelQuery:
         """The output of the rewritten SQL as the model's own: the state columns a `*` picked up
         dropped, and names and types as the original calls give them (a TVF aggregate kept as
         panes: as its aggregates over the rows give them)."""
-        if not self.prefix_groups and self.plan.rows is None:
+        if not self.prefix_groups and not _kept_as_written(self.plan.kind):
             return result
         columns = [c for c in result.columns if not is_reserved(c)]
         fields = self.schema.fields
@@ -104,3 +105,8 @@ class ModelQuery:
     def compute(self, spark: Any, rows: Any, where: exp.Expr, states: Sequence[Any] = ()) -> Any:
         """The model over `rows`, keeping the output rows `where` holds."""
         return self.conform(spark.sql(self._sql_over(spark, rows, states))).where(sqlexpr.to_sql(where))
+
+
+def _kept_as_written(kind: ModelKind) -> bool:
+    """A TVF aggregate kept as partials: its output columns are the model's as written."""
+    return isinstance(kind, (PaneAggregate, SessionAggregate)) and kind.written is not None

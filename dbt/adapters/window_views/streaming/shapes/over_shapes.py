@@ -12,6 +12,7 @@ from pyspark.sql import functions as F
 from sqlglot import exp
 
 from dbt.adapters.window_views.kinds import emit, overwindows
+from dbt.adapters.window_views.kinds.model_kind import OverWindows
 from dbt.adapters.window_views.kinds.overwindows import OverPlan
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
@@ -54,8 +55,8 @@ class OverShape(ModelShape):
 
     def __init__(self, plan: StreamPlan) -> None:
         super().__init__(plan)
-        assert plan.over is not None  # chosen for over-window models
-        self.over: OverPlan = plan.over
+        assert isinstance(plan.kind, OverWindows)  # chosen for over-window models
+        self.over: OverPlan = plan.kind.over
 
     def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
         rows = super().retained(spark, fresh, state, previous, counts)

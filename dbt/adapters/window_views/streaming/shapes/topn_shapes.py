@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import StringType, StructField, StructType
 from sqlglot import exp
 
+from dbt.adapters.window_views.kinds.model_kind import KeyedTopN
 from dbt.adapters.window_views.kinds.topn import HOME, RANK, TopN
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
@@ -58,8 +59,8 @@ class TopNOnUpdate(ModelShape):
 
     def __init__(self, plan: StreamPlan) -> None:
         super().__init__(plan)
-        assert plan.top_n is not None  # chosen for keyed Top-N models
-        self.top_n: TopN = plan.top_n
+        assert isinstance(plan.kind, KeyedTopN)  # chosen for keyed Top-N models
+        self.top_n: TopN = plan.kind.top_n
         keys = [sqlexpr.column(k) for k in self.top_n.keys]
         hashed = exp.func("pmod", exp.func("xxhash64", *keys), exp.Literal.number(KEY_BUCKET_COUNT))
         self.hashed_home = exp.func("concat", exp.Literal.string(KEY_BUCKETS), exp.cast(hashed, "string"))

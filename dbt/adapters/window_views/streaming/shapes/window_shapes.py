@@ -8,6 +8,8 @@ from typing import Any, Optional, Tuple
 
 from sqlglot import exp
 
+from dbt.adapters.window_views.kinds import model_kind
+from dbt.adapters.window_views.kinds.model_kind import PaneAggregate, SessionAggregate, SessionWindows
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import session_slicing
 from dbt.adapters.window_views.plans.stream import StreamPlan
@@ -30,8 +32,9 @@ class WindowShape(ModelShape):
 
     def __init__(self, plan: StreamPlan) -> None:
         super().__init__(plan)
-        assert plan.window is not None  # chosen for window TVF models
-        self.window: WindowTvf = plan.window
+        window = model_kind.window_of(plan.kind)
+        assert window is not None  # chosen for window TVF kinds
+        self.window: WindowTvf = window
         # the output column that is the window's end, whatever the model names it
         self.window_end = sqlexpr.epoch_micros(sqlexpr.column(plan.bounds.end))
 
@@ -103,11 +106,16 @@ class TvfOnUpdate(WindowShape):
 class SessionRows(WindowShape):
     """Session windows: their ends follow their rows, so no window bounds the rows a batch reads."""
 
+    @property
+    def session(self) -> Session:
+        kind = self.plan.kind
+        assert isinstance(kind, (SessionWindows, SessionAggregate))  # chosen for session kinds only
+        return kind.window
+
     def unclosed(self, retained: Any, w_new: int) -> Any:
         """A row is needed while the session it belongs to (as far as the state knows) may still
         grow, i.e. its last row + gap is after W."""
-        window = self.window
-        assert isinstance(window, Session)  # SessionRows is chosen for session windows only
+        window = self.session
         keys = [sqlexpr.column(k) for k in window.partition_by]
         by_time = [sqlexpr.ordered(T)]
         starts = exp.If(
@@ -142,8 +150,9 @@ class Partials(WindowShape):
     with the state's."""
 
     def retained(self, spark: Any, fresh: Any, state: State, previous: Tuple[str, ...], counts: NewRowCounts) -> Any:
-        assert self.plan.slicing is not None  # chosen for sliced plans
-        return pane_state.retained(spark, self.plan.slicing, fresh, state, previous[-1] if previous else None)
+        kind = self.plan.kind
+        assert isinstance(kind, (PaneAggregate, SessionAggregate))  # chosen for partials kinds
+        return pane_state.retained(spark, kind.slicing, fresh, state, previous[-1] if previous else None)
 
 
 class SessionPartials(Partials, SessionRows):
@@ -151,8 +160,7 @@ class SessionPartials(Partials, SessionRows):
     (session_slicing.py), merged with the batch's new rows as pane partials are."""
 
     def unclosed(self, retained: Any, w_new: int) -> Any:
-        assert isinstance(self.window, Session)  # chosen for session windows only
-        return retained.where(sqlexpr.to_sql(session_slicing.open_after(self.window, w_new)))
+        return retained.where(sqlexpr.to_sql(session_slicing.open_after(self.session, w_new)))
 
 
 class SessionPartialsOnWindowClose(SessionPartials, SessionOnWindowClose):
