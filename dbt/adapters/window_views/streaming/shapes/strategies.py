@@ -43,9 +43,14 @@ STRATEGIES: Dict[type, Tuple[Strategy, Strategy]] = {
 }
 
 
-def shape_of(plan: StreamPlan) -> ModelShape:
-    """The strategy for the plan's model kind and emit, chosen once per plan."""
+def strategy_for(plan: StreamPlan) -> Type[ModelShape]:
+    """The strategy class of the plan's model kind and emit."""
     on_update, on_window_close = STRATEGIES[type(plan.kind)]
     strategy = on_update if plan.config.emit == Emit.ON_UPDATE else on_window_close
     assert strategy is not None, f"the plan refuses emit='{plan.config.emit}' for {type(plan.kind).__name__}"
-    return strategy(plan)
+    return strategy
+
+
+def shape_of(plan: StreamPlan) -> ModelShape:
+    """The strategy for the plan's model kind and emit, chosen once per plan."""
+    return strategy_for(plan)(plan)
