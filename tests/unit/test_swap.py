@@ -120,7 +120,9 @@ def test_a_first_build_or_a_view_replaced():
 def test_an_unfinished_rebuild_goes_and_the_models_table_stays():
     catalog = Catalog({"m", "m__wv_tmp"})
     rebuild = incremental.Rebuild(Relation("s", "m__wv_tmp"), MODEL)
-    incremental._drop_rebuild(catalog, incremental.Table("s.m__wv_tmp", "/lake/m__wv_tmp", (), PendingBatches(), rebuild))
+    incremental._drop_rebuild(
+        catalog, incremental.Table("s.m__wv_tmp", "/lake/m__wv_tmp", (), PendingBatches(), rebuild)
+    )
     assert catalog.calls == [("drop", "m__wv_tmp"), ("remove", "/lake/m__wv_tmp")]
     catalog.calls.clear()
     incremental._drop_rebuild(catalog, incremental.Table("s.m", "/lake/m", ("2026-01-01",), PendingBatches()))

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import gc
-import re
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
@@ -18,19 +17,20 @@ from dbt_common.exceptions import CompilationError
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.batch import incremental, swap
 from dbt.adapters.window_views.batch import statement as batch
+from dbt.adapters.window_views.catalog import WindowViewCatalog
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.kinds import panes
 from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
+from dbt.adapters.window_views.query import macro_arguments
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.spark.session import embedded_settings, refresh_inputs, remote_url, spark_session
 from dbt.adapters.window_views.storage.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
-_TABLE_COMMENT = re.compile(r"^Comment: (.*)$", re.MULTILINE)
 
 
 @dataclass
@@ -45,7 +45,7 @@ class StreamingAdapterResponse(AdapterResponse):
     state_rows: int = 0
 
 
-class WindowViewsAdapter(TableFiles, LazyRelationCache):
+class WindowViewsAdapter(WindowViewCatalog, TableFiles, LazyRelationCache):
     ConnectionManager = WindowViewsConnectionManager
     AdapterSpecificConfigs = WindowViewsConfig
 
@@ -78,21 +78,33 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
 
     @available
     def window_view_plan(
-        self, model_name: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]]
+        self, model_name: str, compiled_code: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]]
     ) -> WindowViewPlan:
-        """The model's plan (plan.py): every check that needs no Spark, the same one `dbt compile` ran."""
-        return WindowViewPlan.from_model(model_name, compiled_sql, config, upstream)
+        """The model's plan (plan.py): every check that needs no Spark, the same one `dbt compile` ran.
+        `compiled_code`: dbt's compiled SQL of the model, parsed once here into the plan's query form."""
+        return WindowViewPlan.from_model(model_name, compiled_code, config, upstream)
 
     @available
-    def plan_window_aggregate(self, relation_sql: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
-        """A pane plan for window_views.window_aggregate, or the reason to use the TVF form."""
+    def plan_window_aggregate(self, relation: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
+        """A pane plan for window_views.window_aggregate, or the reason to use the TVF form.
+        `relation`: the macro's `relation` argument as it renders it (the FROM item, filtered by dbt's time range)."""
         try:
-            plan = panes.plan_from_config(relation_sql, window, measures, group_by)
+            plan = panes.plan_from_config(relation, window, measures, group_by)
         except panes.PlanError as exc:
             raise CompilationError(str(exc)) from exc
         if plan["fallback_reason"]:
             logger.debug(f"window_aggregate falls back to row expansion: {plan['fallback_reason']}")
         return plan
+
+    @available
+    def window_spec(self, macro: str, arguments: Mapping[str, Any]) -> Dict[str, Any]:
+        """A window macro's arguments checked and read into its window's spec (query/macro_arguments.py)."""
+        return macro_arguments.spec_of_call(macro, arguments)
+
+    @available
+    def window_column(self, name: Any, macro: str, argument: str) -> str:
+        """A column a window macro's argument names, checked (names.py) and quoted."""
+        return self.quote(macro_arguments.MacroArgument(macro, argument, name).column())
 
     @available
     def window_read(
@@ -127,21 +139,6 @@ class WindowViewsAdapter(TableFiles, LazyRelationCache):
     def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
         """The new table takes the model's name; the one it replaces (or None), and its files, go."""
         swap.into_place(self, built, relation, replaced, location_root)
-
-    def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
-        """dbt-spark's catalog rows, plus the table comment, where window views keep their
-        window summary, so `dbt docs` shows it; a row count only where Spark knows one."""
-        match = _TABLE_COMMENT.search(getattr(relation, "information", None) or "")
-        comment = match.group(1).strip() if match else None
-        for column in super()._get_columns_for_catalog(relation):
-            if column.get("stats:rows:value") == 0:
-                # Spark says `0 rows` of a table it never analyzed: unknown, not empty
-                for key in [k for k in column if k.startswith("stats:rows:")]:
-                    del column[key]
-            if comment:
-                column["table_comment"] = comment
-                column.update(_window_view_stats(comment))
-            yield column
 
     @available
     def check_stream_columns(self, plan: WindowViewPlan) -> None:
@@ -212,15 +209,3 @@ def _stream_session(creds: Any, model: str) -> Any:
             "Connect), or execution='batch'",
         )
     return spark_session(creds.server_side_parameters)
-
-
-def _window_view_stats(comment: str) -> Mapping[str, object]:
-    """The window summary a window view's table comment holds, as a `dbt docs` stat."""
-    if "Window view (" not in comment:
-        return {}
-    return {
-        "stats:window_view:label": "Window view",
-        "stats:window_view:value": comment[comment.index("Window view (") + 13 : -1],
-        "stats:window_view:description": "window kinds, emit mode and watermark",
-        "stats:window_view:include": True,
-    }

@@ -18,7 +18,7 @@ import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
 from urllib.parse import unquote
 
 from dbt.adapters.contracts.connection import AdapterResponse
@@ -121,30 +121,16 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     """Compute the batches the run owes (batches.select) and replace each one's partition.
     `types_of`: the inputs' column types (for the pane rewrite).
     Raises BatchesFailed naming the failed batches."""
-    adapter, plan, relation, output = batch_run.adapter, batch_run.plan, batch_run.relation, batch_run.output
-    location_root = batch_run.location_root
-    config = plan.config.required_batches
+    adapter, plan, output = batch_run.adapter, batch_run.plan, batch_run.output
     shape = plan.required_batch_shape
-    column = _partition_column(plan, output)
-    found = _in_catalog(adapter, str(relation))
+    _partition_column(plan, output)
+    found = _in_catalog(adapter, str(batch_run.relation))
     table = _existing(batch_run, found) if not full_refresh else None
     if table is None:
         table = _create(batch_run, found)
-    record = table.record
     latest = _latest_input(adapter, shape.reads, table.latest_input)
-    last_time = None if latest is None else shape.last_time(latest)
-    start, end = _backfill()
-    requested = Requested(full_refresh or not table.written, start, end)
-    selection = select(config, last_time, table.written, record, requested)
-    if not selection.batches and latest is not None and latest < config.begin:
-        _drop_rebuild(adapter, table)
-        raise ModelOutputError(
-            plan.model,
-            f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
-            "set begin at or before the input's first time",
-        )
-    logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
-    planned = sorted(set(record.pending) | {b.key for b in selection.batches})
+    selection, requested = _selection(batch_run, table, latest, full_refresh)
+    planned = sorted(set(table.record.pending) | {b.key for b in selection.batches})
     closing = _closing(adapter, plan, output)
     # a batch that may own a window W has not closed, or one later input can still grow, is
     # redone by a later run, which closes (or grows) it
@@ -155,31 +141,35 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     unrecorded: Optional[str] = None
     if table.rebuild is None:
         unrecorded = _property_value(PendingBatches(tuple(planned)))
-        if record_first(selection.batches, unclosed, record, requested.backfill, config.lookback):
+        lookback = plan.config.required_batches.lookback
+        if record_first(selection.batches, unclosed, table.record, requested.backfill, lookback):
             _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
             unrecorded = None
-    writer = _Writer(plan.model, plan.required_batch_shape, closing, types_of, output)
+    writer = _Writer(plan.model, shape, closing, types_of, output)
     failures = _write_batches(batch_run, table, selection, writer, unrecorded)
     done = {b.key for b in selection.batches} - set(failures)
     left = _property_value(PendingBatches(tuple(k for k in planned if k not in done or k in unclosed)))
     if failures:
-        first_key, first = next(iter(failures.items()))
-        if table.rebuild is None:
-            _set_property(adapter, table.name, RECORD_PROPERTY, left)
-        _drop_rebuild(adapter, table)
-        kept = (
-            "the table is as it was before this run: a rebuild replaces it only once every batch is written"
-            if table.rebuild is not None
-            else "their rows are as they were; the other batches are written, and the next run redoes these"
-        )
-        raise BatchesFailed(
-            f"window_view model '{plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
-            f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
-        )
+        _failed(batch_run, table, selection, failures, left)
     if table.rebuild is not None:
-        swap.into_place(adapter, table.rebuild.built, relation, table.rebuild.replaces, location_root)
-    properties = plan.properties()
-    properties[COLUMN_PROPERTY] = column
+        swap.into_place(
+            adapter, table.rebuild.built, batch_run.relation, table.rebuild.replaces, batch_run.location_root
+        )
+    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
+    return _written(batch_run, closing, latest, left, response)
+
+
+def _written(
+    batch_run: BatchRun,
+    closing: Optional[batch_reads.Closing],
+    latest: Optional[datetime],
+    left: str,
+    response: AdapterResponse,
+) -> BatchesWritten:
+    """What the materialization writes with the table: the plan's properties, the batch column,
+    the watermark reached, the record of the batches `left`, and the latest input time."""
+    properties = batch_run.plan.properties()
+    properties[COLUMN_PROPERTY] = batch_run.column
     if closing is not None:
         properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
     described = summary(properties)
@@ -187,8 +177,47 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     properties[RECORD_PROPERTY] = left
     if latest is not None:
         properties[LATEST_PROPERTY] = latest.strftime(_LATEST_FORMAT)
-    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
     return BatchesWritten(properties, described, response)
+
+
+def _selection(
+    batch_run: BatchRun, table: Table, latest: Optional[datetime], full_refresh: bool
+) -> Tuple[Selection, Requested]:
+    """The batches the run computes (batches.select), logged with why, and what the invocation
+    asked; a `begin` after the latest input time fails the run before any batch."""
+    plan = batch_run.plan
+    config = plan.config.required_batches
+    last_time = None if latest is None else plan.required_batch_shape.last_time(latest)
+    start, end = _backfill()
+    requested = Requested(full_refresh or not table.written, start, end)
+    selection = select(config, last_time, table.written, table.record, requested)
+    if not selection.batches and latest is not None and latest < config.begin:
+        _drop_rebuild(batch_run.adapter, table)
+        raise ModelOutputError(
+            plan.model,
+            f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
+            "set begin at or before the input's first time",
+        )
+    logger.info(f"{plan.model}: {len(selection.batches)} batch(es), {selection.reason}")
+    return selection, requested
+
+
+def _failed(batch_run: BatchRun, table: Table, selection: Selection, failures: Dict[str, str], left: str) -> NoReturn:
+    """Some batches failed: the record of what is left (the model's table only; a rebuild is
+    dropped), then BatchesFailed naming them and the first one's error."""
+    first_key, first = next(iter(failures.items()))
+    if table.rebuild is None:
+        _set_property(batch_run.adapter, table.name, RECORD_PROPERTY, left)
+    _drop_rebuild(batch_run.adapter, table)
+    kept = (
+        "the table is as it was before this run: a rebuild replaces it only once every batch is written"
+        if table.rebuild is not None
+        else "their rows are as they were; the other batches are written, and the next run redoes these"
+    )
+    raise BatchesFailed(
+        f"window_view model '{batch_run.plan.model}': {len(failures)} of {len(selection.batches)} batch(es) failed: "
+        f"{', '.join(failures)} ({kept}). The batch {first_key} failed with: {first}"
+    )
 
 
 def _drop_rebuild(adapter: Any, table: Table) -> None:
@@ -296,9 +325,7 @@ def _write_batches(
     # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
     listed = adapter.list_location(batches_dir) if table.written else []
     # a killed run's staging directories (_Writer.staged): no batch's rows are in them
-    for name in listed:
-        if name.startswith(f"{STAGING_DIR}-"):
-            adapter.remove_location(f"{batches_dir}/{name}")
+    _remove_named(adapter, batches_dir, listed, f"{STAGING_DIR}-")
     added: List[Tuple[str, str]] = []
     for group in _contiguous(selection.batches):
         names = {b.key: f"{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
@@ -320,12 +347,17 @@ def _write_batches(
                     unrecorded = None
                 continue
             # the partition points at `location` now: the batch's other directories are no one's
-            for name in listed:
-                if name.startswith(f"{_prefix(batch)}-"):
-                    adapter.remove_location(f"{batches_dir}/{name}")
+            _remove_named(adapter, batches_dir, listed, f"{_prefix(batch)}-")
     for start in range(0, len(added), _ADDED_PER_STATEMENT):
         adapter.execute(ddl.add_partitions(table.name, column, added[start : start + _ADDED_PER_STATEMENT]))
     return failures
+
+
+def _remove_named(adapter: Any, batches_dir: str, listed: Sequence[str], prefix: str) -> None:
+    """Remove the directories of `listed` (in `batches_dir`) whose names start with `prefix`."""
+    for name in listed:
+        if name.startswith(prefix):
+            adapter.remove_location(f"{batches_dir}/{name}")
 
 
 def _prefix(batch: BatchSpan) -> str:
