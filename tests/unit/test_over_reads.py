@@ -19,7 +19,7 @@ from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.kinds import emit
 from dbt.adapters.window_views.kinds.reach import AllPast, IntervalPast, NoRowsPast, OverCallReach, RowsPast, micros
 from dbt.adapters.window_views.plans import window_view as plan
-from dbt.adapters.window_views.plans.over_reads import call_reach, filtered_reads, owned_sql
+from dbt.adapters.window_views.plans.over_reads import call_reach, filtered_reads, owned
 from dbt.adapters.window_views.query import analysis, sqlexpr
 
 BASE = datetime(2024, 1, 1)
@@ -35,6 +35,12 @@ CALLS = {
     "to_end": "min(v) over (partition by k order by ts rows between current row and unbounded following)",
     "lag_nn": "lag(v) ignore nulls over (partition by k order by ts, id)",
 }
+
+
+def owned_sql(sql: str) -> Optional[str]:
+    """over_reads.owned over the compiled SQL, as Spark receives it."""
+    tree = owned(analysis.parse(sql))
+    return None if tree is None else sqlexpr.to_sql(tree)
 
 
 def model(read: str, where: str = "", names: Sequence[str] = tuple(CALLS)) -> str:

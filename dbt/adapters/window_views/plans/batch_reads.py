@@ -172,10 +172,10 @@ class OverBatchShape(BatchShape):
         tree = analysis.parse(self.base_sql)
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
-        widened = over_reads.owned_sql(sqlexpr.to_sql(tree))
+        widened = over_reads.owned(analysis.parse(sqlexpr.to_sql(tree)))
         if widened is None:
             raise AnalysisError("no over window reads an input table directly")
-        return self.owned(widened, batch)
+        return self.owned(sqlexpr.to_sql(widened), batch)
 
     @property
     def reads(self) -> Tuple[Read, ...]:

@@ -245,11 +245,11 @@ class _Ranges:
     def time(self, value: int) -> exp.Expression:
         return sqlexpr.time_literal(as_datetime(value, self.read.like))
 
-    def between(self, field: str, start: Optional[int], end: Optional[int]) -> Optional[exp.Expression]:
+    def between(self, field: exp.Expression, start: Optional[int], end: Optional[int]) -> Optional[exp.Expression]:
         """`field` in [start, end) (epoch micros; None: no bound on either side)."""
         like = self.read.like
         return sqlexpr.in_time_range(
-            sqlexpr.parse(field),
+            field,
             None if start is None else as_datetime(start, like),
             None if end is None else as_datetime(end, like),
         )
@@ -324,16 +324,16 @@ def _widened(
     scan = {type(edge): edge.scan(reaches) for edge in edges}
     past = [edge.kept(reaches) for edge in edges]
     rows = exp.select("*").from_(read.table.copy())
-    scanned = ranges.between(read.column, scan.get(BackEdge, start), scan.get(AheadEdge, end))
+    scanned = ranges.between(exp.column(read.column), scan.get(BackEdge, start), scan.get(AheadEdge, end))
     conditions = [c for c in (scanned, where) if c is not None]
     if conditions:
         rows = rows.where(exp.and_(*conditions), copy=False)
     ranks = [named for edge in edges for named in edge.ranks.values()]
-    kept = exp.or_(*[c for c in (ranges.between(read.column, start, end), *past) if c is not None])
+    kept = exp.or_(*[c for c in (ranges.between(exp.column(read.column), start, end), *past) if c is not None])
     query: exp.Query = sqlexpr.wrap(sqlexpr.wrap(rows, ranks), hidden=[name for name, _ in ranks], where=kept)
     states = summary.calls
     if states:
-        earlier = ranges.between(read.column, None, scan[BackEdge])
+        earlier = ranges.between(exp.column(read.column), None, scan[BackEdge])
         prior = exp.select("*").from_(read.table.copy()).where(exp.and_(*[c for c in (earlier, before) if c]))
         groups = prefix.groups(states)
         aggregates = [
@@ -400,11 +400,11 @@ def _feeds(node: exp.Expression, reads: Dict[int, FilteredRead], ctes: Dict[str,
     return False
 
 
-def owned_sql(sql: str) -> Optional[str]:
-    """The model SQL with every over window over a filtered read widened by its reach and its
-    rows kept where the range owns them; None when no filtered read feeds an over window.
-    Raises AnalysisError for an over window whose reach is unknown."""
-    tree = analysis.parse(sql)
+def owned(query: exp.Expression) -> Optional[exp.Expression]:
+    """The model's query with every over window over a filtered read widened by its reach and
+    its rows kept where the range owns them; None when no filtered read feeds an over window.
+    Raises AnalysisError for an over window whose reach is unknown. `query` stays as it is."""
+    tree = query.copy()
     reads = {id(r.node): r for r in filtered_reads(tree)}
     if not reads:
         return None
@@ -446,12 +446,12 @@ def owned_sql(sql: str) -> Optional[str]:
                 prefix.combine(call, state)
         time = sqlexpr.column(read.column, source.qualifier)
         carried = select.select(exp.alias_(time, ROW_TIME, quoted=True), copy=True)
-        owned = ranges.between(sqlexpr.to_sql(sqlexpr.column(ROW_TIME)), _micros(read.start), _micros(read.end))
+        owned_rows = ranges.between(sqlexpr.column(ROW_TIME), _micros(read.start), _micros(read.end))
         # a `*` in the SELECT shows the summaries' columns too
         shown = [name for state in summary.calls for name in state.columns()] if _starred(select) else []
-        wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME, *shown], where=owned)
+        wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME, *shown], where=owned_rows)
         tree = sqlexpr.replaced(tree, select, wrapper)
-    return sqlexpr.to_sql(tree)
+    return tree
 
 
 def _starred(select: exp.Select) -> bool:

@@ -27,7 +27,7 @@ from dbt.adapters.window_views.model.config import (
 )
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.plans import batch_reads, over_reads
-from dbt.adapters.window_views.query import analysis, tvf
+from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
 from dbt.adapters.window_views.query.analysis import FrameKind
 
 if TYPE_CHECKING:  # imported where used: a batch model's compile and run skip its 25 ms import
@@ -286,7 +286,8 @@ def _owned_sql(model: str, compiled_sql: str) -> str:
     """Batch: the SQL with the over windows over a read dbt filters to a time range (`--sample`)
     reading past the range as far as they reach, and keeping the rows the range owns."""
     try:
-        return over_reads.owned_sql(compiled_sql) or compiled_sql
+        owned = over_reads.owned(analysis.parse(compiled_sql))
+        return compiled_sql if owned is None else sqlexpr.to_sql(owned)
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on over windows under a filter") from exc
 
