@@ -463,12 +463,11 @@ def _counts(reaches: Sequence[OverCallReach]) -> bool:
     return any(r.counts_rows for reach in reaches for r in (reach.back, reach.ahead))
 
 
-def cut_over_window(sql: str) -> Optional[str]:
+def cut_over_window(tree: exp.Expression) -> Optional[str]:
     """A model of another materialization: the first over window call (as written) that reads a
-    filtered read, directly or not, which it would see cut; None when there is none (or the SQL is
-    beyond sqlglot, which then cannot tell)."""
+    filtered read, directly or not, which it would see cut; None when there is none (or its
+    windows are beyond sqlglot, which then cannot tell)."""
     try:
-        tree = analysis.parse(sql)
         reads = {id(r.node): r for r in filtered_reads(tree)}
         calls = [c for c in analysis.over_calls(tree) if not c.generated] if reads else []
     except AnalysisError:

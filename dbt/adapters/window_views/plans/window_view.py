@@ -320,7 +320,11 @@ def check_node(
         WindowViewPlan.from_model(model, compiled_sql, config, upstream)
         return
     reject_window_view_keys(model, materialized or "view", config)
-    cut = over_reads.cut_over_window(compiled_sql)
+    try:
+        tree = analysis.parse(compiled_sql)
+    except AnalysisError:
+        return  # SQL beyond sqlglot, which then cannot tell
+    cut = over_reads.cut_over_window(tree)
     if cut is not None:
         raise ModelSqlError(
             model,
