@@ -1,7 +1,11 @@
-{#- Argument checks shared by the window macros: the one place window arguments are validated,
-    for the four TVF macros and window_aggregate alike. Errors name the macro, the argument, the
-    value and the fix. Pure Jinja (modules.re), so the package form works under any Spark-family
-    adapter. The window macros call these only when `execute` is true (see _unchecked). -#}
+{#- Argument checks shared by the window macros, for the four TVF macros and window_aggregate
+    alike. Errors name the macro, the argument, the value and the fix. Under the window_views
+    adapter the checks are the plugin's Python (query/macro_arguments.py, through
+    adapter.window_spec and adapter.window_column). As a plain dbt package under another
+    Spark-family adapter, which has neither, the default__ macros check by the same rules read
+    from _rules.sql (rules.py), held to the Python's answers and messages by
+    tests/unit/test_rules.py. The window macros call these only when `execute` is true (see
+    _unchecked). -#}
 
 {#- At parse time (execute is false) the window macros render this instead of checking their
     arguments, so a bad call fails only its own model, when dbt compiles it, never `dbt parse` or
@@ -16,7 +20,21 @@
     arguments as written. Keys by kind: tumble size_us, offset_us; hop slide_us, size_us,
     offset_us; cumulate step_us, size_us, offset_us; session gap_us, partition_by. `prefix`
     names arguments inside a dict argument (window_aggregate's 'window.'). -#}
-{% macro _window_spec(kind, time_col, size=none, slide=none, step=none, offset=none, gap=none, partition_by=none, macro_name=none, prefix='') -%}
+{% macro _window_spec(kind, time_col, size=none, slide=none, step=none, offset=none, gap=none, partition_by=none) -%}
+  {%- set arguments = {'time_col': time_col, 'size': size, 'slide': slide, 'step': step, 'offset': offset, 'gap': gap, 'partition_by': partition_by} -%}
+  {{ return(adapter.dispatch('_window_spec', 'window_views')(kind, arguments)) }}
+{%- endmacro %}
+
+{% macro window_views___window_spec(kind, arguments) -%}
+  {{ return(adapter.window_spec(kind, arguments)) }}
+{%- endmacro %}
+
+{% macro default___window_spec(kind, arguments) -%}
+  {{ return(window_views._checked_window_spec(kind, arguments.time_col, arguments.size, arguments.slide, arguments.step, arguments.offset, arguments.gap, arguments.partition_by)) }}
+{%- endmacro %}
+
+{#- the package form's checks (see above) -#}
+{% macro _checked_window_spec(kind, time_col, size=none, slide=none, step=none, offset=none, gap=none, partition_by=none, macro_name=none, prefix='') -%}
   {%- set macro_name = macro_name or kind -%}
   {%- set where = 'window_views.' ~ macro_name ~ ": argument '" ~ prefix -%}
   {%- do window_views._column(time_col, macro_name, prefix ~ 'time_col') -%}
@@ -61,8 +79,16 @@
 {%- endmacro %}
 
 
-{#- window_aggregate's `window` dict, checked and then validated by _window_spec -#}
+{#- window_aggregate's `window` dict, checked and then validated as a window -#}
 {% macro _window_aggregate_spec(window) -%}
+  {{ return(adapter.dispatch('_window_aggregate_spec', 'window_views')(window)) }}
+{%- endmacro %}
+
+{% macro window_views___window_aggregate_spec(window) -%}
+  {{ return(adapter.window_spec('window_aggregate', {'window': window})) }}
+{%- endmacro %}
+
+{% macro default___window_aggregate_spec(window) -%}
   {%- set keys = {
       'tumble': ['kind', 'time_col', 'size', 'offset'],
       'hop': ['kind', 'time_col', 'size', 'slide', 'offset'],
@@ -83,7 +109,7 @@
   {%- if missing -%}
     {{ exceptions.raise_compiler_error(where ~ "is missing " ~ missing | join(', ') ~ " for kind '" ~ kind ~ "'; expected keys: " ~ keys[kind] | join(', ') ~ " (offset optional)") }}
   {%- endif -%}
-  {{ return(window_views._window_spec(kind, window['time_col'], size=window['size'], slide=window.get('slide'),
+  {{ return(window_views._checked_window_spec(kind, window['time_col'], size=window['size'], slide=window.get('slide'),
       step=window.get('step'), offset=window.get('offset'), macro_name='window_aggregate', prefix='window.')) }}
 {%- endmacro %}
 
@@ -135,8 +161,16 @@
 {%- endmacro %}
 
 
-{#- a column a window argument names: the plugin's rule (names.py), read from _rules.sql -#}
+{#- a column a window argument names, quoted: the plugin's rule (names.py) -#}
 {% macro _column(name, macro_name, argument) -%}
+  {{ return(adapter.dispatch('_column', 'window_views')(name, macro_name, argument)) }}
+{%- endmacro %}
+
+{% macro window_views___column(name, macro_name, argument) -%}
+  {{ return(adapter.window_column(name, macro_name, argument)) }}
+{%- endmacro %}
+
+{% macro default___column(name, macro_name, argument) -%}
   {%- set rules = window_views._rules() -%}
   {%- set where = "window_views." ~ macro_name ~ ": argument '" ~ argument ~ "' " -%}
   {%- if name is not string or not modules.re.match(rules.name_pattern, name) -%}
@@ -160,9 +194,4 @@
     {{ exceptions.raise_compiler_error("window_views." ~ macro_name ~ ": argument 'relation' must be ref(...), source(...) or a CTE name, got " ~ (relation | string)) }}
   {%- endif -%}
   {{ return(relation | string) }}
-{%- endmacro %}
-
-
-{% macro _micros(time_sql) -%}
-  unix_micros(cast({{ time_sql }} as timestamp))
 {%- endmacro %}

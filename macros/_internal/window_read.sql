@@ -24,5 +24,5 @@
   {%- if read.owned is none -%}
     {{ return(windowed) }}
   {%- endif -%}
-  {{ return('(select * from ' ~ windowed ~ ' _wv_owned where ' ~ read.owned ~ ')') }}
+  {{ return('(select * from ' ~ windowed ~ ' ' ~ window_views._rules().names.owned ~ ' where ' ~ read.owned ~ ')') }}
 {%- endmacro %}

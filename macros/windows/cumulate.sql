@@ -15,6 +15,7 @@
   {%- set t = window_views._micros(ts) -%}
   {%- set start = window_views._window_floor(t, spec.offset_us, spec.size_us) -%}
   {%- set step_us = spec.step_us -%}
+  {%- set n = window_views._rules().names -%}
 {%- set windowed -%}
 (
   {{ window_views._tvf_marker(spec) }}
@@ -22,14 +23,14 @@
   from {{ read.relation }}
   lateral view inline(
     transform(
-      filter(sequence(1, {{ spec.size_us // step_us }}), _wv_j -> {{ start }} + _wv_j * {{ step_us }}L > {{ t }}),
-      _wv_j -> named_struct(
+      filter(sequence(1, {{ spec.size_us // step_us }}), {{ n.step }} -> {{ start }} + {{ n.step }} * {{ step_us }}L > {{ t }}),
+      {{ n.step }} -> named_struct(
         'window_start', timestamp_micros({{ start }}),
-        'window_end', timestamp_micros({{ start }} + _wv_j * {{ step_us }}L),
-        'window_time', timestamp_micros({{ start }} + _wv_j * {{ step_us }}L - 1)
+        'window_end', timestamp_micros({{ start }} + {{ n.step }} * {{ step_us }}L),
+        'window_time', timestamp_micros({{ start }} + {{ n.step }} * {{ step_us }}L - 1)
       )
     )
-  ) _wv_windows as window_start, window_end, window_time
+  ) {{ n.windows }} as window_start, window_end, window_time
   where {{ ts }} is not null
 )
 {%- endset -%}

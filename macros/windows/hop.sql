@@ -17,6 +17,7 @@
   {#- the latest window start at or before the row, then the candidates before it -#}
   {%- set last_start = window_views._window_floor(t, spec.offset_us, spec.slide_us) -%}
   {%- set candidates = ((spec.size_us + spec.slide_us - 1) // spec.slide_us) - 1 -%}
+  {%- set n = window_views._rules().names -%}
 {%- set windowed -%}
 (
   {{ window_views._tvf_marker(spec) }}
@@ -26,15 +27,15 @@
     transform(
       filter(
         sequence({{ last_start }} - {{ candidates * spec.slide_us }}, {{ last_start }}, {{ spec.slide_us }}),
-        _wv_s -> _wv_s + {{ spec.size_us }} > {{ t }}
+        {{ n.window_start }} -> {{ n.window_start }} + {{ spec.size_us }} > {{ t }}
       ),
-      _wv_s -> named_struct(
-        'window_start', timestamp_micros(_wv_s),
-        'window_end', timestamp_micros(_wv_s + {{ spec.size_us }}),
-        'window_time', timestamp_micros(_wv_s + {{ spec.size_us }} - 1)
+      {{ n.window_start }} -> named_struct(
+        'window_start', timestamp_micros({{ n.window_start }}),
+        'window_end', timestamp_micros({{ n.window_start }} + {{ spec.size_us }}),
+        'window_time', timestamp_micros({{ n.window_start }} + {{ spec.size_us }} - 1)
       )
     )
-  ) _wv_windows as window_start, window_end, window_time
+  ) {{ n.windows }} as window_start, window_end, window_time
   where {{ ts }} is not null
 )
 {%- endset -%}

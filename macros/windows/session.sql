@@ -15,27 +15,28 @@
   {%- set spec = window_views._window_spec('session', time_col, gap=gap, partition_by=partition_by) -%}
   {%- set read = window_views._window_read(relation, rel, spec, 'session', session_lookback or config.get('session_lookback')) -%}
   {%- set ts = adapter.quote(time_col) -%}
+  {%- set n = window_views._rules().names -%}
   {%- set part = [] -%}
   {%- for key in spec.partition_by -%}
-    {%- do part.append('_wv_row.' ~ adapter.quote(key)) -%}
+    {%- do part.append(n.row ~ '.' ~ adapter.quote(key)) -%}
   {%- endfor -%}
   {%- set partition = ('partition by ' ~ part | join(', ')) if part else '' -%}
 {%- set windowed -%}
 (
   {{ window_views._tvf_marker(spec) }}
-  select _wv_row.*,
+  select {{ n.row }}.*,
     {{ window_views._window_bounds(
-        'min(_wv_t) over (' ~ partition ~ (', ' if part else 'partition by ') ~ '_wv_session)',
-        'max(_wv_t) over (' ~ partition ~ (', ' if part else 'partition by ') ~ '_wv_session) + ' ~ spec.gap_us) }}
+        'min(' ~ n.time ~ ') over (' ~ partition ~ (', ' if part else 'partition by ') ~ n.session ~ ')',
+        'max(' ~ n.time ~ ') over (' ~ partition ~ (', ' if part else 'partition by ') ~ n.session ~ ') + ' ~ spec.gap_us) }}
   from (
     -- ties share a session: the range frame counts all peers of a row
-    select _wv_row, _wv_t,
-      sum(_wv_new) over ({{ partition }} order by _wv_t range between unbounded preceding and current row) as _wv_session
+    select {{ n.row }}, {{ n.time }},
+      sum({{ n.new_session }}) over ({{ partition }} order by {{ n.time }} range between unbounded preceding and current row) as {{ n.session }}
     from (
-      select _wv_row, _wv_t,
-        case when _wv_t - lag(_wv_t) over ({{ partition }} order by _wv_t) <= {{ spec.gap_us }} then 0 else 1 end as _wv_new
+      select {{ n.row }}, {{ n.time }},
+        case when {{ n.time }} - lag({{ n.time }}) over ({{ partition }} order by {{ n.time }}) <= {{ spec.gap_us }} then 0 else 1 end as {{ n.new_session }}
       from (
-        select struct(*) as _wv_row, {{ window_views._micros(ts) }} as _wv_t
+        select struct(*) as {{ n.row }}, {{ window_views._micros(ts) }} as {{ n.time }}
         from {{ read.relation }}
         where {{ ts }} is not null
       )

@@ -23,7 +23,7 @@
 {%- set windowed -%}
 (
   {{ window_views._tvf_marker(marked) }}
-  select * from {{ plan['sql'] }} _wv_panes
+  select * from {{ plan['sql'] }} {{ window_views._rules().names.panes }}
 )
 {%- endset -%}
 {{ window_views._owned_windows(windowed, read) }}

@@ -8,6 +8,7 @@ import pytest
 from dbt_common.clients.jinja import get_template
 
 import dbt.include.window_views
+from dbt.adapters.window_views import rules
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.query.tvf import MarkerError, find
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session
@@ -94,12 +95,34 @@ CASES = [
 ]
 
 
+class Returned(Exception):
+    """dbt's `return`: a macro's value travels as an exception (dbt's MacroReturn)."""
+
+
+def _macro(module, name: str):
+    def call(*args):
+        try:
+            return str(getattr(module, f"dbt_macro__{name}")(*args))
+        except Returned as returned:
+            return returned.args[0]
+
+    return call
+
+
+def _return(value):
+    raise Returned(value)
+
+
 @pytest.mark.parametrize("t, offset, unit", CASES)
 def test_python_builds_the_macros_window_arithmetic(t, offset, unit):
-    """Python's window floor and bounds (sqlglot) are the expressions the macros render (Jinja)."""
-    dbt_macros = get_template(WINDOW_BOUNDS.read_text(), {}, capture_macros=True).module
+    """The macros render the window floor and bounds Python builds (sqlglot), from the templates
+    made from it (rules.py): the same expressions for any time, offset and unit."""
+    context = {"return": _return, "window_views": {"_rules": rules.constants}}
+    dbt_macros = get_template(WINDOW_BOUNDS.read_text(), context, capture_macros=True).module
     time = sqlexpr.parse(t)
     floor = sqlexpr.window_floor(time, offset, unit)
-    assert floor == sqlexpr.parse(dbt_macros.dbt_macro___window_floor(t, offset, unit))
-    bounds = sqlexpr.parse(f"select {dbt_macros.dbt_macro___window_bounds(t, f'{t} + {unit}')}")
+    assert floor == sqlexpr.parse(_macro(dbt_macros, "_window_floor")(t, offset, unit))
+    bounds = sqlexpr.parse(f"select {_macro(dbt_macros, '_window_bounds')(t, f'{t} + {unit}')}")
     assert sqlexpr.window_bounds(time, sqlexpr.parse(f"{t} + {unit}")) == bounds.expressions
+    micros = sqlexpr.parse(_macro(dbt_macros, "_micros")("`ts`"))
+    assert micros == sqlexpr.epoch_micros(sqlexpr.column("ts"))

@@ -8,6 +8,8 @@ Three kinds reach dbt, each naming the model and what to do:
   tell, do not fit the execution; the runner raises it before anything runs.
 - `StreamFailure` is a DbtRuntimeError: a streaming run that met something at run time (its
   checkpoint, its files, Spark) names the micro-batch and the file where it can, and how to recover.
+- `MacroArgumentError` is a CompilationError: a window macro's argument (query/window_arguments.py),
+  naming the macro and the argument, as dbt compiles the model.
 
 The pure modules (analysis, intervals, panes, tvf) raise plain `ValueError` subclasses without a
 model name; the plan wraps them into the errors above.
@@ -41,6 +43,11 @@ class ModelSqlError(CompilationError):
         """An analysis error (whose text may end in its own "; fix: ...") for this model."""
         problem, _, own_fix = str(exc).partition("; fix: ")
         return cls(model, problem, own_fix or fix)
+
+
+class MacroArgumentError(CompilationError):
+    """A window macro's argument it cannot render; the message names the macro and the argument
+    (`window_views.hop: argument 'slide' ...`), as dbt compiles the model."""
 
 
 class ModelOutputError(DbtRuntimeError):

@@ -25,6 +25,7 @@ from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
 from dbt.adapters.window_views.query import macro_arguments
+from dbt.adapters.window_views.query import macro_arguments
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.spark.session import embedded_settings, refresh_inputs, remote_url, spark_session
@@ -95,6 +96,16 @@ class WindowViewsAdapter(WindowViewCatalog, TableFiles, LazyRelationCache):
         if plan["fallback_reason"]:
             logger.debug(f"window_aggregate falls back to row expansion: {plan['fallback_reason']}")
         return plan
+
+    @available
+    def window_spec(self, macro: str, arguments: Mapping[str, Any]) -> Dict[str, Any]:
+        """A window macro's arguments checked and read into its window's spec (query/macro_arguments.py)."""
+        return macro_arguments.spec_of_call(macro, arguments)
+
+    @available
+    def window_column(self, name: Any, macro: str, argument: str) -> str:
+        """A column a window macro's argument names, checked (names.py) and quoted."""
+        return self.quote(macro_arguments.MacroArgument(macro, argument, name).column())
 
     @available
     def window_spec(self, macro: str, arguments: Mapping[str, Any]) -> Dict[str, Any]:

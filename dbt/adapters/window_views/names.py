@@ -1,6 +1,7 @@
 """Names the plugin reserves in the user's SQL and tables: one prefix for every internal view
 and column, so a user's column can never collide with one; and what a column name a window
-argument or a config names may be (the macros read both from macros/_internal/_rules.sql)."""
+argument or a config names may be; the names the macros' SQL and the plugin's give their own columns
+and views. The macros read them from macros/_internal/_rules.sql."""
 
 import re
 from typing import Optional, TypeGuard
@@ -33,3 +34,26 @@ def name_problem(value: object) -> Optional[str]:
     if is_reserved(value):
         return f"uses the prefix {RESERVED_PREFIX}, which the plugin reserves for its own columns"
     return None
+
+
+# the names the window macros' SQL gives its own columns and views (read from _rules.sql)
+ROW = internal("row")  # a row as a struct, carried through a session's window functions
+TIME = internal("t")  # a row's time in epoch microseconds
+SESSION = internal("session")  # a row's session, numbered within its partition
+NEW_SESSION = internal("new")  # 1 where a row starts a session
+WINDOWS = internal("windows")  # the windows a row expands into (a lateral view)
+WINDOW_START = internal("s")  # a hop window's start, in the lambda that lists them
+STEP = internal("j")  # a cumulate window's count of steps, in the lambda that lists them
+OWNED = internal("owned")  # the windowed rows a time filter's range owns
+PANES = internal("panes")  # a pane plan's rows
+MACRO_NAMES = {
+    "row": ROW,
+    "time": TIME,
+    "session": SESSION,
+    "new_session": NEW_SESSION,
+    "windows": WINDOWS,
+    "window_start": WINDOW_START,
+    "step": STEP,
+    "owned": OWNED,
+    "panes": PANES,
+}

@@ -1,4 +1,5 @@
-"""Interval strings ('10 minutes', '-1 hour') parsed into exact microseconds."""
+"""Interval strings ('10 minutes', '-1 hour') parsed into exact microseconds, and the rule a
+window macro's interval argument is checked by (`window_interval`)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from dbt.adapters.window_views.errors import IntervalError
+from dbt.adapters.window_views.errors import IntervalError, MacroArgumentError
 
 UNIT_MICROS = {
     "second": 1_000_000,
@@ -15,9 +16,11 @@ UNIT_MICROS = {
     "hour": 3_600_000_000,
     "day": 86_400_000_000,
 }
-# the macros match with this very pattern (macros/_internal/_rules.sql, made from rules.py)
+# the package form's macros match with this very pattern (macros/_internal/_rules.sql, made from rules.py)
 PATTERN = r"(?i)^\s*([+-]?)\s*([0-9]{1,12})\s+(second|minute|hour|day)s?\s*$"
 _INTERVAL = re.compile(PATTERN)
+# a number and a word that may be a misspelt unit ('5 minuts', '10mins', '-30secs')
+_NUMBER_AND_WORD = re.compile(r"^ *([+-]?) *([0-9]{1,12}) *([A-Za-z]+) *$")
 ALLOWED = "'<n> <unit>' with unit second(s), minute(s), hour(s) or day(s), e.g. '10 minutes'"
 # a window argument's limit, about 100 years: window bounds are epoch micros in a BIGINT, and
 # every bound of a timestamp in Spark's range (years 1-9999) stays far inside it
@@ -35,24 +38,73 @@ class Interval:
         cls, value: object, *, allow_negative: bool = False, allow_zero: bool = False, window: bool = False
     ) -> "Interval":
         """`value` parsed; `window`: as a window argument (a size, slide, step, offset or gap),
-        at most MAX_DAYS. The macros check window arguments by this rule (rules.py)."""
+        at most MAX_DAYS (a window macro's own arguments: `window_interval`)."""
         if not isinstance(value, str):
             raise IntervalError(f"expected an interval string such as '10 minutes', got {value!r}")
-        match = _INTERVAL.match(value)
-        if not match:
+        micros = _micros(value)
+        if micros is None:
             raise IntervalError(f"{value!r} is not an interval: expected {ALLOWED}")
-        sign, amount, unit = match.groups()
-        micros = int(amount) * UNIT_MICROS[unit.lower()] * (-1 if sign == "-" else 1)
         if micros == 0 and not allow_zero:
             raise IntervalError(f"{value!r} is zero: the interval must be positive")
         if micros < 0 and not allow_negative:
             raise IntervalError(f"{value!r} is negative: the interval must be positive")
         if window and abs(micros) > MAX_MICROS:
             raise IntervalError(f"{value!r} is too long: at most {MAX_DAYS} days (about 100 years)")
-        return cls(micros=micros, text=" ".join(value.split()))
+        return cls(micros=micros, text=text_of(value))
 
     def __str__(self) -> str:
         return self.text
+
+
+def _micros(value: str) -> Optional[int]:
+    """The microseconds of an interval string, or None when it is not one."""
+    match = _INTERVAL.match(value)
+    if not match:
+        return None
+    sign, amount, unit = match.groups()
+    return int(amount) * UNIT_MICROS[unit.lower()] * (-1 if sign == "-" else 1)
+
+
+def text_of(value: str) -> str:
+    """An interval as the marker, table properties and labels show it: its words, single-spaced."""
+    return " ".join(value.split())
+
+
+def window_interval(value: object, argument: str, signed: bool = False) -> Interval:
+    """A window macro's interval argument (a size, slide, step or gap; `signed`: an offset, which
+    may be zero or negative), at most MAX_DAYS. `argument` names it ("window_views.hop: argument
+    'slide'"); MacroArgumentError says what is wrong and how to fix it."""
+    if not isinstance(value, str):
+        raise MacroArgumentError(f"{argument} must be an interval string such as '10 minutes', got {value}")
+    micros = _micros(value)
+    if micros is None:
+        raise MacroArgumentError(f"{argument} = '{value}' is not an interval: expected {ALLOWED}{did_you_mean(value)}")
+    if micros == 0 and not signed:
+        raise MacroArgumentError(f"{argument} = '{value}' is zero: it must be a positive interval")
+    if micros < 0 and not signed:
+        raise MacroArgumentError(f"{argument} = '{value}' is negative: it must be a positive interval")
+    if abs(micros) > MAX_MICROS:
+        raise MacroArgumentError(
+            f"{argument} = '{value}' is too long: at most {MAX_DAYS} days (about 100 years), so that window "
+            "bounds stay within Spark's timestamps; fix: use a shorter interval"
+        )
+    return Interval(micros=micros, text=text_of(value))
+
+
+def did_you_mean(value: str) -> str:
+    """ "; did you mean '5 minutes'?" for a misspelt unit, else '': a unit whose letters the word's
+    (less a plural s) spell in order from its first ('minuts', '3 hrs', '1 dys', '10mins'), or that
+    the word holds in order ('minnutes'); never for another unit ('1 month', '5 ms')."""
+    match = _NUMBER_AND_WORD.match(value)
+    if not match:
+        return ""
+    sign, amount, word = match.groups()
+    word = word.lower()
+    word = word[:-1] if word.endswith("s") else word
+    for unit in UNIT_MICROS:
+        if len(word) >= 2 and (re.match("^" + ".*".join(word), unit) or re.match("^" + ".*".join(unit), word)):
+            return f"; did you mean '{sign}{amount} {unit}{'' if int(amount) == 1 else 's'}'?"
+    return ""
 
 
 def describe_epoch_micros(micros: Optional[int]) -> str:

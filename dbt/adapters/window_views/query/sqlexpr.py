@@ -107,10 +107,10 @@ def epoch_micros(value: exp.Expr) -> exp.Expression:
     return fill(_EPOCH_MICROS, value=value)
 
 
-def window_floor(t: exp.Expr, offset: int, unit: int) -> exp.Expression:
+def window_floor(t: exp.Expr, offset: Value, unit: Value) -> exp.Expression:
     """The latest window start at or before t (epoch micros): multiples of `unit` after `offset`,
     floored also before 1970 (pmod is never negative). The macros' `_window_floor`."""
-    return fill(_WINDOW_FLOOR, t=t, offset=exp.Literal.number(offset), unit=exp.Literal.number(unit))
+    return fill(_WINDOW_FLOOR, t=t, offset=exp.convert(offset), unit=exp.convert(unit))
 
 
 def window_bounds(start: exp.Expr, end: exp.Expr) -> List[exp.Expression]:

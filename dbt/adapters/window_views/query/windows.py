@@ -3,9 +3,10 @@ arithmetic in epoch microseconds (the end of the first and of the last window ho
 time, lateness, the latest window end at or before a time) and its label. The TVF marker's
 parser (tvf.find) builds them; the pane plans (panes.py) and the streaming plan use them.
 
-The window SQL is built as sqlglot expressions (sqlexpr.window_floor); the macros render the same
-arithmetic in Jinja (macros/_internal/window_bounds.sql) for the package form, and the tests hold
-the two to one expression.
+The window SQL is built as sqlglot expressions (sqlexpr.window_floor); the macros render the
+same expressions, as templates made from them (rules.py, macros/_internal/_rules.sql). The rules a
+window's arguments keep (a hop's slide at most its size, a cumulate's size a multiple of its step)
+are `check_slide` and `check_step`, which the macros' argument checks call (macro_arguments.py).
 """
 
 from __future__ import annotations
@@ -13,11 +14,15 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import ClassVar, List, Optional, Tuple
+from typing import TYPE_CHECKING, ClassVar, List, Optional, Tuple
 
 from sqlglot import exp
 
+from dbt.adapters.window_views.errors import MacroArgumentError
 from dbt.adapters.window_views.query import sqlexpr
+
+if TYPE_CHECKING:
+    from dbt.adapters.window_views.query.macro_arguments import MacroArgument
 
 
 class WindowKind(str, Enum):
@@ -30,6 +35,24 @@ class WindowKind(str, Enum):
     HOP = "hop"
     CUMULATE = "cumulate"
     SESSION = "session"
+
+
+def check_slide(slide: MacroArgument, size: MacroArgument) -> None:
+    """A hop's slide is at most its size: a larger one leaves rows between windows in none."""
+    if slide.interval().micros > size.interval().micros:
+        raise MacroArgumentError(
+            f"{slide} = '{slide.value}' is larger than '{size.name}' = '{size.value}': the rows between two "
+            "windows would be in no window; fix: use a slide of at most the size (slide = size is a tumbling window)"
+        )
+
+
+def check_step(step: MacroArgument, size: MacroArgument) -> None:
+    """A cumulate's size is a whole number of its steps: its windows end every step until the size."""
+    if size.interval().micros % step.interval().micros:
+        raise MacroArgumentError(
+            f"{size} = '{size.value}' must be a multiple of '{step.name}' = '{step.value}'; "
+            "fix: make size a whole number of steps"
+        )
 
 
 def _number(value: int) -> exp.Expression:
