@@ -36,12 +36,12 @@ def _reads(plan: StreamPlan) -> List[Tuple[str, List[str]]]:
     return [(sql, views) for sql in dict.fromkeys((plan.sql, plan.output_sql))]
 
 
-def _columns(sql: str, views: Mapping[str, Sequence[str]]) -> Optional[Dict[str, Set[str]]]:
-    """Per view, the columns `sql` reads of it (lower case); None when that cannot be known for
-    certain: SQL sqlglot does not resolve whole, or a star it leaves unexpanded."""
+def _columns(query: exp.Expression, views: Mapping[str, Sequence[str]]) -> Optional[Dict[str, Set[str]]]:
+    """Per view, the columns `query` reads of it (lower case); None when that cannot be known for
+    certain: a query sqlglot does not resolve whole, or a star it leaves unexpanded."""
     schema: Dict[str, object] = {view: {c: "string" for c in columns} for view, columns in views.items()}
     try:
-        qualified = qualify(analysis.parse(sql), schema=schema, dialect="spark", validate_qualify_columns=True)
+        qualified = qualify(query.copy(), schema=schema, dialect="spark", validate_qualify_columns=True)
         # a subquery's columns no outer query reads are dropped: `select *` of a window TVF reads them
         tree = pushdown_projections(qualified)
     except (SqlglotError, AnalysisError):
@@ -62,7 +62,11 @@ def columns_read(plan: StreamPlan, columns: Sequence[Sequence[str]]) -> Optional
     the input's order: those its SQL reads and the watermark column. None: all of them."""
     needed: List[Set[str]] = [{plan.watermark.column.lower()} for _ in plan.inputs]
     for sql, views in _reads(plan):
-        read = _columns(sql, {view.lower(): cols for view, cols in zip(views, columns)})
+        try:
+            query = analysis.parse(sql)
+        except AnalysisError:
+            return None  # SQL sqlglot cannot read: all columns
+        read = _columns(query, {view.lower(): cols for view, cols in zip(views, columns)})
         if read is None:
             return None
         for names, view in zip(needed, views):
