@@ -15,8 +15,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.window_views.__version__ import version
-from dbt.adapters.window_views.batch import incremental, swap
-from dbt.adapters.window_views.batch import statement as batch
+from dbt.adapters.window_views.batch.materialization import BatchMaterialization
 from dbt.adapters.window_views.catalog import WindowViewCatalog
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
@@ -25,10 +24,9 @@ from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
 from dbt.adapters.window_views.query import macro_arguments
-from dbt.adapters.window_views.query import macro_arguments
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
-from dbt.adapters.window_views.spark.session import embedded_settings, refresh_inputs, remote_url, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, remote_url, spark_session
 from dbt.adapters.window_views.storage.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
@@ -46,7 +44,7 @@ class StreamingAdapterResponse(AdapterResponse):
     state_rows: int = 0
 
 
-class WindowViewsAdapter(WindowViewCatalog, TableFiles, LazyRelationCache):
+class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, LazyRelationCache):
     ConnectionManager = WindowViewsConnectionManager
     AdapterSpecificConfigs = WindowViewsConfig
 
@@ -108,48 +106,11 @@ class WindowViewsAdapter(WindowViewCatalog, TableFiles, LazyRelationCache):
         return self.quote(macro_arguments.MacroArgument(macro, argument, name).column())
 
     @available
-    def window_spec(self, macro: str, arguments: Mapping[str, Any]) -> Dict[str, Any]:
-        """A window macro's arguments checked and read into its window's spec (query/macro_arguments.py)."""
-        return macro_arguments.spec_of_call(macro, arguments)
-
-    @available
-    def window_column(self, name: Any, macro: str, argument: str) -> str:
-        """A column a window macro's argument names, checked (names.py) and quoted."""
-        return self.quote(macro_arguments.MacroArgument(macro, argument, name).column())
-
-    @available
     def window_read(
         self, relation: Any, spec: Mapping[str, Any], macro: str, lookback: Optional[str]
     ) -> Dict[str, Optional[str]]:
         """A window macro's input under dbt's time filter, widened by its reach (filtered_reads.py)."""
         return filtered_reads.window_read(relation, spec, macro, lookback)
-
-    @available
-    def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:
-        """The statement that builds a batch window view, and the metadata to record with it."""
-        refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
-        return batch.statement(self, plan)
-
-    @available
-    def run_batches(
-        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, location_root: Optional[str]
-    ) -> incremental.BatchesWritten:
-        """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
-        refresh_inputs(self, plan.inputs)
-        inputs = batch.InputColumns(self)
-        output = batch.checked_output(self, plan, inputs)
-        batch_run = incremental.BatchRun(self, plan, relation, location_root, output)
-        return incremental.run(batch_run, full_refresh, inputs.types_of)
-
-    @available
-    def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:
-        """The name a batch window view's new table is built under, beside its table (swap.py)."""
-        return swap.beside(self, relation, location_root)
-
-    @available
-    def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
-        """The new table takes the model's name; the one it replaces (or None), and its files, go."""
-        swap.into_place(self, built, relation, replaced, location_root)
 
     @available
     def check_stream_columns(self, plan: WindowViewPlan) -> None:

@@ -1,0 +1,46 @@
+"""The adapter methods the batch window_view materialization calls (execution='batch'): a full
+build's statement, an incremental run's batches, and the swap of a table built beside the
+model's. A mixin of the adapter (impl.py), so dbt finds them as `@available` there."""
+
+from __future__ import annotations
+
+from typing import Any, Dict, Optional
+
+from dbt.adapters.base import available
+from dbt.adapters.spark.impl import SparkAdapter
+
+from dbt.adapters.window_views.batch import incremental, swap
+from dbt.adapters.window_views.batch import statement as batch
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan
+from dbt.adapters.window_views.spark.session import refresh_inputs
+
+
+class BatchMaterialization(SparkAdapter):
+    """The batch materialization's adapter methods."""
+
+    @available
+    def batch_statement(self, plan: WindowViewPlan) -> Dict[str, Any]:
+        """The statement that builds a batch window view, and the metadata to record with it."""
+        refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
+        return batch.statement(self, plan)
+
+    @available
+    def run_batches(
+        self, plan: WindowViewPlan, relation: Any, full_refresh: bool, location_root: Optional[str]
+    ) -> incremental.BatchesWritten:
+        """An incremental batch window view's run: the batches it owes, each replaced whole (incremental.py)."""
+        refresh_inputs(self, plan.inputs)
+        inputs = batch.InputColumns(self)
+        output = batch.checked_output(self, plan, inputs)
+        batch_run = incremental.BatchRun(self, plan, relation, location_root, output)
+        return incremental.run(batch_run, full_refresh, inputs.types_of)
+
+    @available
+    def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:
+        """The name a batch window view's new table is built under, beside its table (swap.py)."""
+        return swap.beside(self, relation, location_root)
+
+    @available
+    def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
+        """The new table takes the model's name; the one it replaces (or None), and its files, go."""
+        swap.into_place(self, built, relation, replaced, location_root)
