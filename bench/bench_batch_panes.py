@@ -19,6 +19,7 @@ from typing import Dict, List
 
 from bench.bench_backfill import DAYS, land
 from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SLIDE, SIZE = 300_000_000, 3_600_000_000  # HOP 5 minutes / 1 hour, in micros
@@ -69,9 +70,10 @@ def main() -> None:
     types = {"bidtime": "timestamp", "price": "int", "item": "string"}
     for relation in ("bids", "batch"):
         written = tvf_form(relation)
+        paned = tvf_panes.paned(analysis.parse(written), lambda _: types)
         plans: Dict[str, str] = {
             "tvf form": written,
-            "pane plan": tvf_panes.paned_sql(written, lambda _: types),
+            "pane plan": written if paned is None else sqlexpr.to_sql(paned),
             "exploded partials": exploded(relation),
         }
         assert "_wv_panes" in plans["pane plan"], "tvf_panes left the TVF form as written"

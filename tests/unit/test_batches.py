@@ -28,6 +28,7 @@ from dbt.adapters.window_views.plans.batches import (
     select,
 )
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
+from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.records import RECORD_VERSION, PendingBatches, PendingBatchesUnreadable
 
 D = datetime
@@ -471,7 +472,7 @@ class RecordingAdapter:
         pass
 
     def write_partitioned(self, sql, location, column):
-        self.statements.append(f"STAGED {location} BY {column}: {sql}")
+        self.statements.append(f"STAGED {location} BY {column}: {sqlexpr.to_sql(sql)}")
         return True
 
     def move_directories(self, moves):

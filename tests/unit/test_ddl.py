@@ -6,7 +6,7 @@ import sqlglot
 from sqlglot import exp
 
 from dbt.adapters.window_views.batch.watermark import _lowest_maximum
-from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query import analysis, ddl
 
 ODD_TABLES = ["s.t", "`s`.`t`", "`my schema`.`it``s`", "t"]
 
@@ -74,13 +74,14 @@ def test_the_batch_watermark_query_takes_the_lowest_maximum_over_every_input():
 def test_a_batch_is_written_with_its_tables_types():
     """A batch's running calls can widen a type (a decimal SUM plus its summary), so its files are
     cast to the table's columns; names quoted as they are."""
-    sql = ddl.write_directory(
-        "/d/it's", "with a as (select 1 as x) select x, 2.5 as `y z` from a", [("x", "int"), ("y z", "decimal(20,2)")]
-    )
+    query = analysis.parse("with a as (select 1 as x) select x, 2.5 as `y z` from a")
+    sql = ddl.write_directory("/d/it's", query, [("x", "int"), ("y z", "decimal(20,2)")])
     written = sqlglot.parse_one(sql.split("USING parquet ", 1)[1], read="spark")
     assert [(e.alias, e.this.to.sql("spark")) for e in written.expressions] == [("x", "INT"), ("y z", "DECIMAL(20, 2)")]
     assert sql.startswith("INSERT OVERWRITE DIRECTORY '/d/it\\'s' USING parquet ")
-    assert ddl.write_directory("/d", "select 1 as x") == "INSERT OVERWRITE DIRECTORY '/d' USING parquet select 1 as x"
+    # without types, the query as sqlglot writes it
+    untyped = ddl.write_directory("/d", analysis.parse("select 1 as x"))
+    assert untyped == "INSERT OVERWRITE DIRECTORY '/d' USING parquet SELECT 1 AS x"
 
 
 def test_partitions_are_added_in_one_statement_with_their_values_and_locations_as_literals():

@@ -11,7 +11,7 @@ import pytest
 from sqlglot import exp
 
 from dbt.adapters.window_views.kinds import tvf_panes
-from dbt.adapters.window_views.query import analysis
+from dbt.adapters.window_views.query import analysis, sqlexpr
 
 TYPES = {"auction": "bigint", "price": "int", "amount": "decimal(10,2)", "rate": "double", "datetime": "timestamp"}
 SPECS = {
@@ -43,7 +43,10 @@ def aggregate(measures: str = "count(*) as num", kind: str = "hop", extra: str =
 
 
 def paned(sql: str, types: Optional[Dict[str, str]] = TYPES) -> str:
-    return tvf_panes.paned_sql(sql, lambda relation: types if relation == ("s", "bid") else None)
+    """The SQL a batch statement runs: from panes where tvf_panes rewrites it, else as written."""
+    query = tvf_panes.marked_query(sql)
+    tree = None if query is None else tvf_panes.paned(query, lambda r: types if r == ("s", "bid") else None)
+    return sql if tree is None else sqlexpr.to_sql(tree)
 
 
 def test_q5s_two_hop_aggregates_are_computed_from_panes_with_the_models_names():

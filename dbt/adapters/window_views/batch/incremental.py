@@ -42,7 +42,7 @@ from dbt.adapters.window_views.plans.batches import (
     select,
 )
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
-from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query import analysis, ddl
 from dbt.adapters.window_views.records import OtherVersion, PendingBatches, PendingBatchesUnreadable
 from dbt.adapters.window_views.spark.spark_messages import error_line, without_internal
 from dbt.adapters.window_views.storage import paths
@@ -266,12 +266,14 @@ class _Writer:
     types_of: tvf_panes.TypesOf
     output: Sequence[Tuple[str, str]]
 
-    def sql(self, batch: BatchSpan, parts: Sequence[BatchSpan] = ()) -> str:
-        return tvf_panes.paned_sql(self.shape.sql(batch, self.closing, parts), self.types_of)
+    def query(self, batch: BatchSpan, parts: Sequence[BatchSpan] = ()) -> exp.Expression:
+        query = analysis.parse(self.shape.sql(batch, self.closing, parts))
+        paned = tvf_panes.paned(query, self.types_of)
+        return query if paned is None else paned
 
     def write(self, adapter: Any, batch: BatchSpan, location: str) -> None:
         """The batch computed alone, written to its new directory."""
-        adapter.execute(ddl.write_directory(location, self.sql(batch), self.output))
+        adapter.execute(ddl.write_directory(location, self.query(batch), self.output))
 
     def staged(self, adapter: Any, batches: Sequence[BatchSpan], batches_dir: str, names: Dict[str, str]) -> bool:
         """Contiguous batches computed as one, over one read of their widened input, in one Spark
@@ -285,7 +287,7 @@ class _Writer:
             ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
         )
         sql = ddl.typed(
-            self.sql(BatchSpan(batches[0].start, batches[-1].end), batches),
+            self.query(BatchSpan(batches[0].start, batches[-1].end), batches),
             self.output,
             exp.alias_(directory, _STAGED_BY),
         )

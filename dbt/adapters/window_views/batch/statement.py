@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from sqlglot import exp
+
 from dbt.adapters.window_views.batch.watermark import batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.kinds import emit, tvf_panes
@@ -13,9 +15,9 @@ from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPla
 from dbt.adapters.window_views.query import analysis, ddl, sqlexpr
 
 
-def _output_columns(adapter: Any, sql: str) -> List[Tuple[str, str]]:
-    """The query's output columns and their types (Spark's DESCRIBE QUERY: nothing runs)."""
-    _, table = adapter.execute(ddl.describe_query(sql), fetch=True)
+def _output_columns(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
+    """The plan's output columns and their types (Spark's DESCRIBE QUERY: nothing runs)."""
+    _, table = adapter.execute(ddl.describe_query(plan.sql), fetch=True)
     return [(row[0], row[1]) for row in table.rows]
 
 
@@ -56,7 +58,7 @@ def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe
     plan.check_columns(columns_of)
     if not describe:
         return []
-    output = _output_columns(adapter, plan.sql)
+    output = _output_columns(adapter, plan)
     if plan.config.event_time is not None:
         plan.config.check_event_time(plan.model, output)
     return output
@@ -70,7 +72,7 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
         adapter, plan, inputs.columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
     )
     properties = plan.properties()
-    sql = plan.sql
+    closed: Optional[exp.Expression] = None
     if plan.close_sql is not None:
         watermark = plan.config.required_watermark
         try:
@@ -78,12 +80,14 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
             closed = emit.close_filter(
                 analysis.parse(plan.close_sql), watermark.column, reached.micros, [c for c, _ in output]
             )
-            sql = sqlexpr.to_sql(closed)
         except AnalysisError as exc:
             raise ModelSqlError.from_analysis(
                 plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
             ) from exc
         properties["window_views.watermark_reached"] = reached.describe()
     # after the close filter, which follows window_end to its TVF by the TVF's marker
-    sql = tvf_panes.paned_sql(sql, inputs.types_of)
+    query = closed if closed is not None else tvf_panes.marked_query(plan.sql)
+    paned = None if query is None else tvf_panes.paned(query, inputs.types_of)
+    built = paned if paned is not None else closed
+    sql = plan.sql if built is None else sqlexpr.to_sql(built)
     return {"sql": sql, "properties": properties, "summary": summary(properties)}

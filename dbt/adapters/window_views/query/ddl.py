@@ -68,10 +68,10 @@ def describe_extended(name: str) -> str:
     return to_sql(exp.Describe(this=table(name), style="EXTENDED"))
 
 
-def describe_query(sql: str) -> str:
-    """The output columns of a query without running it. The query stays the model's own text:
-    rendering it back through sqlglot could change what Spark reads."""
-    return _command("DESCRIBE", "QUERY", sql)
+def describe_query(text: str) -> str:
+    """The output columns of a query without running it. The query stays its own text (the
+    model's, where sqlglot cannot parse it): rendering it back could change what Spark reads."""
+    return _command("DESCRIBE", "QUERY", text)
 
 
 def refresh(relation: exp.Table) -> str:
@@ -121,7 +121,7 @@ def show_partitions(name: str) -> str:
     return _command("SHOW", "PARTITIONS", table(name))
 
 
-def typed(sql: str, columns: Sequence[ColumnType], *more: exp.Expr) -> str:
+def typed(query: exp.Expression, columns: Sequence[ColumnType], *more: exp.Expr) -> exp.Select:
     """The query's columns, each cast to its type (a batch's files read as its table declares),
     and `more` after them."""
     casts = [
@@ -131,12 +131,13 @@ def typed(sql: str, columns: Sequence[ColumnType], *more: exp.Expr) -> str:
         )
         for name, kind in columns
     ]
-    return to_sql(exp.select(*casts, *more).from_(exp.maybe_parse(sql, dialect=DIALECT).subquery("_wv_typed")))
+    if not isinstance(query, exp.Query):
+        raise TypeError(f"not a query: {query!r}")
+    return exp.select(*casts, *more).from_(query.subquery("_wv_typed"))
 
 
-def write_directory(location: str, sql: str, columns: Sequence[ColumnType] = ()) -> str:
+def write_directory(location: str, query: exp.Expression, columns: Sequence[ColumnType] = ()) -> str:
     """The query's rows as the parquet files of a new directory (Spark's job commit: all or none);
     with `columns`, each cast to its type there (typed)."""
-    if columns:
-        sql = typed(sql, columns)
-    return _command("INSERT", "OVERWRITE DIRECTORY", exp.Literal.string(location), "USING parquet", sql)
+    rows = typed(query, columns) if columns else query
+    return _command("INSERT", "OVERWRITE DIRECTORY", exp.Literal.string(location), "USING parquet", rows)

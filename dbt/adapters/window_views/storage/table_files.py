@@ -10,8 +10,9 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
+from sqlglot import exp
 
-from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query import ddl, sqlexpr
 from dbt.adapters.window_views.spark.session import spark_session
 from dbt.adapters.window_views.storage import filesystems, paths
 
@@ -57,7 +58,7 @@ class TableFiles(SparkAdapter):
         spark = spark_session(creds.server_side_parameters)
         return [entry.name for entry in filesystems.for_client(spark).list(paths.normalize(location))]
 
-    def write_partitioned(self, sql: str, location: str, column: str) -> bool:
+    def write_partitioned(self, query: exp.Expression, location: str, column: str) -> bool:
         """The query's rows as parquet files under the new directory `location`, a directory
         `column=value` per value of `column`, in one Spark job; False where no SparkSession can
         (another connection method): nothing is written."""
@@ -65,6 +66,7 @@ class TableFiles(SparkAdapter):
         if creds.method != SparkConnectionMethod.SESSION:
             return False
         spark = spark_session(creds.server_side_parameters)
+        sql = sqlexpr.to_sql(query)  # as Spark receives it
         logger.debug(f"writing to {location}, a directory per {column}: {sql}")
         spark.sql(sql).write.partitionBy(column).mode("errorifexists").parquet(location)
         return True
