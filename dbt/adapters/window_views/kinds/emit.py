@@ -15,6 +15,7 @@ from typing import List, Optional, Sequence, cast
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.query import sqlexpr, window_columns
 from dbt.adapters.window_views.query.analysis import (
     PRECEDING_ONLY_FUNCTIONS,
@@ -29,7 +30,7 @@ from dbt.adapters.window_views.query.analysis import (
 from dbt.adapters.window_views.query.sqlexpr import column, epoch_micros
 from dbt.adapters.window_views.query.window_columns import Bound
 
-CLOSED = "_wv_closed"
+CLOSED = names.internal("closed")
 
 
 def _window_end(call: OverCall) -> Optional[exp.Expression]:

@@ -19,6 +19,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple, Type, cast
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.kinds import emit, prefix
 from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.query.analysis import (
@@ -34,8 +35,8 @@ from dbt.adapters.window_views.query.analysis import (
 from dbt.adapters.window_views.query.sqlexpr import Named, column, epoch_micros
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
-KEEP = "_wv_keep"
-RECOMPUTE_FROM = "_wv_from"  # on_update: the event time (epoch micros) the next batch recomputes from
+KEEP = names.internal("keep")
+RECOMPUTE_FROM = names.internal("from")  # on_update: the event time (epoch micros) the next batch recomputes from
 EVERY = 1 << 62  # an interval reaching every row (epoch micros stay far from overflow)
 
 
@@ -338,7 +339,7 @@ def _names(columns: Iterable[Named]) -> List[str]:
     return [name for name, _ in columns]
 
 
-_ELIGIBLE = "_wv_eligible"
+_ELIGIBLE = names.internal("eligible")
 
 
 def held_back_before(reached: int, horizon: int) -> int:

@@ -25,6 +25,7 @@ from typing import Dict, List, Optional, Sequence, Tuple, Type, Union
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.query.analysis import OverCall
 from dbt.adapters.window_views.query.sqlexpr import Named, column
@@ -191,7 +192,7 @@ def key(group: int, position: int) -> str:
     return f"_wv_g{group}k{position}"
 
 
-GROUP = "_wv_g"  # which group a row of `aggregate_all` is counted in, with several groups
+GROUP = names.internal("g")  # which group a row of `aggregate_all` is counted in, with several groups
 
 
 def aggregate(

@@ -16,14 +16,15 @@ from typing import List, Optional, Tuple
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.query.analysis import OverCall
 from dbt.adapters.window_views.query.shown import shown
 
 RANKING = (exp.RowNumber, exp.Rank, exp.DenseRank)
-RANK = "_wv_rank"  # a row's rank in the state's query
-HOME = "_wv_home"  # passed through the model's SQL over ranked rows (output_sql): a key's output bucket
+RANK = names.internal("rank")  # a row's rank in the state's query
+HOME = names.internal("home")  # passed through the model's SQL over ranked rows (output_sql): a key's output bucket
 DOWNSTREAM = "fix: move the rest to a downstream model, or use execution='batch'"
 
 

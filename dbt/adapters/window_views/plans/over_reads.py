@@ -20,6 +20,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 from dbt.adapters.base.relation import BaseRelation, EventTimeFilter
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.kinds import prefix
 from dbt.adapters.window_views.kinds.reach import (
@@ -38,8 +39,9 @@ from dbt.adapters.window_views.kinds.reach import (
 from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.query.analysis import BoundKind, FrameBound, FrameKind, OverCall
 
-ROW_TIME = "_wv_row_time"  # the owned rows' time, carried past the windows and dropped
-_SUMMARISED, _BEFORE = "_wv_summarised", "_wv_before"  # the window's rows with their summaries; the rows before
+ROW_TIME = names.internal("row_time")  # the owned rows' time, carried past the windows and dropped
+_SUMMARISED = names.internal("summarised")  # the window's rows with their summaries
+_BEFORE = names.internal("before")  # the rows before
 _FIX_DIRECT = (
     "read the filtered input directly in the SELECT with the OVER window (`from {{ ref(...) }}`, or a CTE "
     "that is only `select * from {{ ref(...) }}`; no join, other CTE or subquery between them), or compute "

@@ -16,11 +16,12 @@ from typing import List, Optional, Tuple
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.kinds import panes
 from dbt.adapters.window_views.query import sqlexpr, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Tumble
 
-PANES_CTE = "_wv_panes"  # panes.plan's per-pane step; the window_aggregate subquery's alias too
+PANES_CTE = names.PANES  # panes.plan's per-pane step; the window_aggregate subquery's alias too
 # how a pane leaf (panes.decompose) merges with the same pane's partial from another batch
 MERGE = {exp.Count: "sum", exp.Sum: "sum", exp.Min: "min", exp.Max: "max"}
 

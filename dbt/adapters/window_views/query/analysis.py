@@ -5,13 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple, cast
 
+import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
-from dbt.adapters.window_views.query import sqlexpr, tvf
+from dbt.adapters.window_views.query import tvf
 from dbt.adapters.window_views.query.intervals import Interval
 from dbt.adapters.window_views.query.shown import shown
 
@@ -117,7 +119,8 @@ class OverCall:
 def parse(compiled: str) -> exp.Expression:
     """The one entry where dbt's compiled text becomes a tree; everything downstream takes the tree."""
     try:
-        return sqlexpr.parse(compiled)
+        # typed as sqlglot's base `Expr`; what it parses is always an Expression node
+        return cast(exp.Expression, sqlglot.parse_one(compiled, read="spark"))
     except ParseError as exc:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 
@@ -210,9 +213,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs, or is under their
         # marker (a pane plan partitions by the user's group_by keys)
         columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
-        generated = (
-            _in_macro(node) or bool(columns) and all((c.table or c.name).lower().startswith("_wv_") for c in columns)
-        )
+        generated = _in_macro(node) or bool(columns) and all(names.is_reserved(c.table or c.name) for c in columns)
         calls.append(
             OverCall(
                 sql=call,

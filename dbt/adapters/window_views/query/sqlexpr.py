@@ -10,8 +10,10 @@ from typing import List, Optional, Sequence, Tuple, Union
 import sqlglot
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
+
 DIALECT = "spark"
-ROWS = "_wv_rows"  # the alias of a wrapped query; nothing refers to it
+ROWS = names.internal("rows")  # the alias of a wrapped query; nothing refers to it
 
 # an output column: (alias, expression)
 Named = Tuple[str, exp.Expression]
@@ -26,10 +28,9 @@ def node(value: exp.Expr) -> exp.Expression:
     return value
 
 
-def parse(text: str) -> exp.Expression:
-    """SQL text as an expression: the plugin's templates and the fragments a plan keeps as text
-    (a PARTITION BY expression); analysis.parse, dbt's compiled text, parses through it."""
-    return node(sqlglot.parse_one(text, read=DIALECT))
+def parse(sql: str) -> exp.Expression:
+    """A SQL fragment kept as text in a plan (a PARTITION BY expression, a template) as an expression."""
+    return node(sqlglot.parse_one(sql, read=DIALECT))
 
 
 def from_item(text: str) -> exp.Expression:
