@@ -21,7 +21,7 @@ from sqlglot import exp
 from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.kinds import panes, window_aggregation
-from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
+from dbt.adapters.window_views.query import analysis, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop
 
 Relation = Tuple[Optional[str], str]  # (schema, name), as analysis.input_tables gives them
@@ -32,24 +32,30 @@ _EXACT = ("tinyint", "smallint", "int", "integer", "bigint", "float", "double") 
 PANES = names.PANES
 
 
-def paned_sql(sql: str, types_of: TypesOf) -> str:
-    """`sql` with every window aggregation this module computes from panes rewritten so; `sql`
-    itself, untouched, when there is none."""
-    if not tvf.MARKER.search(sql):
-        return sql  # no window TVF: no parse on every batch statement
+def marked_query(compiled: str) -> Optional[exp.Expression]:
+    """dbt's compiled text as a tree where it has a window TVF marker, for `paned`; None without
+    one (no parse of every statement), or where sqlglot cannot parse it (it runs as written)."""
+    if not tvf.MARKER.search(compiled):
+        return None
     try:
-        tree = analysis.parse(sql)
+        return analysis.parse(compiled)
     except AnalysisError:
-        return sql  # Spark parses what sqlglot cannot: it runs as written
-    rewritten = [(select, paned) for select in tree.find_all(exp.Select) if (paned := _paned(select, types_of))]
+        return None
+
+
+def paned(query: exp.Expression, types_of: TypesOf) -> Optional[exp.Expression]:
+    """`query` with every window aggregation this module computes from panes rewritten so (a
+    copy); None when there is none, so the query runs as written."""
+    tree = query.copy()
+    rewritten = [(select, over) for select in tree.find_all(exp.Select) if (over := _paned(select, types_of))]
     if not rewritten:
-        return sql
+        return None
     for select, replacement in rewritten:
         if select is tree:
             tree = replacement
         else:
             select.replace(replacement)
-    return sqlexpr.to_sql(tree)
+    return tree
 
 
 def _paned(select: exp.Select, types_of: TypesOf) -> Optional[exp.Select]:

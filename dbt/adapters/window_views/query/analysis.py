@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import Enum
-from typing import Dict, List, Optional, Tuple, cast
+from typing import Dict, List, Optional, Tuple
 
-import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
-from dbt.adapters.window_views.query import tvf
+from dbt.adapters.window_views.query import sqlexpr, tvf
 from dbt.adapters.window_views.query.intervals import Interval
 from dbt.adapters.window_views.query.shown import shown
 
@@ -119,8 +118,7 @@ class OverCall:
 def parse(compiled: str) -> exp.Expression:
     """The one entry where dbt's compiled text becomes a tree; everything downstream takes the tree."""
     try:
-        # typed as sqlglot's base `Expr`; what it parses is always an Expression node
-        return cast(exp.Expression, sqlglot.parse_one(compiled, read="spark"))
+        return sqlexpr.parse(compiled)
     except ParseError as exc:
         raise AnalysisError(f"cannot parse the compiled SQL: {exc}") from exc
 

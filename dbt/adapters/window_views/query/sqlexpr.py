@@ -28,9 +28,10 @@ def node(value: exp.Expr) -> exp.Expression:
     return value
 
 
-def parse(sql: str) -> exp.Expression:
-    """A SQL fragment kept as text in a plan (a PARTITION BY expression, a template) as an expression."""
-    return node(sqlglot.parse_one(sql, read=DIALECT))
+def parse(text: str) -> exp.Expression:
+    """SQL text as an expression: the plugin's templates and the fragments a plan keeps as text
+    (a PARTITION BY expression); analysis.parse, dbt's compiled text, parses through it."""
+    return node(sqlglot.parse_one(text, read=DIALECT))
 
 
 def from_item(text: str) -> exp.Expression:
