@@ -114,6 +114,8 @@ class BatchShape(ABC):
 
 @dataclass(frozen=True)
 class TvfShape(BatchShape):
+    """A window TVF model's batches: each input read back as far as its owned windows reach."""
+
     base_sql: str
     event_time: str
     windows: Tuple[Window, ...]
@@ -164,6 +166,9 @@ class TvfShape(BatchShape):
 
 @dataclass(frozen=True)
 class OverBatchShape(BatchShape):
+    """An over-window model's batches (not the streaming over_shapes.OverShape): dbt's filtered
+    read of the batch's range, widened as far as the over windows reach (over_reads.py)."""
+
     base_sql: str
     event_time: str
     read_list: Tuple[Read, ...]

@@ -1,7 +1,7 @@
 """One strategy per model shape (model kind x emit): how a micro-batch of that shape gathers the
-rows it works on, stages its output and keeps its state. The batch writer picks one per plan
-(`batch_writer.shape_of`) and calls it; window TVFs, their panes and sessions are in
-window_shapes.py, over windows in over_shapes.py."""
+rows it works on, stages its output and keeps its state. The batch writer looks one up per plan
+by its model kind (strategies.py) and calls it; window TVFs, their panes and sessions are in
+window_shapes.py, over windows in over_shapes.py, a keyed Top-N in topn_shapes.py."""
 
 from __future__ import annotations
 
