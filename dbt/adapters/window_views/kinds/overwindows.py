@@ -313,7 +313,10 @@ class _ReachedBack:
             return keep
         key = (reach.partition_by, reach.order_by, bound)
         if key not in self.columns:
-            self.columns[key] = (f"_wv_before_{len(self.columns)}", _rows_before(self.t, column(bound), reach))
+            self.columns[key] = (
+                names.internal(f"before_{len(self.columns)}"),
+                _rows_before(self.t, column(bound), reach),
+            )
         return exp.or_(keep, column(self.columns[key][0]) <= reach.rows)
 
     def wrap(self, query: exp.Select) -> exp.Select:
@@ -340,6 +343,7 @@ def _names(columns: Iterable[Named]) -> List[str]:
 
 
 _ELIGIBLE = names.internal("eligible")
+_OWN = names.internal("own")  # on_update: the earliest eligible time of a row's partition
 
 
 def held_back_before(reached: int, horizon: int) -> int:
@@ -389,14 +393,14 @@ def update_retain_sql(
     else:
         # a row of the last `horizon` is changed by a later one or not whatever the rows before
         scanned = rows if recent is None else sqlexpr.wrap(select.where(recent.copy()), [flag])
-        bound = sqlexpr.wrap(scanned, [("_wv_bound", earliest(exp.Min(this=eligible)))], star=False)
+        bound = sqlexpr.wrap(scanned, [(names.internal("bound"), earliest(exp.Min(this=eligible)))], star=False)
         point = exp.Subquery(this=bound)
         query, hidden = (rows, hidden) if recent is not None else (select, [])
     if recent is not None:
         partition = over.reaches[0].partition_by  # every call's (_partitioned)
-        query = sqlexpr.wrap(query, [("_wv_own", earliest(_over(exp.Min(this=eligible), partition)))])
-        hidden = hidden + ["_wv_own"]
-        point = exp.case().when(column("_wv_own") < held, column("_wv_own")).else_(point)
+        query = sqlexpr.wrap(query, [(_OWN, earliest(_over(exp.Min(this=eligible), partition)))])
+        hidden = hidden + [_OWN]
+        point = exp.case().when(column(_OWN) < held, column(_OWN)).else_(point)
     query = sqlexpr.wrap(query, [(RECOMPUTE_FROM, point)])
     if any(r.unbounded for r in over.reaches):
         return sqlexpr.to_sql(sqlexpr.wrap(query, [(KEEP, exp.true())], hidden=hidden))
@@ -425,7 +429,7 @@ def retain_sql(query: exp.Expression, over: OverPlan, reached: int) -> str:
     select, calls = _input_rows(query)
     # over the call's own FROM, so beside the SELECT's own columns
     closed = [
-        (f"_wv_closed_{i}", sqlexpr.coalesce(emit.row_closed(call, over.watermark_column, reached), exp.false()))
+        (f"{emit.CLOSED}_{i}", sqlexpr.coalesce(emit.row_closed(call, over.watermark_column, reached), exp.false()))
         for i, call in enumerate(calls)
     ]
     select = select.select(*sqlexpr.aliased(closed), copy=False)
@@ -444,7 +448,7 @@ def retain_sql(query: exp.Expression, over: OverPlan, reached: int) -> str:
         if reach.partition_by not in cuts:
             first = _over(exp.Min(this=exp.case().when(exp.not_(emitted), t)), reach.partition_by)
             cuts[reach.partition_by] = (
-                f"_wv_cut_{len(cuts)}",
+                names.internal(f"cut_{len(cuts)}"),
                 sqlexpr.least([sqlexpr.coalesce(first, future), future]),
             )
         keeps.append(back.condition(reach, cuts[reach.partition_by][0]))

@@ -122,7 +122,9 @@ class PrefixCall:
         values: Dict[str, exp.Expression] = {"key": exp.Struct(expressions=[sqlexpr.parse(o) for o in self.order_by])}
         if self.argument is not None:
             values["x"] = sqlexpr.parse(self.argument)
-        return {f"_wv_{name}{self.index}": sqlexpr.fill(t, **values) for name, t in _STATE[self.kind].items()}
+        return {
+            names.internal(f"{name}{self.index}"): sqlexpr.fill(t, **values) for name, t in _STATE[self.kind].items()
+        }
 
 
 def classify(
@@ -171,7 +173,10 @@ def combine(over: OverCall, call: PrefixCall) -> None:
     """Replaces `over` (the call `call` keeps) in its tree by its value over the rows it reads
     combined with its state columns, which its SELECT's input carries."""
     node = over.node
-    values = {"L": exp.paren(node.copy()), **{name: column(f"_wv_{name}{call.index}") for name in ("s", "c", "n")}}
+    values = {
+        "L": exp.paren(node.copy()),
+        **{name: column(names.internal(f"{name}{call.index}")) for name in ("s", "c", "n")},
+    }
     if call.kind is PrefixKind.AVG:
         for name, func in (("LS", exp.Sum), ("LC", exp.Count)):
             part = node.copy()
@@ -189,7 +194,7 @@ def groups(calls: Sequence[PrefixCall]) -> List[Tuple[Tuple[str, ...], List[Pref
 
 
 def key(group: int, position: int) -> str:
-    return f"_wv_g{group}k{position}"
+    return f"{GROUP}{group}k{position}"
 
 
 GROUP = names.internal("g")  # which group a row of `aggregate_all` is counted in, with several groups
@@ -280,9 +285,9 @@ def merge_sql(old: str, new: str, group: StateGroup, carried: Sequence[exp.Expr]
     columns = [(k, sqlexpr.coalesce(column(k, "a"), column(k, "b"))) for k in keys]
     for call in group.calls:
         for name, template in _MERGE[call.kind].items():
-            state = f"_wv_{name}{call.index}"
+            state = names.internal(f"{name}{call.index}")
             merged = sqlexpr.fill(
-                template, a=column(state, "a"), b=column(state, "b"), an=column(f"_wv_n{call.index}", "a")
+                template, a=column(state, "a"), b=column(state, "b"), an=column(names.internal(f"n{call.index}"), "a")
             )
             columns.append((state, merged))
     on = [exp.NullSafeEQ(this=column(k, "a"), expression=column(k, "b")) for k in keys]

@@ -319,7 +319,7 @@ def _widened(
     start, end = _micros(read.start), _micros(read.end)
     # an open side (--sample with no start) has nothing past it
     edges: List[Edge] = [
-        edge(at, t, ranges.time, f"_wv_rank{i}")
+        edge(at, t, ranges.time, names.internal(f"rank{i}"))
         for i, (edge, at) in enumerate(((BackEdge, start), (AheadEdge, end)))
         if at is not None
     ]

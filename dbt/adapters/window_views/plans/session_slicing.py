@@ -15,6 +15,7 @@ from typing import List, Optional
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.kinds import panes
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.slicing import MERGE, Slicing, pane_subquery
@@ -55,11 +56,13 @@ def _merged(source: exp.Expression, window: Session, leaves: List[panes.Leaf], c
     flagged = exp.select(exp.Star(), exp.alias_(starts, FLAG)).from_(source)
     upto = sqlexpr.frame("RANGE", _UNBOUNDED, ("CURRENT ROW", None))
     numbered = sqlexpr.window(exp.Sum(this=exp.column(FLAG)), keys, by_start, upto)
-    numbered_rows = exp.select(exp.Star(), exp.alias_(numbered, NUMBER)).from_(flagged.subquery("_wv_flagged"))
+    numbered_rows = exp.select(exp.Star(), exp.alias_(numbered, NUMBER)).from_(
+        flagged.subquery(names.internal("flagged"))
+    )
     merged = [exp.alias_(exp.func(_merge(leaf), exp.column(c)), c) for leaf, c in zip(leaves, columns)]
     return (
         exp.select(*keys, exp.alias_(exp.Min(this=start), START), exp.alias_(exp.Max(this=last), LAST), *merged)
-        .from_(numbered_rows.subquery("_wv_numbered"))
+        .from_(numbered_rows.subquery(names.internal("numbered")))
         .group_by(*[k.copy() for k in keys], exp.column(NUMBER))
     )
 
@@ -98,7 +101,7 @@ def plan(tree: exp.Expression, window: Session, view: str) -> Optional[Slicing]:
     subquery.set("this", sessions)
     return Slicing(
         rows_view,
-        sqlexpr.to_sql(_merged(per_time.subquery("_wv_times"), window, leaves, columns)),
+        sqlexpr.to_sql(_merged(per_time.subquery(names.internal("times")), window, leaves, columns)),
         sqlexpr.to_sql(_merged(exp.to_table(merge_view), window, leaves, columns)),
         merge_view,
         (*window.group_by, START, LAST, *columns),

@@ -9,6 +9,7 @@ from typing import Mapping, Sequence, Tuple
 
 from sqlglot import exp
 
+from dbt.adapters.window_views import names
 from dbt.adapters.window_views.query.sqlexpr import DIALECT, to_sql
 
 # a column to add: (name, Spark type as DataType.simpleString() writes it)
@@ -133,7 +134,7 @@ def typed(query: exp.Expression, columns: Sequence[ColumnType], *more: exp.Expr)
     ]
     if not isinstance(query, exp.Query):
         raise TypeError(f"not a query: {query!r}")
-    return exp.select(*casts, *more).from_(query.subquery("_wv_typed"))
+    return exp.select(*casts, *more).from_(query.subquery(names.internal("typed")))
 
 
 def write_directory(location: str, query: exp.Expression, columns: Sequence[ColumnType] = ()) -> str:
