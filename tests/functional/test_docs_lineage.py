@@ -158,6 +158,6 @@ def test_docs_generate_shows_window_views_with_lineage(project):
         node_id = f"model.wv_test.{model}"
         assert window in json.dumps(catalog["nodes"][node_id]["stats"]), catalog["nodes"][node_id]["stats"]
         assert " Window view (" in catalog["nodes"][node_id]["metadata"]["comment"]
-        # a row count only where Spark knows it: never the `0 rows` of a table it never analyzed
+        # the table's row count: never the `0 rows` Spark says of a table it never analyzed
         rows = catalog["nodes"][node_id]["stats"].get("rows")
-        assert rows is None or rows["value"] == project.spark.table(f"{project.schema}.{model}").count(), rows
+        assert rows and rows["value"] == project.spark.table(f"{project.schema}.{model}").count(), rows
