@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from bench.bench_backfill import DAYS, land
-from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.query import analysis, sqlexpr
 from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 

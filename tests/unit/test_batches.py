@@ -15,7 +15,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.window_views.batch import incremental
 from dbt.adapters.window_views.batch.incremental import _first_line
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import BatchSize, ConfigError, WindowViewConfig
 from dbt.adapters.window_views.plans.batch_reads import Closing, shape_of
 from dbt.adapters.window_views.plans.batches import (

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from dbt.adapters.window_views.errors import ModelSqlError
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import WindowViewConfig
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.plans.stream import build, check_upstream

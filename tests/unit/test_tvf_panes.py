@@ -10,7 +10,7 @@ from typing import Dict, Optional
 import pytest
 from sqlglot import exp
 
-from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.query import analysis, sqlexpr
 
 TYPES = {"auction": "bigint", "price": "int", "amount": "decimal(10,2)", "rate": "double", "datetime": "timestamp"}

@@ -19,7 +19,7 @@ from dbt.adapters.window_views.batch.materialization import BatchMaterialization
 from dbt.adapters.window_views.catalog import WindowViewCatalog
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary

@@ -29,7 +29,7 @@ from sqlglot import exp
 from dbt.adapters.window_views.batch import swap
 from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
-from dbt.adapters.window_views.kinds import tvf_panes
+from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.model.config import Batches, Emit, naive_utc
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import batch_reads

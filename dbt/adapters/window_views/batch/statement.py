@@ -10,7 +10,8 @@ from sqlglot import exp
 
 from dbt.adapters.window_views.batch.watermark import batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
-from dbt.adapters.window_views.kinds import emit, tvf_panes
+from dbt.adapters.window_views.kinds import emit
+from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
 from dbt.adapters.window_views.query import analysis, ddl, sqlexpr
 

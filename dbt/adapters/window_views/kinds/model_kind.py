@@ -23,7 +23,7 @@ from dbt.adapters.window_views.query.tvf import WindowTvf
 from dbt.adapters.window_views.query.windows import Session
 
 if TYPE_CHECKING:  # the partials planners (plans/slicing.py) build on kinds/panes.py
-    from dbt.adapters.window_views.plans.slicing import Slicing
+    from dbt.adapters.window_views.kinds.partials.slicing import Slicing
 
 
 @dataclass(frozen=True)

@@ -27,8 +27,8 @@ from dbt.adapters.window_views.kinds.model_kind import (
     SessionWindows,
     TvfRows,
 )
+from dbt.adapters.window_views.kinds.partials import session_slicing, slicing, tvf_aggregate
 from dbt.adapters.window_views.model.config import Emit, Watermark, WindowViewConfig
-from dbt.adapters.window_views.plans import session_slicing, slicing, tvf_aggregate
 from dbt.adapters.window_views.query import analysis
 from dbt.adapters.window_views.query.tvf import WindowTvf
 from dbt.adapters.window_views.query.window_columns import Bound

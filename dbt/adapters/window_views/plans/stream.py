@@ -15,11 +15,11 @@ from sqlglot import exp
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.kinds import model_kind, overwindows, own_window, prefix, registry, topn
 from dbt.adapters.window_views.kinds.model_kind import ModelKind
+from dbt.adapters.window_views.kinds.partials import slicing
 from dbt.adapters.window_views.kinds.registry import Table
 from dbt.adapters.window_views.model.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.plans import slicing
 from dbt.adapters.window_views.query import analysis, sqlexpr, tvf, window_columns
 from dbt.adapters.window_views.query.shown import shown
 from dbt.adapters.window_views.query.window_columns import Bound

@@ -14,15 +14,25 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, ClassVar, List, Optional, Tuple
+from typing import Any, ClassVar, List, Optional, Protocol, Tuple
 
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import MacroArgumentError
 from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query.intervals import Interval
 
-if TYPE_CHECKING:
-    from dbt.adapters.window_views.query.macro_arguments import MacroArgument
+
+class WindowArgument(Protocol):
+    """A window macro's argument as the checks below read it (macro_arguments.MacroArgument)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def value(self) -> Any: ...
+
+    def interval(self, signed: bool = False) -> Interval: ...
 
 
 class WindowKind(str, Enum):
@@ -37,7 +47,7 @@ class WindowKind(str, Enum):
     SESSION = "session"
 
 
-def check_slide(slide: MacroArgument, size: MacroArgument) -> None:
+def check_slide(slide: WindowArgument, size: WindowArgument) -> None:
     """A hop's slide is at most its size: a larger one leaves rows between windows in none."""
     if slide.interval().micros > size.interval().micros:
         raise MacroArgumentError(
@@ -46,7 +56,7 @@ def check_slide(slide: MacroArgument, size: MacroArgument) -> None:
         )
 
 
-def check_step(step: MacroArgument, size: MacroArgument) -> None:
+def check_step(step: WindowArgument, size: WindowArgument) -> None:
     """A cumulate's size is a whole number of its steps: its windows end every step until the size."""
     if size.interval().micros % step.interval().micros:
         raise MacroArgumentError(

@@ -9,8 +9,9 @@ from pyspark.sql import Observation
 from pyspark.sql import functions as F
 from sqlglot import exp
 
-from dbt.adapters.window_views.kinds import prefix, tvf_panes
+from dbt.adapters.window_views.kinds import prefix
 from dbt.adapters.window_views.kinds.model_kind import ModelKind, OverWindows, PaneAggregate, SessionAggregate
+from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.names import is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import analysis, sqlexpr

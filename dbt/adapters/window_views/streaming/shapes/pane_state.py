@@ -8,8 +8,8 @@ from typing import Any, Optional
 
 from pyspark.sql import functions as F
 
+from dbt.adapters.window_views.kinds.partials.slicing import Slicing
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.plans.slicing import Slicing
 from dbt.adapters.window_views.streaming.shapes.state import State
 
 # the state's event time: a pane's start, so that the window arithmetic on rows (which windows

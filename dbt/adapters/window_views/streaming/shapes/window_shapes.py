@@ -10,8 +10,8 @@ from sqlglot import exp
 
 from dbt.adapters.window_views.kinds import model_kind
 from dbt.adapters.window_views.kinds.model_kind import PaneAggregate, SessionAggregate, SessionWindows
+from dbt.adapters.window_views.kinds.partials import session_slicing
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.plans import session_slicing
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.query.tvf import WindowTvf

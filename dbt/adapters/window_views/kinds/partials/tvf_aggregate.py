@@ -15,8 +15,8 @@ from typing import Optional, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views.kinds import window_aggregation
-from dbt.adapters.window_views.plans.slicing import PANES_CTE
+from dbt.adapters.window_views.kinds.partials import window_aggregation
+from dbt.adapters.window_views.kinds.partials.slicing import PANES_CTE
 from dbt.adapters.window_views.query import tvf
 
 

@@ -16,9 +16,9 @@ from typing import List, Optional
 from sqlglot import exp
 
 from dbt.adapters.window_views import names
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
+from dbt.adapters.window_views.kinds.partials.slicing import MERGE, Slicing, pane_subquery
 from dbt.adapters.window_views.names import internal
-from dbt.adapters.window_views.plans.slicing import MERGE, Slicing, pane_subquery
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.query.windows import Session
 

@@ -17,7 +17,7 @@ from typing import List, Optional, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import names
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.query import sqlexpr, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Tumble
 

@@ -20,7 +20,7 @@ from sqlglot import exp
 
 from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError
-from dbt.adapters.window_views.kinds import panes, window_aggregation
+from dbt.adapters.window_views.kinds.partials import panes, window_aggregation
 from dbt.adapters.window_views.query import analysis, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop
 

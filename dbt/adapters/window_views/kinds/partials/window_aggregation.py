@@ -19,7 +19,7 @@ from typing import Dict, List, Optional, Set, Tuple
 
 from sqlglot import exp
 
-from dbt.adapters.window_views.kinds import panes
+from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.names import internal, is_identifier, is_reserved
 from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Via
