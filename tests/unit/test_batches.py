@@ -134,7 +134,7 @@ def test_the_record_round_trips_as_a_versioned_table_property():
         ("{not json", "does not read as this version writes it"),
         ('["2024-01-02 00:00:00"]', "does not read as this version writes it"),
         (f'{{"version": {RECORD_VERSION}, "pending": "2024-01-02"}}', "does not read as this version writes it"),
-        ('{"pending": ["2024-01-02 00:00:00"]}', "without a record version; this one reads version 1"),
+        ('{"pending": ["2024-01-02 00:00:00"], "kept": []}', "without a record version; this one reads version 1"),
         ('{"version": 99, "pending": []}', "with record version 99; this one reads version 1"),
     ],
 )
@@ -151,7 +151,7 @@ def test_a_record_this_version_cannot_read_fails_the_run_naming_the_full_refresh
 def test_a_run_over_a_table_with_another_versions_record_fails_before_any_batch():
     config = {"materialized": "window_view", "event_time": "window_time", "batch_size": "day", "begin": "2024-01-01"}
     plan = WindowViewPlan.from_model("m", tvf_sql(marker("tumble", size=H, offset=0)), config)
-    properties = f'[window_views.batch_column=window_time_day, {RECORD_PROPERTY}={{"pending": []}}]'
+    properties = f'[window_views.batch_column=window_time_day, {RECORD_PROPERTY}={{"version": 99, "pending": []}}]'
     adapter = ExistingTable(D(2024, 1, 3, 5), properties, [])
     output = [("k", "string"), ("window_start", "timestamp"), ("window_end", "timestamp"), ("window_time", "timestamp")]
     with pytest.raises(PendingBatchesUnreadable, match="dbt run --full-refresh -s m"):

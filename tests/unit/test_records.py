@@ -81,7 +81,7 @@ def test_a_commit_of_another_version_fails_naming_the_file_and_the_fix(tmp_path,
     assert "run `dbt run --full-refresh -s m`" in message
 
 
-@pytest.mark.parametrize("data", [{"pending": []}, {"version": RECORD_VERSION + 1, "pending": []}])
+@pytest.mark.parametrize("data", [{"version": RECORD_VERSION + 1, "pending": []}, {"version": 0, "pending": []}])
 def test_pending_batches_of_another_version_do_not_read(data):
     """incremental.py turns this into the run's failure naming `--full-refresh` (test_batches.py)."""
     with pytest.raises(OtherVersion):

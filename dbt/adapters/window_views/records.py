@@ -407,8 +407,9 @@ class PendingBatches:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "PendingBatches":
-        """Raises OtherVersion for another version's record, KeyError/TypeError for a malformed one."""
-        data = _checked(data)
+        """Raises OtherVersion for another version's record, KeyError/TypeError for a malformed one.
+        The earlier release's record, unversioned, is this one's shape: it reads as it is."""
+        data = data if VERSION not in data and set(data) == {"pending"} else _checked(data)
         pending = data["pending"]
         if not isinstance(pending, list):
             raise TypeError(f"'pending' is {type(pending).__name__}, not a list")
