@@ -446,7 +446,7 @@ def test_inputs_rewritten_in_place_are_refused(project, upstream, message):
     [
         (
             "select window_start, sum(price) as p from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }} group by window_start",
-            "must select `window_end`",
+            "must output `window_end`",
         ),
         (
             "select * from {{ source('raw', 'bid') }}",
@@ -610,7 +610,7 @@ def test_a_streaming_run_refused_at_its_checks_keeps_the_batch_table_in_its_plac
         """,
     )
     result = project.dbt("run", "-s", "switched", ok=False)
-    assert "must select `window_start`" in errors(result)
+    assert "must output `window_start`" in errors(result)
     assert project.rows("switched", order_by="window_start") == [
         (t("08:00"), t("08:10"), 1),
         (t("08:10"), t("08:20"), 1),

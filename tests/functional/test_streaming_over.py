@@ -252,7 +252,7 @@ def test_over_windows_stream_equals_batch_after_every_run(project):
         (
             "with priced as (select * from {{ source('raw', 'ticks') }} where price > 0) "
             "select ts, lag(price) over (order by ts) as p from priced",
-            "the SELECT with the window functions reads the CTE `priced`",
+            "the query with the window functions reads the CTE `priced`",
         ),
     ],
     ids=["order-not-watermark", "unbounded-following", "descending", "whole-partition", "self-join", "cte"],
@@ -273,7 +273,7 @@ def test_on_update_over_windows_need_the_event_time_in_their_output(project):
         "select stock, lag(price) over (order by ts) as p from {{ source('raw', 'ticks') }}",
     )
     result = project.dbt("run", "-s", "updating", ok=False)
-    assert "must select the watermark column `ts` unchanged; fix: add it to the select list" in errors(result)
+    assert "must output the watermark column `ts` unchanged; fix: add it to the select list" in errors(result)
 
 
 def test_on_update_revises_the_rows_a_new_row_follows(project):

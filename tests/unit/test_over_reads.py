@@ -164,14 +164,14 @@ def test_the_owned_rows_keep_the_users_alias_and_columns():
         ),
         ("select lag(v) over (partition by k order by ts desc) from {read}", "not ordered by `ts` ascending first"),
         ("select count(*) over (partition by k) from {read}", "fix: order the window by `ts` first"),
-        ("select k, sum(sum(v)) over (order by k) from {read} group by k", "in a SELECT with GROUP BY"),
+        ("select k, sum(sum(v)) over (order by k) from {read} group by k", "in a query with GROUP BY"),
         (
             "select lag(v) over (order by ts) from {read} join main.keys using (k)",
-            "in a SELECT with a join",
+            "in a query with a join",
         ),
         (
             "select lag(v) over (order by ts) from {read} lateral view explode(array(1, 2)) x as y",
-            "in a SELECT with LATERAL VIEW",
+            "in a query with LATERAL VIEW",
         ),
         (
             "with r as (select * from {read} where v > 0) select lag(v) over (order by ts) from r",

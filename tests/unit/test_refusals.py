@@ -151,7 +151,7 @@ def test_on_update_must_select_both_window_bounds_under_any_name():
     sql = f"SELECT auction, count(*) AS n, window_start AS starttime FROM {tumble('nexmark.bid')} GROUP BY 1, 3"
     message = refusal(sql, emit="on_update")
     assert_users_own(message)
-    assert "must select `window_end` (under any name) from its window TVF: emit='on_update'" in message
+    assert "must output `window_end` (under any name) from its window TVF: emit='on_update'" in message
     # on_window_close adds window_end to the select list if the GROUP BY has it
     assert "its select list reads no `window_end` (under any name)" in refusal(sql)
     bounds = build("q", sql.replace("1, 3", "1, 3, window_end"), config(), ()).bounds
@@ -206,7 +206,7 @@ def test_a_ranking_by_price_without_a_rank_filter_is_refused_pointing_at_the_top
     assert_users_own(message)
     assert quoted(message) == "ROW_NUMBER() OVER (PARTITION BY auction ORDER BY price DESC)"
     assert "ranks rows by `price`, not by the watermark column `dateTime`" in message
-    assert "fix: keep its top rows in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update'" in message
+    assert "fix: keep its top rows in an outer query, `WHERE <its alias> <= N`, with emit='on_update'" in message
 
 
 def test_a_ranking_by_the_watermark_descending_without_a_rank_filter_says_so():
@@ -223,7 +223,7 @@ def test_an_output_refusal_is_not_printed_with_the_macro_stack():
     macro = SimpleNamespace(name="materialization_window_view_spark")
     with pytest.raises(ModelOutputError) as raised:
         with CallableMacroGenerator(macro, {}).exception_handler():
-            raise ModelOutputError("q11", "the model must select `window_start`", "add it")
+            raise ModelOutputError("q11", "the model must output `window_start`", "add it")
     assert not isinstance(raised.value, CompilationError)
     assert raised.value.stack == []
-    assert str(raised.value).endswith("window_view model 'q11': the model must select `window_start`; fix: add it")
+    assert str(raised.value).endswith("window_view model 'q11': the model must output `window_start`; fix: add it")

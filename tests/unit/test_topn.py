@@ -122,7 +122,7 @@ def test_what_is_not_a_top_n(sql):
         ),
         (
             f"SELECT price FROM ({RANKED.format(call=BY_PRICE)}) WHERE r <= 3",
-            "must select its PARTITION BY column(s) `auction` unchanged; fix: add them to the select list",
+            "must output its PARTITION BY column(s) `auction` unchanged; fix: add them to the output columns",
         ),
         (
             f"SELECT * FROM (SELECT *, {BY_PRICE} AS r, LAG(price) OVER (ORDER BY dateTime) AS p FROM s.bid) "

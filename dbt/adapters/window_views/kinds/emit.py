@@ -155,8 +155,8 @@ def close_filter(
         return sqlexpr.wrap(tree, where=epoch_micros(column(watermark_column)) <= w)
     raise AnalysisError(
         "emit='on_window_close' needs a window to close: the output has no window_end column (under any name), "
-        f"no over window and no watermark column `{watermark_column}`; fix: select window_end (window TVFs) "
-        f"or `{watermark_column}`, or use emit='on_update'"
+        f"no over window and no watermark column `{watermark_column}`; fix: add window_end (window TVFs) "
+        f"or `{watermark_column}` to the output columns, or use emit='on_update'"
     )
 
 

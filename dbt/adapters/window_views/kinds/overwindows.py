@@ -148,23 +148,23 @@ def plan(tree: exp.Expression, watermark_column: str) -> OverPlan:
     selects = {id(c.select): c.select for c in calls}
     if len(selects) != 1:
         raise AnalysisError(
-            "streaming over windows need all window functions in one SELECT; fix: compute them in one "
-            "SELECT, or move the others to a downstream model"
+            "streaming over windows need all window functions in one query; fix: compute them in one "
+            "query, or move the others to a downstream model"
         )
     (select,) = selects.values()
     source = getattr(select.args.get("from_"), "this", None)
     if select.args.get("group") is not None or select.args.get("joins") or not isinstance(source, exp.Table):
         raise AnalysisError(
-            "the SELECT with the window functions must read the upstream table directly (no GROUP BY, "
+            "the query with the window functions must read the upstream table directly (no GROUP BY, "
             "join or subquery in its FROM) for its rows to be kept as state; fix: move the rest to a "
             "downstream model"
         )
     ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
     if not source.db and source.name.lower() in ctes:
         raise AnalysisError(
-            f"the SELECT with the window functions reads the CTE `{source.name}`, but its rows are kept "
+            f"the query with the window functions reads the CTE `{source.name}`, but its rows are kept "
             "as state as the upstream table gives them; fix: compute the CTE in an upstream model, or read "
-            "the upstream table directly in that SELECT"
+            "the upstream table directly in that query"
         )
     for call in calls:
         _check_order(call, watermark_column)
@@ -195,7 +195,7 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
         return
     order_sql, descending, _ = call.order_by[0]
     top_n = (
-        "fix: keep its top rows in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update' (a keyed "
+        "fix: keep its top rows in an outer query, `WHERE <its alias> <= N`, with emit='on_update' (a keyed "
         "Top-N, which a stream keeps), or use execution='batch'"
     )
     if analysis.is_column(call.order_nodes[0], watermark_column):
@@ -215,7 +215,7 @@ def _check_order(call: OverCall, watermark_column: str) -> None:
         raise AnalysisError(
             f"`{call.shown}` ranks rows by `{order_sql}`, not by the watermark column `{watermark_column}`, in "
             "partitions that never close, so a later row can change the rank of any row; fix: keep its top rows "
-            "in an outer SELECT, `WHERE <its alias> <= N`, with emit='on_update' (a keyed Top-N, which a stream "
+            "in an outer query, `WHERE <its alias> <= N`, with emit='on_update' (a keyed Top-N, which a stream "
             "keeps), rank within the window_start, window_end of a window TVF, or use execution='batch'"
         )
 

@@ -162,7 +162,7 @@ def _check(tree: exp.Expression, call: OverCall, calls: List[OverCall], outer: e
         )
     if outer is not tree or outer.args.get("limit") is not None or outer.args.get("joins"):
         raise AnalysisError(
-            f"{what}: the SELECT that keeps rows by rank must be the model's outermost, with no join or LIMIT, for a "
+            f"{what}: the query that keeps rows by rank must be the model's outermost, with no join or LIMIT, for a "
             f"stream to replace a key's rows; {DOWNSTREAM}"
         )
     _check_keys_kept(what, outer, [n.name for n in nodes])
@@ -180,8 +180,8 @@ def _check_keys_kept(what: str, outer: exp.Select, keys: List[str]) -> None:
     missing = [k for k in keys if k.lower() not in passed]
     if missing:
         raise AnalysisError(
-            f"{what}: a stream replaces a key's rows as its new rows enter the top, so the model must select its "
-            f"PARTITION BY column(s) `{', '.join(missing)}` unchanged; fix: add them to the select list"
+            f"{what}: a stream replaces a key's rows as its new rows enter the top, so the model must output its "
+            f"PARTITION BY column(s) `{', '.join(missing)}` unchanged; fix: add them to the output columns"
         )
 
 

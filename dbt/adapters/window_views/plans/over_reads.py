@@ -228,8 +228,8 @@ def _refuse_shape(select: exp.Select, calls: Sequence[OverCall], relation: str) 
     for key, what in _ROWS_CHANGED:
         if select.args.get(key):
             raise AnalysisError(
-                f"`{calls[0].shown}` reads {relation}, which dbt filters to a time range, in a SELECT with {what}: the "
-                f"rows the range owns are not known after it; fix: compute the over window in a SELECT of its own "
+                f"`{calls[0].shown}` reads {relation}, which dbt filters to a time range, in a query with {what}: the "
+                f"rows the range owns are not known after it; fix: compute the over window in a query of its own "
                 f"over the input, and the {what} in an outer one"
             )
 

@@ -190,7 +190,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             continue
         select = node.find_ancestor(exp.Select)
         if select is None:  # sqlglot reads a window call only inside a SELECT (its QUALIFY included)
-            raise AnalysisError(f"`{shown(node)}` is not inside a SELECT")
+            raise AnalysisError(f"`{shown(node)}` is not inside a query")
         definition = node
         base = node.args.get("alias")
         if base is not None:

@@ -119,7 +119,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
             raise ModelOutputError(
                 model,
                 "streaming over windows with emit='on_update' revise rows by their event time, so the model must "
-                f"select the watermark column `{watermark.column}` unchanged",
+                f"output the watermark column `{watermark.column}` unchanged",
                 "add it to the select list",
             )
     windowed = model_kind.window_of(plan.kind) is not None
@@ -130,7 +130,7 @@ def _check_output(plan: StreamPlan, out_schema: Any) -> None:
         if selected.lower() not in names or names[selected.lower()].dataType.simpleString() != "timestamp":
             raise ModelOutputError(
                 model,
-                f"execution='streaming' keeps results by window, so the model must select `{bound}` (a timestamp) "
+                f"execution='streaming' keeps results by window, so the model must output `{bound}` (a timestamp) "
                 "from its window TVF",
                 "add it to the select list and GROUP BY",
             )
