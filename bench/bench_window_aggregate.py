@@ -140,7 +140,7 @@ def main() -> None:
     hop_1h_1min = {"kind": "hop", "time_col": "ts", "size": "1 hour", "slide": "1 minute"}
     hop60 = window_aggregate(project, hop_1h_1min)
     # the same without max(): its sliding frame re-aggregates a window's 60 panes for every
-    # window, where counts and sums are two running totals (bench/README, "HOP 1h/1min and max()")
+    # window, where counts and sums are two running totals (bench/history.md, "HOP 1h/1min and max()")
     hop60_no_max = window_aggregate(project, hop_1h_1min, [name for name in MEASURES if name != "peak"])
     cumulate = window_aggregate(project, {"kind": "cumulate", "time_col": "ts", "size": "1 hour", "step": "1 minute"})
     tumble = window_aggregate(project, {"kind": "tumble", "time_col": "ts", "size": "1 hour"})

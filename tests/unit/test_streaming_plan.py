@@ -253,7 +253,7 @@ def test_other_tvf_aggregates_keep_input_rows(select, group_by, extra):
 
 
 def test_a_tumble_aggregate_keeps_input_rows():
-    # one window per row: measured slower kept as panes (bench/README.md)
+    # one window per row: measured slower kept as panes (bench/history.md)
     p = plan("m", tvf_aggregate("window_start, window_end, item, count(*) as n", kind="tumble"), config())
     assert p.slicing is None and p.rows is None
 

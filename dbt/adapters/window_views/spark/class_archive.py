@@ -1,7 +1,7 @@
 """A class-data archive of Spark's classes for the JVMs the plugin starts on this machine (the
 embedded session's, a warm server's): Java's AppCDS maps the classes a Spark start loads from one
 file instead of reading and verifying them from ~280 jars, which takes seconds off every cold
-dbt command (bench/README.md).
+dbt command (bench/README.md, bench/history.md).
 
 The archive is built once per Java and Spark install, in the background, by a JVM of its own
 (`archive_builder.main`) that dumps it at its exit under a

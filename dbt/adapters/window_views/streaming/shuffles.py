@@ -6,7 +6,7 @@ its gain when a micro-batch's rows fit in a few tasks, as an incremental run's d
 batch is planned once over a few partitions sized to its rows, and a large one gets the
 session's own settings. Likewise code generation: each batch's plans hold its own watermarks
 and bounds as literals, so Spark compiles new classes for every batch (measured in
-bench/README.md); a batch of few rows is evaluated interpreted instead. The
+bench/history.md); a batch of few rows is evaluated interpreted instead. The
 settings are those of the stream's session (Spark clones the user's session for a streaming
 query), set again for every batch.
 """
@@ -17,7 +17,7 @@ from typing import Any, Dict, Optional
 
 SMALL_BATCH_ROWS = 1_000_000  # new rows plus the state's rows
 ROWS_PER_PARTITION = 250_000
-# up to here, interpreting a batch's expressions costs less than compiling them (bench/README.md)
+# up to here, interpreting a batch's expressions costs less than compiling them (bench/history.md)
 INTERPRETED_ROWS = 10_000
 PLANNING = ("spark.sql.adaptive.enabled", "spark.sql.shuffle.partitions")
 # whole-stage code, and the projections and predicates outside it (Spark's fallback setting)

@@ -4,7 +4,7 @@ aggregates per (keys, pane) as its state (slicing.py) instead of the open window
 Flink plans the same query as its sliced window aggregate. A HOP 1h/5min then merges each row
 into one pane, not twelve windows, and a micro-batch re-aggregates panes, not rows. HOP and
 CUMULATE: a TUMBLE's rows are in one window each, and its stream measured slower kept as panes
-(bench/README.md). SESSION grouped by exactly its partition_by: one row of partials per open
+(bench/history.md). SESSION grouped by exactly its partition_by: one row of partials per open
 session (session_slicing.py), not its rows. Only the model's top-level SELECT is read this way;
 anything else keeps input rows, as before: the same results, a larger state.
 """

@@ -33,7 +33,7 @@ def sorted_once(spark: Any, retained: Any, over: OverPlan, view: str) -> Any:
     """An over-window batch's retained rows, clustered and sorted as every window pass over
     them reads them (OverPlan.sorted_by) and cached: the output's job shuffles and sorts them
     once, the state's pass reads them sorted, with no shuffle or sort of its own. It pays on an
-    initial load, whose second sort of the history it saves (bench/README); a small batch
+    initial load, whose second sort of the history it saves (bench/history.md); a small batch
     breaks even. Calls over several PARTITION BYs or ORDER BYs are left to Spark."""
     spec = over.sorted_by
     if spec is None:
@@ -192,7 +192,7 @@ def _cuts(retained: Any, by: Tuple[str, ...]) -> Any:
     """Per partition with new rows (`by_<i>` its PARTITION BY values): where it recomputes from
     (CUT, _own_cut). Small: the state's rows are few per partition, so Spark shuffles it (hash
     joins, no broadcast job) beside the model's rows and the old output. (Collected once
-    instead, as a local relation, the batch cost more: bench/README.)"""
+    instead, as a local relation, the batch cost more: bench/history.md.)"""
     new, cut = _own_cut(lambda agg: agg)
     keys = [F.col(f"`{c}`").alias(internal(f"by_{i}")) for i, c in enumerate(by)]
     cuts = retained.groupBy(*keys).agg(new.alias(NEW_T), cut.alias(CUT))

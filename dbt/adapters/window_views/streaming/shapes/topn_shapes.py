@@ -14,7 +14,7 @@ batch touches, not the whole result:
   a batch's new keys go to the latest bucket while it is under OPEN_BYTES, else to a new one;
   a batch of many new rows spreads them over buckets by their latest event time. Keys that
   come back are mostly recent ones, so a batch rewrites the few recent buckets; a hash of the
-  key would spread any 1% of keys over every bucket (bench/README.md)."""
+  key would spread any 1% of keys over every bucket (bench/history.md)."""
 
 from __future__ import annotations
 
