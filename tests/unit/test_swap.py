@@ -167,3 +167,39 @@ def test_a_table_that_cannot_take_the_name_gives_it_back():
         ("rename", "m__wv_tmp", "m"),
         ("rename", "m__wv_backup", "m"),
     ]
+
+
+class KilledMidSwap(Catalog):
+    """A swap killed after it renamed the streaming table `m__wv_backup` (its folder /lake/m)."""
+
+    def get_relation(self, database, schema, identifier):
+        if identifier == "m__wv_backup":
+            information = Streaming.information.replace("file:/warehouse/s.db/m", "file:/lake/m")
+            return Streaming(schema, identifier, information=information)
+        return super().get_relation(database, schema, identifier)
+
+
+def test_a_streaming_table_renamed_aside_by_a_killed_swap_goes_with_the_folder_it_was_moved_to():
+    """Killed after the new table took the name (its folder is /lake/m now): the old table and
+    `/lake/m__wv_replaced` go, the new table's folder stays."""
+    catalog = KilledMidSwap({"m"})
+    swap.beside(catalog, MODEL, None)
+    assert catalog.calls == [
+        ("drop", "m__wv_backup"),
+        ("remove", "file:/lake/m__wv_replaced"),
+        ("location", "m"),
+    ]
+
+
+def test_a_streaming_table_renamed_aside_before_its_folder_moved_goes_with_that_folder():
+    """Killed before the folder moved: no table has the model's name, so the folder the old table
+    names is in the way of the new one's rename and goes too."""
+    catalog = KilledMidSwap(set())
+    swap.beside(catalog, MODEL, None)
+    assert catalog.calls == [("drop", "m__wv_backup"), ("remove", "file:/lake/m__wv_replaced"), ("remove", "file:/lake/m")]
+
+
+def test_external_tables_keep_their_own_folders_and_leave_no_moved_folder():
+    catalog = KilledMidSwap({"m"})
+    swap.beside(catalog, MODEL, "/lake")
+    assert not [call for call in catalog.calls if call[0] == "remove"]

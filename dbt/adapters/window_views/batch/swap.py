@@ -1,8 +1,9 @@
 """A table built beside the model's, as `<alias>__wv_tmp`, and swapped into place by two renames
 once whole, so a failed build leaves the model's table as it was: the batch build
 (macros/materializations/window_view/batch.sql) and an incremental batch window view's rebuild
-(incremental.py) both go through here. What a killed run left (`__wv_tmp`, `__wv_backup`) is
-dropped by the next run, only where dbt's relation cache lists it: a clean run sends no DROP."""
+(incremental.py) both go through here. What a killed run left (`__wv_tmp`, `__wv_backup`, a
+streaming table's folder moved aside as `<folder>__wv_replaced`) is dropped by the next run, only
+where dbt's relation cache lists it: a clean run sends no DROP."""
 
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ def beside(adapter: Any, relation: Any, location_root: Optional[str]) -> Any:
     there is dropped first, with its files."""
     built = _renamed(relation, "tmp")
     _drop_leftover(adapter, built, location_root)
+    _drop_replaced(adapter, relation, location_root)
     return built
 
 
@@ -67,15 +69,39 @@ def _drop_leftover(adapter: Any, relation: Any, location_root: Optional[str]) ->
         drop(adapter, found, _files(adapter, found, location_root))
 
 
+def _drop_replaced(adapter: Any, relation: Any, location_root: Optional[str]) -> None:
+    """A swap killed after it renamed a streaming table `__wv_backup`: that table goes, with the
+    folder it was moved to (`<folder>__wv_replaced`) and, unless the model's table lives there
+    now, the folder it names."""
+    backup = _renamed(relation, "backup")
+    found = adapter.get_relation(database=backup.database, schema=backup.schema, identifier=backup.identifier)
+    folder = None if found is None or location_root is not None else _location(found)
+    if folder is None or not _is_streaming(found):
+        return
+    adapter.drop_relation(found)
+    adapter.remove_location(paths.sibling(folder, f"_{internal('replaced')}"))
+    current = adapter.get_relation(database=relation.database, schema=relation.schema, identifier=relation.identifier)
+    if current is None or paths.normalize(adapter.table_location(current) or "") != paths.normalize(folder):
+        adapter.remove_location(folder)
+
+
+def _location(relation: Any) -> Optional[str]:
+    """A table's folder as the relation cache's `SHOW TABLE EXTENDED` gives it."""
+    found = re.search(r"^Location: (.+)$", getattr(relation, "information", None) or "", re.M)
+    return found.group(1).strip() if found else None
+
+
+def _is_streaming(relation: Any) -> bool:
+    properties = re.search(r"^Table Properties: \[(.*)\]$", getattr(relation, "information", None) or "", re.M)
+    return properties is not None and "window_views.execution=streaming" in properties.group(1)
+
+
 def _streaming_files(relation: Any) -> Optional[str]:
     """Where a streaming window view keeps its files when that is the folder a managed table of
     its name would take (no location_root), from the relation cache's `SHOW TABLE EXTENDED`."""
-    information = getattr(relation, "information", None) or ""
-    properties = re.search(r"^Table Properties: \[(.*)\]$", information, re.M)
-    location = re.search(r"^Location: (.+)$", information, re.M)
-    if not properties or "window_views.execution=streaming" not in properties.group(1) or not location:
+    found = _location(relation)
+    if not _is_streaming(relation) or found is None:
         return None
-    found = location.group(1).strip()
     return found if paths.name(found) == relation.identifier else None
 
 
