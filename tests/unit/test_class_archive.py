@@ -140,3 +140,12 @@ def test_a_build_removes_other_installs_archives_unused_for_a_month(cache):
     os.utime(old, (month_ago, month_ago))
     class_archive.prune(found)
     assert sorted(p.name for p in cache.iterdir()) == sorted([found.path.name, recent.name])
+
+
+def test_a_build_is_said_once_with_where_it_goes_and_how_to_turn_it_off(cache, spawned, monkeypatch):
+    said = []
+    monkeypatch.setattr(class_archive, "logger", SimpleNamespace(info=said.append))
+    class_archive.jvm_options()
+    class_archive.jvm_options()  # the build runs: nothing said again
+    assert len(said) == 1, said
+    assert str(cache) in said[0] and f"{class_archive.CACHE_ENV}=off turns it off" in said[0]

@@ -27,8 +27,11 @@ from pathlib import Path
 from typing import Dict, Mapping, Optional
 
 import pyspark
+from dbt.adapters.events.logging import AdapterLogger
 
 from dbt.adapters.window_views.spark import processes
+
+logger = AdapterLogger("WindowViews")
 
 CACHE_ENV = "WINDOW_VIEWS_JVM_CACHE"
 DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
@@ -128,11 +131,19 @@ def jvm_options(start_build: bool = True) -> str:
         if found.path.is_file():
             _touch(found.path)
             return f"-XX:SharedArchiveFile={found.path} {QUIET}"
-        if start_build:
-            start_builder(found)
+        if start_build and start_builder(found) is not None:
+            logger.info(building_notice(found))
     except OSError:  # a cache directory that cannot be read or written: start as before
         pass
     return ""
+
+
+def building_notice(found: Archive) -> str:
+    """Said once, when a build starts: what runs in the background, where it goes, how to stop it."""
+    return (
+        f"Building a class archive of Spark in the background ({found.path.parent}, about 225 MB) so that "
+        f"later commands start Spark faster; {CACHE_ENV}=off turns it off"
+    )
 
 
 def with_archive(params: Mapping[str, str]) -> Dict[str, str]:

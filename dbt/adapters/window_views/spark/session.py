@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
 from py4j.protocol import Py4JError
@@ -28,6 +29,8 @@ from dbt.adapters.window_views.spark.spark_messages import without_plan
 
 if TYPE_CHECKING:  # imported where used: `python -m ...warm_server` runs it before anything imported it
     from dbt.adapters.window_views.spark import warm_server
+
+logger = AdapterLogger("WindowViews")
 
 MORE_MEMORY = (
     "spark.driver.memory in the profile's server_side_parameters for the embedded session, the executors' "
@@ -212,6 +215,9 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
     # dbt's threads each get here (the active session is per thread): one at a time, or two
     # quiet_sketches_notice calls interleave and leave the JVM's System.err pointing at nothing
     with _STARTING:
+        if not remote and SparkSession.getActiveSession() is None:
+            # the pause until the first statement runs is the JVM's start: say so, once per process
+            logger.info(f"Starting Spark ({params.get('spark.master', 'embedded, local')}) for this command")
         session = builder.getOrCreate()
         if warm is not None and id(session) not in _WARM_SESSIONS:
             # a warm server gone mid-command fails the command at once (spark_gone tells why);
