@@ -136,3 +136,21 @@ def test_with_warm_spark_a_schema_is_listed_when_a_lookup_first_needs_it_and_the
     deferred.fill(adapter, None, "other")  # not deferred: dbt's own lookup
     assert adapter.listed == ["S1"] and (None, "s1") in adapter.cache and (None, "s2") not in adapter.cache
     assert [r.identifier for r in adapter.cache.get_relations(None, "s1")] == ["t"]
+
+
+def test_warm_spark_without_spark_connects_client_is_named_when_the_profile_is_read(monkeypatch):
+    from pyspark.errors import PySparkImportError
+    from pyspark.sql.connect import utils
+
+    def missing():
+        raise PySparkImportError(
+            errorClass="PACKAGE_NOT_INSTALLED", messageParameters={"package_name": "Pandas", "minimum_version": "2.2.0"}
+        )
+
+    monkeypatch.setattr(utils, "check_dependencies", missing)
+    with pytest.raises(DbtRuntimeError) as raised:
+        credentials(warm_spark=True)
+    message = str(raised.value)
+    assert "needs Spark Connect's client" in message and "Pandas" in message, message
+    assert "pip install 'dbt-window-views[connect]'" in message
+    assert credentials().warm_spark is False  # without warm_spark nothing is asked of the install

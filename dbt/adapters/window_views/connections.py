@@ -23,6 +23,21 @@ from dbt.adapters.window_views.spark.session import WindowViewsConnection
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
 
 
+def _check_connect_client() -> None:
+    """warm_spark's commands are Spark Connect clients: without the client's packages every command
+    would fail after the server started, so the profile says so first."""
+    from pyspark.errors import PySparkException
+    from pyspark.sql.connect.utils import check_dependencies
+
+    try:
+        check_dependencies()
+    except (ImportError, PySparkException) as missing:
+        raise DbtRuntimeError(
+            f"profile setting 'warm_spark' needs Spark Connect's client, which this install lacks ({missing}); "
+            "fix: pip install 'dbt-window-views[connect]' (pandas, pyarrow, grpcio), or remove warm_spark"
+        ) from None
+
+
 def project_root(config: Any) -> Path:
     """The project's folder. `dbt debug` builds the adapter from the profile alone, with no
     project: then the folder it runs in, dbt's own default project dir."""
@@ -80,6 +95,8 @@ class WindowViewsCredentials(SparkCredentials):
                 "profile setting 'warm_spark' starts a local Spark Connect server, and spark.remote already names "
                 "one; fix: remove warm_spark (the remote server stays up by itself), or remove spark.remote"
             )
+        if self.warm_spark:
+            _check_connect_client()
         super().__post_init__()
 
     @property
