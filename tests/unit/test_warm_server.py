@@ -154,3 +154,27 @@ def test_warm_spark_without_spark_connects_client_is_named_when_the_profile_is_r
     assert "needs Spark Connect's client" in message and "Pandas" in message, message
     assert "pip install 'dbt-window-views[connect]'" in message
     assert credentials().warm_spark is False  # without warm_spark nothing is asked of the install
+
+
+def test_an_embedded_start_beside_the_projects_live_warm_server_names_it_and_its_stop(tmp_path, monkeypatch):
+    """warm_spark turned off while its server runs: the server holds the Derby metastore."""
+    from pyspark.sql import SparkSession
+
+    from dbt.adapters.window_views.spark import session
+
+    target = tmp_path / "target"
+    (target / "warm_spark").mkdir(parents=True)
+    params = session.embedded_settings(target, {})
+    assert warm_server.holding_metastore(params) is None  # no record: nothing to say
+    warm_server.write_record(
+        target / "warm_spark", ServerRecord(os.getpid(), 15002, str(tmp_path), "h", 1.0, 1.0, 60.0)
+    )
+    monkeypatch.setattr(SparkSession, "getActiveSession", classmethod(lambda cls: None))
+    with pytest.raises(DbtRuntimeError) as raised:
+        session.spark_session(params)
+    message = str(raised.value)
+    assert f"warm Spark (pid {os.getpid()}" in message and "holds the project's metastore" in message, message
+    assert f"warm_server stop --project-dir {tmp_path}`" in message, message
+    dead = ServerRecord(2**22 + 7, 15002, str(tmp_path), "h", 1.0, 1.0, 60.0)  # a pid no process has
+    warm_server.write_record(target / "warm_spark", dead)
+    assert warm_server.holding_metastore(params) is None

@@ -163,6 +163,16 @@ def warm_url(spec: warm_server.WarmSpec) -> str:
     return warm_server.ensure(spec, before_start=check_java)
 
 
+def _check_no_warm_server(params: Mapping[str, str]) -> None:
+    """A warm server still running for this project holds its metastore: name it and its stop
+    command instead of the metastore client's thousands of lines."""
+    from dbt.adapters.window_views.spark import warm_server
+
+    holder = warm_server.holding_metastore(params)
+    if holder is not None:
+        raise DbtRuntimeError(warm_server.holds_metastore_message(holder))
+
+
 @functools.lru_cache(maxsize=1)
 def check_java() -> None:
     """Fail with an install hint instead of Spark's gateway error when Java is missing or old."""
@@ -205,6 +215,7 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
             raise DbtRuntimeError(JVM_GONE) from None
         if active is not None:
             return active
+        _check_no_warm_server(params)
         check_java()
         params = class_archive.with_archive(params)
         builder = SparkSession.builder.enableHiveSupport()

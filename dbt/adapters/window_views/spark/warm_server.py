@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -140,6 +141,29 @@ def read_record(home: Path) -> Optional[ServerRecord]:
         return ServerRecord.from_json(record_path(home).read_text())
     except (OSError, ValueError, TypeError):
         return None
+
+
+METASTORE_URL = "spark.hadoop.javax.jdo.option.ConnectionURL"
+
+
+def holding_metastore(params: Mapping[str, str]) -> Optional[ServerRecord]:
+    """The live warm server of the project whose target/ holds this embedded session's metastore:
+    Derby lets one JVM open it, so a session started beside that server cannot (warm_spark turned
+    off while the server still runs). None when there is none."""
+    found = re.search(r"databaseName=([^;]+)", params.get(METASTORE_URL, ""))
+    if found is None:
+        return None
+    record = read_record(Path(found.group(1)).parent / "warm_spark")
+    return record if record is not None and alive(record.pid) else None
+
+
+def holds_metastore_message(record: ServerRecord) -> str:
+    return (
+        f"the project's warm Spark (pid {record.pid}, started by warm_spark: true) still runs and holds the "
+        "project's metastore, so Spark cannot start in this command; fix: stop it with `python -m "
+        f"dbt.adapters.window_views.spark.warm_server stop --project-dir {record.project_dir}`, or set "
+        "warm_spark: true again to use it"
+    )
 
 
 def write_record(home: Path, record: ServerRecord) -> None:
