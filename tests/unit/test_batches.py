@@ -28,7 +28,7 @@ from dbt.adapters.window_views.plans.batches import (
     select,
 )
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
-from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
 from dbt.adapters.window_views.records import RECORD_VERSION, PendingBatches, PendingBatchesUnreadable
 
 D = datetime
@@ -229,7 +229,7 @@ def tvf_sql(*markers: str, read: str = "`s`.`events`") -> str:
 
 def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False, **config):
     b = parse(event_time=event_time, batch_size=size, begin="2024-01-01", **config).batches
-    return shape_of("m", sql, b, closing)
+    return shape_of("m", analysis.parse(sql), tvf.find(sql), b, closing)
 
 
 def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():

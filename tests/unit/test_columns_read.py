@@ -5,8 +5,8 @@ certain."""
 import json
 
 from dbt.adapters.window_views.model.config import WindowViewConfig
-from dbt.adapters.window_views.plans.stream import build
 from dbt.adapters.window_views.streaming.inputs.columns_read import columns_read
+from tests.support.streams import build
 
 BID = ["auction", "bidder", "price", "channel", "url", "dateTime", "extra"]
 

@@ -8,6 +8,7 @@ import pytest
 
 from dbt.adapters.window_views.model.config import ConfigError, WindowViewConfig
 from dbt.adapters.window_views.plans.stream import fingerprint
+from dbt.adapters.window_views.query import analysis
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Session, Tumble
 from dbt.adapters.window_views.records import (
     NO_NEW_ROWS,
@@ -75,8 +76,9 @@ def test_idle_timeout_on_a_batch_model_is_refused():
 
 def test_idle_timeout_leaves_the_fingerprint_alone():
     """Existing checkpoints keep fitting when it is added, changed or removed: the state is the same."""
-    assert fingerprint(SQL, SQL, parse(idle_timeout="5 minutes")) == fingerprint(SQL, SQL, parse())
-    assert fingerprint(SQL, SQL, parse(delay="1 minute")) != fingerprint(SQL, SQL, parse())
+    query = analysis.parse(SQL)
+    assert fingerprint(query, None, parse(idle_timeout="5 minutes")) == fingerprint(query, None, parse())
+    assert fingerprint(query, None, parse(delay="1 minute")) != fingerprint(query, None, parse())
 
 
 def committed(watermark, clocks):
@@ -201,8 +203,8 @@ def test_a_batch_with_rows_of_one_input_moves_w_by_the_idle_one():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.plans.stream import build
     from dbt.adapters.window_views.streaming.inputs import sides
+    from tests.support.streams import build
 
     plan = build(
         "m", join(), several(watermark={"column": "ts", "delay": "0 seconds", "idle_timeout": "10 minutes"}), ()
@@ -231,8 +233,8 @@ def test_each_inputs_counts_are_read_back_from_the_row_of_the_batchs_counts():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.plans.stream import build
     from dbt.adapters.window_views.streaming.inputs import sides
+    from tests.support.streams import build
 
     plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     row = Row(n=3, _wv_tmax0=None, _wv_n0=1, _wv_tmax1=7 * MINUTE, _wv_n1=2)
@@ -245,8 +247,8 @@ def test_an_inputs_watermark_reads_the_batchs_counts():
     from test_streaming_join_plan import config as several
     from test_streaming_join_plan import join
 
-    from dbt.adapters.window_views.plans.stream import build
     from dbt.adapters.window_views.streaming.inputs import sides
+    from tests.support.streams import build
 
     plan = build("m", join(), several(watermark={"column": "ts", "delay": "0 seconds"}), ())
     previous = committed(104 * MINUTE, InputClocks({"s.a": 110 * MINUTE, "s.b": 104 * MINUTE}, {"s.a": 0, "s.b": 0}))

@@ -5,9 +5,9 @@ holds each row within its window; without one it is refused, naming the user's j
 import pytest
 
 from dbt.adapters.window_views.errors import ModelSqlError
-from dbt.adapters.window_views.plans.stream import build
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.streaming.late_rows import late_condition
+from tests.support.streams import build
 from tests.unit.test_refusals import assert_users_own, config, quoted, refusal, tumble
 from tests.unit.test_streaming_join_plan import tvf
 

@@ -12,8 +12,8 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.model.config import WindowViewConfig
-from dbt.adapters.window_views.plans.stream import build
 from dbt.adapters.window_views.query.shown import CAP
+from tests.support.streams import build
 
 HOP_SPEC = {
     "kind": "hop",

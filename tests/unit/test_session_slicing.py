@@ -12,8 +12,9 @@ import pytest
 import sqlglot
 
 from dbt.adapters.window_views.model.config import WindowViewConfig
-from dbt.adapters.window_views.plans.stream import StreamPlan, build
+from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.streaming import batch_writer
+from tests.support.streams import build
 
 GAP = 5 * 60_000_000
 EPOCH = datetime(2020, 4, 15)

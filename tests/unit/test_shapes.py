@@ -5,11 +5,12 @@ import pytest
 
 from dbt.adapters.window_views.kinds import model_kind
 from dbt.adapters.window_views.model.config import WindowViewConfig
-from dbt.adapters.window_views.plans.stream import InputShape, build
+from dbt.adapters.window_views.plans.stream import InputShape
 from dbt.adapters.window_views.streaming import batch_writer
 from dbt.adapters.window_views.streaming.inputs import sides
 from dbt.adapters.window_views.streaming.shapes import strategies
 from tests.support.data import TUMBLE_COMPILED as TUMBLE
+from tests.support.streams import build
 
 SESSION = TUMBLE.replace(
     '"kind": "tumble", "time_col": "bidtime", "size_us": 600000000',

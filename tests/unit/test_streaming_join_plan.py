@@ -7,7 +7,7 @@ import pytest
 
 from dbt.adapters.window_views.errors import ModelSqlError
 from dbt.adapters.window_views.model.config import WindowViewConfig
-from dbt.adapters.window_views.plans.stream import build
+from tests.support.streams import build
 
 
 def config(**extra):

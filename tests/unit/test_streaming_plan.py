@@ -9,8 +9,9 @@ from dbt.adapters.window_views.errors import ModelSqlError
 from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import WindowViewConfig
 from dbt.adapters.window_views.model.upstream import Upstream
-from dbt.adapters.window_views.plans.stream import build, check_upstream
+from dbt.adapters.window_views.plans.stream import check_upstream
 from tests.support.data import TUMBLE_COMPILED as TUMBLE
+from tests.support.streams import build
 
 
 def plan(model, sql, cfg):

@@ -8,10 +8,10 @@ from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.kinds import topn
-from dbt.adapters.window_views.plans.stream import build
 from dbt.adapters.window_views.query import analysis
 from dbt.adapters.window_views.streaming.batch_writer import shape_of
 from dbt.adapters.window_views.streaming.shapes.topn_shapes import TopNOnUpdate
+from tests.support.streams import build
 from tests.unit.test_refusals import Q18, Q19, config
 
 RANKED = "SELECT *, {call} AS r FROM s.bid"

@@ -58,8 +58,9 @@ class Closing:
     reached: Optional[int]  # W in epoch micros; None: no event time seen, nothing closed
     output: Tuple[str, ...]  # the model's output columns
 
-    def closed(self, sql: str) -> str:
-        return sqlexpr.to_sql(emit.close_filter(analysis.parse(sql), self.column, self.reached, self.output))
+    def closed(self, query: exp.Expression) -> exp.Expression:
+        """`query` keeping the windows W closed."""
+        return emit.close_filter(query, self.column, self.reached, self.output)
 
     def holds_open(self, batch: BatchSpan) -> bool:
         """Whether the batch may own a window W has not closed (one ending after W)."""
@@ -104,9 +105,8 @@ class BatchShape(ABC):
         assert within is not None  # both bounds given
         return within
 
-    def owned(self, sql: str, batch: BatchSpan) -> str:
-        """`sql`'s rows whose event_time the batch holds."""
-        query = sqlexpr.parse(sql)
+    def owned(self, query: exp.Expression, batch: BatchSpan) -> str:
+        """`query`'s rows whose event_time the batch holds, as Spark SQL."""
         if not isinstance(query, exp.Query):
             raise AnalysisError("the model's SQL is not a query")
         return sqlexpr.to_sql(sqlexpr.wrap(query, where=self.holds(batch)))
@@ -116,14 +116,14 @@ class BatchShape(ABC):
 class TvfShape(BatchShape):
     """A window TVF model's batches: each input read back as far as its owned windows reach."""
 
-    base_sql: str
+    base: exp.Expression  # the model's query, copied by each batch
     event_time: str
     windows: Tuple[Window, ...]
     read_list: Tuple[Read, ...]
     session_lookback: Optional[Interval] = None
 
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
-        tree = analysis.parse(self.base_sql)
+        tree = self.base.copy()
         owned = self._owned(batch)
         for window, select, table in _tvf_reads(tree):
             assert isinstance(table, exp.Table)  # shape_of refused any other read
@@ -137,8 +137,11 @@ class TvfShape(BatchShape):
             known = [(o, whole) for o, whole in wholes if whole is not None]
             if known:
                 select.replace(_whole_or_fail(select, known, str(self.session_lookback)))
-        sql = sqlexpr.to_sql(tree)
-        return self.owned(closing.closed(sql) if closing is not None else sql, batch)
+        if closing is not None:
+            # closed as its Spark SQL reads back (CTEs at the top), as ever: in memory a lone pane
+            # plan's frames read as the plugin's, which would change what such a batch runs
+            tree = closing.closed(analysis.parse(sqlexpr.to_sql(tree)))
+        return self.owned(tree, batch)
 
     def _owned(self, batch: BatchSpan) -> TimeRange:
         """The window_times the batch owns."""
@@ -169,18 +172,18 @@ class OverBatchShape(BatchShape):
     """An over-window model's batches (not the streaming over_shapes.OverShape): dbt's filtered
     read of the batch's range, widened as far as the over windows reach (over_reads.py)."""
 
-    base_sql: str
+    base: exp.Expression  # the model's query, copied by each batch
     event_time: str
     read_list: Tuple[Read, ...]
 
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
-        tree = analysis.parse(self.base_sql)
+        tree = self.base.copy()
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
         widened = over_reads.owned(analysis.parse(sqlexpr.to_sql(tree)))
         if widened is None:
             raise AnalysisError("no over window reads an input table directly")
-        return self.owned(sqlexpr.to_sql(widened), batch)
+        return self.owned(widened, batch)
 
     @property
     def reads(self) -> Tuple[Read, ...]:
@@ -286,13 +289,18 @@ def _over_tables(tree: exp.Expression) -> List[exp.Table]:
     return list(tables.values())
 
 
-def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = False) -> BatchShape:
-    """The model's batch shape, or the error naming what it cannot own by batches and the fix."""
-    try:
-        tree = analysis.parse(compiled_sql)
-    except AnalysisError as exc:
-        raise ModelSqlError.from_analysis(model, exc, "write the model's SQL as one query") from exc
-    windows = tvf.find(compiled_sql)
+def unreadable(model: str, exc: AnalysisError) -> ModelSqlError:
+    """The refusal of a model with batch_size whose compiled code sqlglot cannot parse: its
+    batches rewrite the query's tree."""
+    return ModelSqlError.from_analysis(model, exc, "write the model's SQL as one query")
+
+
+def shape_of(
+    model: str, tree: exp.Expression, windows: Sequence[Window], batches: Batches, closing: bool = False
+) -> BatchShape:
+    """The batch shape of the model's parsed query and the window TVFs its compiled code's
+    markers name, or the error naming what it cannot own by batches and the fix."""
+    windows = list(windows)
     over = [call for call in analysis.over_calls(tree) if not call.generated]
     if windows and over:
         raise ModelSqlError(
@@ -303,7 +311,7 @@ def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = Fa
         )
     shape: BatchShape
     if windows:
-        shape = _tvf_shape(model, tree, compiled_sql, windows, batches)
+        shape = _tvf_shape(model, tree, windows, batches)
     elif over:
         tables = _over_tables(tree)
         if not tables:
@@ -320,7 +328,7 @@ def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = Fa
                 "use emit='on_update', or remove batch_size",
             )
         reads = tuple(Read(_name(t), batches.event_time) for t in tables)
-        shape = OverBatchShape(compiled_sql, batches.event_time, reads)
+        shape = OverBatchShape(tree.copy(), batches.event_time, reads)
     else:
         raise ModelSqlError(
             model,
@@ -334,7 +342,7 @@ def shape_of(model: str, compiled_sql: str, batches: Batches, closing: bool = Fa
     return shape
 
 
-def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window], batches: Batches) -> TvfShape:
+def _tvf_shape(model: str, tree: exp.Expression, windows: List[Window], batches: Batches) -> TvfShape:
     column = batches.event_time.lower()
     if column not in _WINDOW_COLUMNS:
         raise ModelConfigError(
@@ -372,7 +380,7 @@ def _tvf_shape(model: str, tree: exp.Expression, sql: str, windows: List[Window]
                 "move the CTE's logic into an upstream model and window its ref()",
             )
         reads.append(Read(_name(table), window.time_col))
-    return TvfShape(sql, batches.event_time, tuple(windows), tuple(reads), batches.session_lookback)
+    return TvfShape(tree.copy(), batches.event_time, tuple(windows), tuple(reads), batches.session_lookback)
 
 
 def _check_session(model: str, window: Window, batches: Batches) -> None:

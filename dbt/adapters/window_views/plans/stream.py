@@ -116,7 +116,7 @@ class StreamPlan:
             sql=written.sql,
             output_sql=written.sql,
             kind=written.kind,
-            fingerprint=fingerprint(written.sql, written.sql, self.config),
+            fingerprint=fingerprint(analysis.parse(written.sql), None, self.config),
         )
 
     @property
@@ -363,7 +363,7 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression, needed: 
             )
             raise _fail(
                 model,
-                f"execution='streaming' keeps results by window, so the model must select `{bound.value}` (under any "
+                f"execution='streaming' keeps results by window, so the model must output `{bound.value}` (under any "
                 f"name) from its window TVF: {why}",
                 "add it to the select list and GROUP BY",
             )
@@ -372,30 +372,40 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression, needed: 
     return WindowBounds(found.get(Bound.START), found[Bound.END], tuple(hidden))
 
 
-def normalized(sql: str) -> str:
+def normalized(query: exp.Expression) -> str:
     """The query as sqlglot reads it: formatting and comments do not count."""
-    return analysis.parse(sql).sql("spark", comments=False)
+    return query.sql("spark", comments=False)
 
 
 def _digest(parts: list) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
-def fingerprint(sql: str, output_sql: str, config: WindowViewConfig) -> str:
-    """What decides that the state no longer fits the model: its normalized SQL and window
-    config (not trigger or storage settings, nor formatting and comments)."""
-    queries = [normalized(sql)] + ([normalized(output_sql)] if output_sql != sql else [])
+def fingerprint(query: exp.Expression, output: Optional[exp.Expression], config: WindowViewConfig) -> str:
+    """What decides that the state no longer fits the model: its normalized query (and `output`,
+    the query the stream writes, where it is another) and window config (not trigger or storage
+    settings, nor formatting and comments)."""
+    queries = [normalized(query)] + ([normalized(output)] if output is not None else [])
     return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, watermark_of(config).describe()])
 
 
-def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Sequence[Upstream]) -> StreamPlan:
-    """The stream plan, or the ModelSqlError naming why this model cannot be streamed."""
+def unreadable(model: str, exc: AnalysisError) -> ModelSqlError:
+    """The refusal of a streaming model whose compiled code sqlglot cannot parse: a stream plans
+    from the query's tree."""
+    return _fail(model, str(exc), "write SQL that sqlglot's spark dialect reads")
+
+
+def build(
+    model: str,
+    tree: exp.Expression,
+    windows: Sequence[tvf.WindowTvf],
+    config: WindowViewConfig,
+    upstream: Sequence[Upstream],
+) -> StreamPlan:
+    """The stream plan of the model's parsed query (changed in place: its reads point at the
+    inputs' views) and the window TVFs its compiled code's markers name, or the ModelSqlError
+    naming why this model cannot be streamed."""
     check_upstream(model, upstream)
-    try:
-        tree = analysis.parse(compiled_sql)
-    except AnalysisError as exc:
-        raise _fail(model, str(exc), "write SQL that sqlglot's spark dialect reads") from exc
-    windows = tvf.find(compiled_sql)
     try:
         own_calls = [c for c in analysis.over_calls(slicing.model_only(tree)) if not c.generated]
     except AnalysisError as exc:
@@ -407,6 +417,7 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
             "a streaming window view reads append-only upstream tables, this one reads none",
             "select from a ref() or source() that grows by appends, or use execution='batch'",
         )
+    windows = list(windows)
     self_join = len(tables) == 1 and len(windows) > 1
     if self_join:  # FLIP-145's window join of a stream with itself: checked as any window join,
         _shape(_Reads(model, config, tree, tables, windows))  # then run over its one input's rows
@@ -424,9 +435,11 @@ def build(model: str, compiled_sql: str, config: WindowViewConfig, upstream: Seq
     recognised = registry.recognise(found)
     sql, kind = recognised.sql, recognised.kind
     over = kind.over if isinstance(kind, model_kind.OverWindows) else None
-    rewritten = prefix.rewrite(analysis.parse(sql), over.prefix) if over is not None and over.prefix else None
+    written = analysis.parse(sql)
+    rewritten = prefix.rewrite(written.copy(), over.prefix) if over is not None and over.prefix else None
     output_sql = sql if rewritten is None else sqlexpr.to_sql(rewritten)
-    digest = fingerprint(sql, output_sql, config)
+    output = None if output_sql == sql else analysis.parse(output_sql)
+    digest = fingerprint(written, output, config)
     return StreamPlan(model, config, sql, output_sql, views.inputs, shape, kind, digest, views.bounds)
 
 

@@ -71,52 +71,57 @@ class WindowViewPlan:
 
     @classmethod
     def from_model(
-        cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]] = ()
+        cls, model: str, compiled_code: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]] = ()
     ) -> "WindowViewPlan":
-        """The plan, or the CompilationError (errors.py) naming the model, what and the fix."""
+        """The plan of dbt's compiled code for the model (parsed here, once), or the
+        CompilationError (errors.py) naming the model, what and the fix."""
         inputs = tuple(Upstream.from_node(u) for u in upstream)
-        key = json.dumps([model, compiled_sql, dict(config), [repr(u) for u in inputs]], sort_keys=True, default=str)
+        key = json.dumps([model, compiled_code, dict(config), [repr(u) for u in inputs]], sort_keys=True, default=str)
         cached = _CACHE.get(key)
         if cached is None:
             if len(_CACHE) >= _CACHE_SIZE:
                 _CACHE.clear()
-            cached = _CACHE[key] = cls._build(model, compiled_sql, config, inputs)
+            cached = _CACHE[key] = cls._build(model, _Compiled.of(model, compiled_code), config, inputs)
         return cached
 
     @classmethod
     def _build(
-        cls, model: str, compiled_sql: str, config: Mapping[str, Any], upstream: Sequence[Upstream]
+        cls, model: str, compiled: "_Compiled", config: Mapping[str, Any], upstream: Sequence[Upstream]
     ) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
-        try:
-            windows = tuple(analysis.tvf_markers(compiled_sql))
-        except ValueError as exc:  # a marker of another plugin version, or damaged
-            raise ModelSqlError.from_analysis(model, exc, "compile it with this plugin's window macros") from exc
-        try:
-            tree = analysis.parse(compiled_sql)
-            over = tuple(call.sql for call in analysis.over_calls(tree) if not call.generated)
-        except AnalysisError:
-            tree, over = None, ()  # Spark parses what sqlglot cannot; batch on_update does not need it
+        tree, analyzed = compiled.tree, compiled.analyzed
         columns: Tuple[ColumnUse, ...] = ()
         inputs: Tuple[Tuple[Optional[str], str], ...] = ()
-        if tree is not None:
-            inputs = tuple(analysis.input_tables(tree))
-            columns = _column_uses(tree, parsed)
-        if tree is not None and parsed.event_time is not None:
-            _check_event_time_selected(model, parsed.event_time, tree)
-        stream, close_sql, sql = None, None, compiled_sql
+        if analyzed is not None:
+            inputs = tuple(analysis.input_tables(analyzed))
+            columns = _column_uses(analyzed, parsed)
+        if analyzed is not None and parsed.event_time is not None:
+            _check_event_time_selected(model, parsed.event_time, analyzed)
+        stream, close_sql, sql = None, None, compiled.code
+        owned: Optional[exp.Expression] = None
         if parsed.execution is Execution.STREAMING:
-            _check_unfiltered(model, tree)
+            _check_unfiltered(model, analyzed)
             from dbt.adapters.window_views.plans import stream as stream_plan
 
-            stream = stream_plan.build(model, compiled_sql, parsed, upstream)
-        else:
-            sql = _owned_sql(model, compiled_sql) if tree is not None else compiled_sql
+            if tree is None:
+                stream_plan.check_upstream(model, upstream)
+                raise stream_plan.unreadable(model, compiled.required_error)
+            stream = stream_plan.build(model, tree.copy(), compiled.windows, parsed, upstream)
+        elif analyzed is not None:
+            owned = _owned(model, tree)
+            sql = _text(compiled, owned)
         if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
-            close_sql = _close_sql(model, sql, parsed)
+            close_sql = _close_sql(model, compiled, owned, parsed)
         closing = parsed.emit is Emit.ON_WINDOW_CLOSE
-        shape = None if parsed.batches is None else batch_reads.shape_of(model, compiled_sql, parsed.batches, closing)
-        return cls(model, parsed, sql, windows, over, tuple(upstream), stream, close_sql, columns, inputs, shape)
+        shape = None
+        if parsed.batches is not None:
+            if tree is None:
+                raise batch_reads.unreadable(model, compiled.required_error)
+            shape = batch_reads.shape_of(model, tree, compiled.windows, parsed.batches, closing)
+        labels = tuple(window.label() for window in compiled.windows)
+        return cls(
+            model, parsed, sql, labels, compiled.over, tuple(upstream), stream, close_sql, columns, inputs, shape
+        )
 
     @property
     def stream_plan(self) -> stream_plan.StreamPlan:
@@ -282,46 +287,97 @@ def _check_unfiltered(model: str, tree: Optional[exp.Expression]) -> None:
         )
 
 
-def _owned_sql(model: str, compiled_sql: str) -> str:
-    """Batch: the SQL with the over windows over a read dbt filters to a time range (`--sample`)
-    reading past the range as far as they reach, and keeping the rows the range owns."""
+def _owned(model: str, tree: Optional[exp.Expression]) -> Optional[exp.Expression]:
+    """Batch: the query with the over windows over a read dbt filters to a time range (`--sample`)
+    reading past the range as far as they reach, and keeping the rows the range owns (None: no
+    such read, the compiled code runs as it is)."""
+    assert tree is not None  # only a query sqlglot reads gets here
     try:
-        owned = over_reads.owned(analysis.parse(compiled_sql))
-        return compiled_sql if owned is None else sqlexpr.to_sql(owned)
+        return over_reads.owned(tree.copy())
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on over windows under a filter") from exc
 
 
-def _close_sql(model: str, compiled_sql: str, config: WindowViewConfig) -> str:
+def _close_sql(model: str, compiled: "_Compiled", owned: Optional[exp.Expression], config: WindowViewConfig) -> str:
     """Batch on_window_close: descending frames over the watermark column mirrored to ascending
     ones (they close then), checked now as far as it goes without Spark; whether the output has
-    something to close is checked when Spark describes the query."""
+    something to close is checked when Spark describes the query. `owned`: the query a filtered
+    read widened (_owned), else the compiled code's."""
     column = config.required_watermark.column
+    fix = "see docs/configuration.md on emit='on_window_close' in batch"
+    if owned is None and compiled.tree is None:
+        raise ModelSqlError.from_analysis(model, compiled.required_error, fix)
     try:
-        tree = analysis.parse(compiled_sql)
-        sql = tree.sql("spark") if overwindows.ascending(tree, column) else compiled_sql
+        # the widened query as its Spark SQL reads back, as the batch runs it (CTEs at the top)
+        tree = analysis.parse(sqlexpr.to_sql(owned)) if owned is not None else compiled.required_tree.copy()
+        sql = tree.sql("spark") if overwindows.ascending(tree, column) else _text(compiled, owned)
         emit.close_filter(tree, column, None, ["window_end"])  # "window_end" stands in for the output
     except AnalysisError as exc:
-        raise ModelSqlError.from_analysis(
-            model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
-        ) from exc
+        raise ModelSqlError.from_analysis(model, exc, fix) from exc
     return sql
+
+
+def _text(compiled: "_Compiled", owned: Optional[exp.Expression]) -> str:
+    """The query as Spark receives it: the widened one rendered, else dbt's compiled code."""
+    return compiled.code if owned is None else sqlexpr.to_sql(owned)
+
+
+@dataclass(frozen=True)
+class _Compiled:
+    """dbt's compiled code for a model, parsed once: its tree (None: sqlglot cannot parse it, and
+    Spark may), `analyzed` (the tree where its over windows read too) and the window TVFs its
+    macros' markers name (read from the text, as Spark runs what sqlglot cannot parse)."""
+
+    code: str
+    tree: Optional[exp.Expression]
+    analyzed: Optional[exp.Expression]
+    windows: Tuple[tvf.WindowTvf, ...]
+    over: Tuple[str, ...] = ()  # the model's own window function calls
+    error: Optional[AnalysisError] = None
+
+    @classmethod
+    def of(cls, model: str, compiled_code: str) -> "_Compiled":
+        try:
+            windows = tuple(tvf.find(compiled_code))
+        except ValueError as exc:  # a marker of another plugin version, or damaged
+            raise ModelSqlError.from_analysis(model, exc, "compile it with this plugin's window macros") from exc
+        try:
+            tree = analysis.parse(compiled_code)
+        except AnalysisError as exc:
+            return cls(compiled_code, None, None, windows, error=exc)
+        try:
+            over = tuple(call.sql for call in analysis.over_calls(tree) if not call.generated)
+        except AnalysisError:
+            return cls(
+                compiled_code, tree, None, windows
+            )  # Spark parses what sqlglot cannot; batch on_update does not need it
+        return cls(compiled_code, tree, tree, windows, over)
+
+    @property
+    def required_tree(self) -> exp.Expression:
+        assert self.tree is not None
+        return self.tree
+
+    @property
+    def required_error(self) -> AnalysisError:
+        assert self.error is not None
+        return self.error
 
 
 def check_node(
     model: str,
     materialized: Optional[str],
-    compiled_sql: str,
+    compiled_code: str,
     config: Mapping[str, Any],
     upstream: Sequence[Mapping[str, Any]],
 ) -> None:
-    """Every check of a model of a window_views project that needs no Spark."""
+    """Every check of dbt's compiled code for a model of a window_views project that needs no Spark."""
     if materialized == MATERIALIZATION:
-        WindowViewPlan.from_model(model, compiled_sql, config, upstream)
+        WindowViewPlan.from_model(model, compiled_code, config, upstream)
         return
     reject_window_view_keys(model, materialized or "view", config)
     try:
-        tree = analysis.parse(compiled_sql)
+        tree = analysis.parse(compiled_code)
     except AnalysisError:
         return  # SQL beyond sqlglot, which then cannot tell
     cut = over_reads.cut_over_window(tree)
