@@ -153,7 +153,7 @@ def test_on_update_must_select_both_window_bounds_under_any_name():
     assert_users_own(message)
     assert "must output `window_end` (under any name) from its window TVF: emit='on_update'" in message
     # on_window_close adds window_end to the select list if the GROUP BY has it
-    assert "its select list reads no `window_end` (under any name)" in refusal(sql)
+    assert "its output has no `window_end` (under any name)" in refusal(sql)
     bounds = build("q", sql.replace("1, 3", "1, 3, window_end"), config(), ()).bounds
     assert (bounds.start, bounds.end) == ("starttime", "_wv_window_end")
 

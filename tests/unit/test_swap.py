@@ -196,7 +196,11 @@ def test_a_streaming_table_renamed_aside_before_its_folder_moved_goes_with_that_
     names is in the way of the new one's rename and goes too."""
     catalog = KilledMidSwap(set())
     swap.beside(catalog, MODEL, None)
-    assert catalog.calls == [("drop", "m__wv_backup"), ("remove", "file:/lake/m__wv_replaced"), ("remove", "file:/lake/m")]
+    assert catalog.calls == [
+        ("drop", "m__wv_backup"),
+        ("remove", "file:/lake/m__wv_replaced"),
+        ("remove", "file:/lake/m"),
+    ]
 
 
 def test_external_tables_keep_their_own_folders_and_leave_no_moved_folder():

@@ -359,7 +359,7 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression, needed: 
             why = (
                 "emit='on_update' replaces a window's rows by its bounds"
                 if config.emit == Emit.ON_UPDATE
-                else f"its select list reads no `{bound.value}` (under any name)"
+                else f"its output has no `{bound.value}` (under any name)"
             )
             raise _fail(
                 model,

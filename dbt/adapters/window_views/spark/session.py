@@ -307,13 +307,14 @@ class WindowViewsCursor(Cursor):
 
     _spark: Optional[SparkSession] = None  # the session its statement ran in
 
-    def execute(self, sql: str, *parameters: Any) -> None:
+    def execute(self, statement: str, *parameters: Any) -> None:
+        """The Spark boundary: a statement dbt (or the plugin, rendered from its tree) sends."""
         if parameters:
-            sql = sql % parameters
+            statement = statement % parameters
         with self._stopped_spark():
             self._spark = spark_session(self.server_side_parameters)
             try:
-                self._df = self._spark.sql(sql)
+                self._df = self._spark.sql(statement)
             except AnalysisException as exc:
                 raise DbtRuntimeError(without_plan(str(exc))) from exc
 
