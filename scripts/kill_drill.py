@@ -110,7 +110,7 @@ for step in plan["steps"]:
     entry = {"kind": next(iter(step))}
     if "sql" in step:
         if spark is None:  # only now: a plan that starts with dbt lets dbt start Spark
-            from dbt.adapters.window_views.session import embedded_settings, spark_session
+            from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
             spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
         spark.sql(step["sql"])
     elif "snapshot" in step:

@@ -82,7 +82,7 @@ from pathlib import Path
 
 plan = json.loads(Path(sys.argv[1]).read_text())
 project = Path(plan["project"])
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 # the settings the adapter itself uses: the embedded defaults under target/ + the profile's
 spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))

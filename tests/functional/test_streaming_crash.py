@@ -69,7 +69,7 @@ faults.install()
 if plan["store"] == "objectstore":
     from tests.support import objectstore
     objectstore.install()
-from dbt.adapters.window_views.session import embedded_settings, spark_session
+from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 # the settings the adapter itself would use: the embedded defaults under target/ + the profile's
 spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
