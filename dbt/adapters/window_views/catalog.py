@@ -26,7 +26,10 @@ class WindowViewCatalog(SparkAdapter):
     def _get_columns_for_catalog(self, relation: Any) -> Iterable[Dict[str, Any]]:
         """dbt-spark's catalog rows, plus the table comment, where window views keep their
         window summary, so `dbt docs` shows it; the row count where dbt-spark shows one, and of
-        every window view, counted where Spark's is only a placeholder."""
+        every window view, counted where Spark's is only a placeholder. A session's temporary
+        views (a stream's input views) are listed in every schema with none: no model's, skipped."""
+        if not relation.schema:
+            return
         match = _TABLE_COMMENT.search(getattr(relation, "information", None) or "")
         comment = match.group(1).strip() if match else None
         rows: Optional[Dict[str, Any]] = None  # the relation's, found once
