@@ -6,7 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Tuple
 
 from dbt.adapters.window_views.errors import IntervalError, MacroArgumentError
 
@@ -39,21 +39,40 @@ class Interval:
     ) -> "Interval":
         """`value` parsed; `window`: as a window argument (a size, slide, step, offset or gap),
         at most MAX_DAYS (a window macro's own arguments: `window_interval`)."""
-        if not isinstance(value, str):
-            raise IntervalError(f"expected an interval string such as '10 minutes', got {value!r}")
-        micros = _micros(value)
-        if micros is None:
-            raise IntervalError(f"{value!r} is not an interval: expected {ALLOWED}")
-        if micros == 0 and not allow_zero:
-            raise IntervalError(f"{value!r} is zero: the interval must be positive")
-        if micros < 0 and not allow_negative:
-            raise IntervalError(f"{value!r} is negative: the interval must be positive")
-        if window and abs(micros) > MAX_MICROS:
-            raise IntervalError(f"{value!r} is too long: at most {MAX_DAYS} days (about 100 years)")
+        problem, micros = _checked(value, allow_negative, allow_zero, window)
+        if problem is not None:
+            shown = repr(value)
+            raise IntervalError(
+                {
+                    "type": f"expected an interval string such as '10 minutes', got {shown}",
+                    "form": f"{shown} is not an interval: expected {ALLOWED}",
+                    "zero": f"{shown} is zero: the interval must be positive",
+                    "negative": f"{shown} is negative: the interval must be positive",
+                    "long": f"{shown} is too long: at most {MAX_DAYS} days (about 100 years)",
+                }[problem]
+            )
+        assert isinstance(value, str)
         return cls(micros=micros, text=text_of(value))
 
     def __str__(self) -> str:
         return self.text
+
+
+def _checked(value: object, negative: bool, zero: bool, capped: bool) -> Tuple[Optional[str], int]:
+    """The one check of an interval: (what is wrong with it, or None; its microseconds). Both
+    readers (`Interval.parse`, `window_interval`) word the problem for their callers."""
+    if not isinstance(value, str):
+        return "type", 0
+    micros = _micros(value)
+    if micros is None:
+        return "form", 0
+    if micros == 0 and not zero:
+        return "zero", micros
+    if micros < 0 and not negative:
+        return "negative", micros
+    if capped and abs(micros) > MAX_MICROS:
+        return "long", micros
+    return None, micros
 
 
 def _micros(value: str) -> Optional[int]:
@@ -74,20 +93,19 @@ def window_interval(value: object, argument: str, signed: bool = False) -> Inter
     """A window macro's interval argument (a size, slide, step or gap; `signed`: an offset, which
     may be zero or negative), at most MAX_DAYS. `argument` names it ("window_views.hop: argument
     'slide'"); MacroArgumentError says what is wrong and how to fix it."""
-    if not isinstance(value, str):
-        raise MacroArgumentError(f"{argument} must be an interval string such as '10 minutes', got {value}")
-    micros = _micros(value)
-    if micros is None:
-        raise MacroArgumentError(f"{argument} = '{value}' is not an interval: expected {ALLOWED}{did_you_mean(value)}")
-    if micros == 0 and not signed:
-        raise MacroArgumentError(f"{argument} = '{value}' is zero: it must be a positive interval")
-    if micros < 0 and not signed:
-        raise MacroArgumentError(f"{argument} = '{value}' is negative: it must be a positive interval")
-    if abs(micros) > MAX_MICROS:
+    problem, micros = _checked(value, signed, signed, True)
+    if problem is not None:
         raise MacroArgumentError(
-            f"{argument} = '{value}' is too long: at most {MAX_DAYS} days (about 100 years), so that window "
-            "bounds stay within Spark's timestamps; fix: use a shorter interval"
+            {
+                "type": f"{argument} must be an interval string such as '10 minutes', got {value}",
+                "form": f"{argument} = '{value}' is not an interval: expected {ALLOWED}{did_you_mean(str(value))}",
+                "zero": f"{argument} = '{value}' is zero: it must be a positive interval",
+                "negative": f"{argument} = '{value}' is negative: it must be a positive interval",
+                "long": f"{argument} = '{value}' is too long: at most {MAX_DAYS} days (about 100 years), so that "
+                "window bounds stay within Spark's timestamps; fix: use a shorter interval",
+            }[problem]
         )
+    assert isinstance(value, str)
     return Interval(micros=micros, text=text_of(value))
 
 
