@@ -17,6 +17,5 @@ def build(model: str, compiled: str, config: WindowViewConfig, upstream: Sequenc
     try:
         tree = analysis.parse(compiled)
     except AnalysisError as exc:
-        stream.check_upstream(model, upstream)
-        raise stream.unreadable(model, exc) from exc
+        raise stream.unreadable(model, exc, upstream) from exc
     return stream.build(model, tree, tvf.find(compiled), config, upstream)

@@ -389,9 +389,10 @@ def fingerprint(query: exp.Expression, output: Optional[exp.Expression], config:
     return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, watermark_of(config).describe()])
 
 
-def unreadable(model: str, exc: AnalysisError) -> ModelSqlError:
-    """The refusal of a streaming model whose compiled code sqlglot cannot parse: a stream plans
-    from the query's tree."""
+def unreadable(model: str, exc: AnalysisError, upstream: Sequence[Upstream]) -> ModelSqlError:
+    """The refusal of a streaming model whose compiled code sqlglot cannot parse (a stream plans
+    from the query's tree), after the upstream check a readable model gets first."""
+    check_upstream(model, upstream)
     return _fail(model, str(exc), "write SQL that sqlglot's spark dialect reads")
 
 

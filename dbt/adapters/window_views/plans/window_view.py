@@ -104,8 +104,7 @@ class WindowViewPlan:
             from dbt.adapters.window_views.plans import stream as stream_plan
 
             if tree is None:
-                stream_plan.check_upstream(model, upstream)
-                raise stream_plan.unreadable(model, compiled.required_error)
+                raise stream_plan.unreadable(model, compiled.required_error, upstream)
             stream = stream_plan.build(model, tree.copy(), compiled.windows, parsed, upstream)
         elif analyzed is not None:
             owned = _owned(model, tree)
