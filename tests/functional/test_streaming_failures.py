@@ -249,6 +249,44 @@ def test_an_unwritable_checkpoint_is_named(project):
     assert_clean(message)
 
 
+def _read_only(folder: Path) -> None:
+    """Every file and folder under `folder` made unwritable, for root too (immutable)."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-R", "+i", str(folder)], check=True)
+    else:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o555 if path.is_dir() else 0o444)
+
+
+def _writable(folder: Path) -> None:
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "-R", "-i", str(folder)], check=True)
+    else:
+        for path in [folder, *folder.rglob("*")]:
+            path.chmod(0o755 if path.is_dir() else 0o644)
+
+
+def test_a_checkpoint_spark_cannot_write_is_named(project):
+    # the run's lock and records can be written, Spark's own part of the checkpoint cannot
+    make_source(project)
+    deliver(project, DAY1)
+    window_view(project, "sparkreadonly", "on_window_close", TUMBLE_SUM)
+    run(project, "sparkreadonly")
+    deliver(project, DAY2)
+    folder = checkpoint(project, "sparkreadonly")
+    _read_only(folder / "spark")
+    try:
+        message = errors(project.dbt("run", "-s", "sparkreadonly", ok=False))
+    finally:
+        _writable(folder / "spark")
+    assert f"window_view model 'sparkreadonly' at {folder}: cannot write its checkpoint (" in message, message
+    assert "make the checkpoint directory and everything under it writable" in message
+    assert "STREAM_FAILED" not in message and "runId" not in message and ".tmp" not in message
+    assert_clean(message)
+    run(project, "sparkreadonly")  # once writable, the stream carries on
+    assert project.rows("sparkreadonly") == EXPECTED_AFTER_2
+
+
 def test_paths_are_quoted_and_relative_ones_refused(project, tmp_path):
     make_source(project)
     deliver(project, DAY1)

@@ -4,6 +4,7 @@ described by the column and both types (no Spark)."""
 
 from types import SimpleNamespace
 
+import pytest
 from pyspark.errors import AnalysisException, PySparkException
 
 from dbt.adapters.window_views.streaming.commit.locations import Locations
@@ -15,6 +16,7 @@ from dbt.adapters.window_views.streaming.spark_errors import (
     chain,
     spark_error,
     unreadable_file,
+    unwritable_checkpoint,
 )
 
 
@@ -194,3 +196,27 @@ def test_an_analysis_errors_logical_plan_is_left_out():
         without_plan("[USER_RAISED_EXCEPTION] too many SQLSTATE: P0001")
         == "[USER_RAISED_EXCEPTION] too many SQLSTATE: P0001"
     )
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: /wh/x__checkpoint/spark/sources/0/"
+        ".2.0e84.tmp (Operation not permitted) SQLSTATE: XXKST",
+        "terminated with exception: file:/wh/x__checkpoint/spark/offsets/.3.tmp (Permission denied)",
+        "java.nio.file.AccessDeniedException: s3a://b/x__checkpoint/spark/offsets/3: getFileStatus on ...",
+    ],
+)
+def test_spark_denied_its_checkpoint_names_the_folder_and_the_fix(text):
+    checkpoint = "s3a://b/x__checkpoint" if "s3a" in text else "/wh/x__checkpoint"
+    failure = unwritable_checkpoint("x", text, checkpoint)
+    assert failure is not None
+    message = failure.msg
+    assert message.startswith(f"window_view model 'x' at {checkpoint}: cannot write its checkpoint (")
+    assert "make the checkpoint directory and everything under it writable" in message
+    assert ".tmp" not in message and "runId" not in message
+
+
+def test_a_denied_file_outside_the_checkpoint_is_not_the_checkpoints():
+    text = "terminated with exception: /data/input/part-0.parquet (Permission denied)"
+    assert unwritable_checkpoint("x", text, "/wh/x__checkpoint") is None

@@ -32,7 +32,7 @@ from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
 from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, sides
 from dbt.adapters.window_views.streaming.shapes import pane_state
-from dbt.adapters.window_views.streaming.spark_errors import spark_stopped
+from dbt.adapters.window_views.streaming.spark_errors import spark_stopped, unwritable_checkpoint
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
@@ -552,6 +552,9 @@ def _query_failed(run: StreamRun, failure: Any) -> StreamFailure:
     gone = spark_gone(run.spark)
     if gone is not None:
         return spark_stopped(run.model, gone, run.where.checkpoint)
+    unwritable = unwritable_checkpoint(run.model, str(failure), run.where.checkpoint)
+    if unwritable is not None:
+        return unwritable
     return StreamFailure(
         run.model,
         f"the streaming query failed: {_first_line(failure)}",

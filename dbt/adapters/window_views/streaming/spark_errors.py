@@ -98,6 +98,33 @@ def spark_stopped(model: str, gone: Stopped, path: str, batch: Optional[BatchId]
     )
 
 
+# a file the JVM may not write, as its messages name it: java.io's `<file> (Permission denied)` on
+# local disk, Hadoop's `AccessDeniedException: <file>` (object stores) and HDFS's `inode="<file>"`
+_DENIED = re.compile(
+    r"(?P<file>[^\s\"]+) \((?P<why>Operation not permitted|Permission denied|Read-only file system)\)"
+    r"|AccessDeniedException: (?P<store>[^\s:]+:?[^\s:]*)|Permission denied: .*?inode=\"(?P<inode>[^\"]+)\""
+)
+
+
+def unwritable_checkpoint(model: str, text: str, checkpoint: str) -> Optional[StreamFailure]:
+    """A failure of Spark's own checkpoint writes (its offsets and its sources' file logs, which
+    Spark writes before any batch reaches the plugin) to a folder it may not write: the folder
+    and the fix, not Spark's temporary file name. None: Spark's text names no such file."""
+    for found in _DENIED.finditer(text):
+        file = found.group("file") or found.group("store") or found.group("inode")
+        if paths.within(file, checkpoint):
+            why = found.group("why") or "access denied"
+            return StreamFailure(
+                model,
+                f"cannot write its checkpoint ({why})",
+                "make the checkpoint directory and everything under it writable for the user running dbt (and "
+                "Spark's executors), or set checkpoint_location to a writable folder and run `dbt run "
+                f"--full-refresh -s {model}`; then run again: committed micro-batches are kept",
+                path=checkpoint,
+            )
+    return None
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """A column a file of an input holds as another type than the input's table declares."""
