@@ -18,6 +18,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.errors import IntervalError
 from dbt.adapters.window_views.query.intervals import Interval
+from dbt.adapters.window_views.spark import lakehouse
 from dbt.adapters.window_views.spark.session import WindowViewsConnection
 
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
@@ -72,8 +73,11 @@ class WindowViewsCredentials(SparkCredentials):
     method: SparkConnectionMethod = SparkConnectionMethod.SESSION
     warm_spark: Any = False  # typed here, checked in __post_init__ with a message naming the fix
     warm_spark_idle_timeout: Any = DEFAULT_IDLE_TIMEOUT
+    # Delta Lake in the embedded session: auto (when the [delta] extra is installed), delta, none
+    lakehouse: Any = lakehouse.AUTO
 
     def __post_init__(self) -> None:
+        self._check_lakehouse()
         if not isinstance(self.warm_spark, bool):
             raise DbtRuntimeError(
                 f"profile setting 'warm_spark' = {self.warm_spark!r} is not valid; expected true or false"
@@ -99,6 +103,22 @@ class WindowViewsCredentials(SparkCredentials):
             _check_connect_client()
         super().__post_init__()
 
+    def _check_lakehouse(self) -> None:
+        """The profile's lakehouse, handed to the session (lakehouse.py) in server_side_parameters."""
+        if self.lakehouse not in lakehouse.CHOICES:
+            raise DbtRuntimeError(
+                f"profile setting 'lakehouse' = {self.lakehouse!r} is not valid; expected one of: "
+                f"{', '.join(lakehouse.CHOICES)} (auto: Delta when the [delta] extra is installed)"
+            )
+        if self.lakehouse == lakehouse.DELTA and self.method != SparkConnectionMethod.SESSION:
+            raise DbtRuntimeError(
+                f"profile setting 'lakehouse' = 'delta' configures the Spark the plugin starts (method: session), "
+                f"not method: {self.method}, whose server has its own jars; fix: remove lakehouse, and give that "
+                "server Delta's jars and settings (docs/delta-iceberg.md)"
+            )
+        if self.lakehouse != lakehouse.AUTO and self.method == SparkConnectionMethod.SESSION:
+            self.server_side_parameters = {**self.server_side_parameters, lakehouse.LAKEHOUSE_KEY: self.lakehouse}
+
     @property
     def idle_timeout_seconds(self) -> float:
         return Interval.parse(self.warm_spark_idle_timeout).micros / 1_000_000
@@ -116,7 +136,15 @@ class WindowViewsCredentials(SparkCredentials):
         return "window_views"
 
     def _connection_keys(self) -> Tuple[str, ...]:
-        return ("method", "host", "schema", "server_side_parameters", "warm_spark", "warm_spark_idle_timeout")
+        return (
+            "method",
+            "host",
+            "schema",
+            "server_side_parameters",
+            "warm_spark",
+            "warm_spark_idle_timeout",
+            "lakehouse",
+        )
 
 
 class WindowViewsConnectionManager(SparkConnectionManager):

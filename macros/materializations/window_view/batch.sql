@@ -7,12 +7,13 @@
   {{ run_hooks(pre_hooks) }}
 
   {%- set built = adapter.batch_statement(plan) -%}
-  {#- `<alias>__wv_tmp`, a killed run's table there dropped (swap.py) -#}
-  {%- set intermediate_relation = adapter.build_beside(target_relation, config.get('location_root')) -%}
+  {#- `<alias>__wv_tmp`, a killed run's table there dropped, or the table itself for a format
+      that replaces it in one commit (Delta): swap.table_format -#}
+  {%- set build = adapter.build_beside(plan, target_relation, existing_relation) -%}
   {%- call statement('main') -%}
-    {{ window_views._create_window_view_table(intermediate_relation, built) }}
+    {{ window_views._create_window_view_table(build, built) }}
   {%- endcall -%}
-  {% do adapter.swap_into_place(intermediate_relation, target_relation, existing_relation, config.get('location_root')) %}
+  {% do adapter.swap_into_place(plan, build, target_relation, existing_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}
   {% do persist_docs(target_relation, model, for_relation=false) %}

@@ -13,6 +13,7 @@ from dbt.adapters.window_views.batch import incremental, swap
 from dbt.adapters.window_views.batch import statement as batch
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from dbt.adapters.window_views.spark.session import refresh_inputs
+from dbt.adapters.window_views.storage.table_format import Build
 
 
 class BatchMaterialization(SparkAdapter):
@@ -36,11 +37,13 @@ class BatchMaterialization(SparkAdapter):
         return incremental.run(batch_run, full_refresh, inputs.types_of)
 
     @available
-    def build_beside(self, relation: Any, location_root: Optional[str]) -> Any:
-        """The name a batch window view's new table is built under, beside its table (swap.py)."""
-        return swap.beside(self, relation, location_root)
+    def build_beside(self, plan: WindowViewPlan, relation: Any, existing: Any) -> Build:
+        """Where a batch window view's new table is built: beside its table, or in its place
+        when the file format replaces a table in one transaction (swap.table_format)."""
+        config = plan.config
+        return swap.table_format(config.file_format.value).build(self, relation, existing, config.location_root)
 
     @available
-    def swap_into_place(self, built: Any, relation: Any, replaced: Any, location_root: Optional[str]) -> None:
+    def swap_into_place(self, plan: WindowViewPlan, build: Build, relation: Any, existing: Any) -> None:
         """The new table takes the model's name; the one it replaces (or None), and its files, go."""
-        swap.into_place(self, built, relation, replaced, location_root)
+        swap.table_format(plan.config.file_format.value).into_place(self, build, relation, existing)

@@ -8,10 +8,38 @@ where dbt's relation cache lists it: a clean run sends no DROP."""
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any, Dict, Optional
+
+from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.storage import paths
+from dbt.adapters.window_views.storage.delta import DeltaTables
+from dbt.adapters.window_views.storage.table_format import Build, TableFormat, run_location
+
+
+class RenameSwap:
+    """Parquet, and every format without transactions of its own: the new table is built as
+    `<alias>__wv_tmp` (with location_root, in its own run folder) and swapped in by two renames."""
+
+    def build(self, adapter: Any, relation: Any, existing: Any, location_root: Optional[str]) -> Build:
+        built = beside(adapter, relation, location_root)
+        return Build(
+            built, replace=False, location=run_location(location_root, relation.identifier, get_invocation_id())
+        )
+
+    def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
+        # an external table is one with a location (location_root), whose files DROP leaves
+        into_place(adapter, build.relation, relation, existing, build.location)
+
+
+RENAME_SWAP = RenameSwap()
+FORMATS: Dict[str, TableFormat] = {"delta": DeltaTables(RENAME_SWAP)}
+
+
+def table_format(file_format: str) -> TableFormat:
+    """The way a batch build of `file_format` replaces its table (storage/table_format.py)."""
+    return FORMATS.get(file_format, RENAME_SWAP)
 
 
 def beside(adapter: Any, relation: Any, location_root: Optional[str]) -> Any:

@@ -1,0 +1,218 @@
+"""Delta Lake on the Spark the plugin starts: which Delta runs on the installed PySpark, its jars
+fetched once into the user's cache (`fetch`, run by scripts/setup.sh), and the session settings
+that turn it on (`with_lakehouse`). A dbt command never resolves Maven coordinates: it names the
+cached jars in `spark.jars`, or fails with the command that fetches them.
+
+The profile's `lakehouse` (connections.py) chooses: `delta`, `none`, or `auto` (the default):
+Delta when the `[delta]` extra (the delta-spark package) is installed beside the plugin.
+
+WINDOW_VIEWS_JAR_CACHE: where the jars live (default: the user's cache directory).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Dict, List, Mapping, Optional, Sequence
+
+import pyspark
+from dbt_common.exceptions import DbtRuntimeError
+
+# the profile's choice, put in server_side_parameters by connections.py; never sent to Spark
+LAKEHOUSE_KEY = "window_views.lakehouse"
+AUTO, NONE, DELTA = "auto", "none", "delta"
+CHOICES = (AUTO, NONE, DELTA)
+CACHE_ENV = "WINDOW_VIEWS_JAR_CACHE"
+MANIFEST = "jars.json"
+FETCH_TIMEOUT = 900  # seconds: a first fetch downloads ~90 MB
+FETCH_COMMAND = "python -m dbt.adapters.window_views.spark.lakehouse fetch"
+EXTENSIONS = "spark.sql.extensions"
+CATALOG = "spark.sql.catalog.spark_catalog"
+DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
+DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
+INSTALL_EXTRA = (
+    "install the [delta] extra in a venv of its own, `pip install 'dbt-window-views[delta]'` "
+    "(it pins the PySpark Delta runs on), as scripts/setup.sh does in .venv-delta"
+)
+
+
+@dataclass(frozen=True)
+class DeltaRuntime:
+    """Delta's Spark jar for one Spark line (Maven coordinates)."""
+
+    artifact: str
+    version: str
+
+    @property
+    def coordinates(self) -> str:
+        return f"io.delta:{self.artifact}:{self.version}"
+
+    @property
+    def folder(self) -> str:
+        return f"{self.artifact}-{self.version}"
+
+
+# Delta 4.4 has builds for Spark 4.0, 4.1 and 4.2 and none for 4.3 (docs/research/lakehouse-runtimes.md:
+# its 4.2 build fails on Spark 4.3 as soon as it reads a table)
+DELTA_BY_SPARK: Dict[str, DeltaRuntime] = {
+    "4.0": DeltaRuntime("delta-spark_4.0_2.13", "4.4.0"),
+    "4.1": DeltaRuntime("delta-spark_4.1_2.13", "4.4.0"),
+}
+
+
+def spark_line(version: str = pyspark.__version__) -> str:
+    """'4.1' for PySpark 4.1.4."""
+    return ".".join(version.split(".")[:2])
+
+
+def delta_runtime(version: str = pyspark.__version__) -> DeltaRuntime:
+    """The Delta build for the installed PySpark, or an error naming what to install."""
+    found = DELTA_BY_SPARK.get(spark_line(version))
+    if found is None:
+        lines = ", ".join(sorted(DELTA_BY_SPARK))
+        raise DbtRuntimeError(
+            f"lakehouse 'delta' needs PySpark {lines}, and this install has PySpark {version}: Delta Lake "
+            f"({DELTA_BY_SPARK['4.1'].coordinates}) has no build for Spark {spark_line(version)}; fix: {INSTALL_EXTRA}, "
+            "or set lakehouse: none in the profile"
+        )
+    return found
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get(CACHE_ENV)
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "dbt-window-views" / "jars"
+
+
+def _fetch_hint(runtime: DeltaRuntime) -> str:
+    return f"fix: run `{FETCH_COMMAND}` once with this venv's python (it downloads {runtime.coordinates} from Maven Central)"
+
+
+def cached_jars(runtime: DeltaRuntime) -> List[Path]:
+    """The runtime's jars as `fetch` left them, each checked to be there."""
+    folder = cache_dir() / runtime.folder
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        raise DbtRuntimeError(
+            f"lakehouse 'delta' needs Delta Lake's jars ({runtime.coordinates}), which are not in {folder}; "
+            + _fetch_hint(runtime)
+        )
+    jars = [folder / name for name in json.loads(manifest.read_text())["jars"]]
+    missing = [jar.name for jar in jars if not jar.is_file()]
+    if missing:
+        raise DbtRuntimeError(
+            f"lakehouse 'delta': Delta Lake's jars in {folder} are incomplete ({', '.join(missing[:3])} missing); "
+            + _fetch_hint(runtime)
+        )
+    return jars
+
+
+def chosen(params: Mapping[str, str]) -> str:
+    """The profile's lakehouse, `auto` read as Delta when the delta-spark package is installed."""
+    value = params.get(LAKEHOUSE_KEY, AUTO)
+    if value == AUTO:
+        return DELTA if importlib.util.find_spec("delta") is not None else NONE
+    return value
+
+
+def _appended(current: Optional[str], item: str) -> str:
+    items = [x for x in (current or "").split(",") if x.strip()]
+    return ",".join(items if item in items else [*items, item])
+
+
+def with_lakehouse(params: Mapping[str, str]) -> Dict[str, str]:
+    """The embedded session's settings with Delta's jars, extension and catalog when the
+    lakehouse is Delta (the profile's own spark_catalog, if any, kept); the profile's key removed."""
+    settings = {k: v for k, v in params.items() if k != LAKEHOUSE_KEY}
+    if chosen(params) != DELTA:
+        return settings
+    jars = cached_jars(delta_runtime())
+    for jar in jars:
+        settings["spark.jars"] = _appended(settings.get("spark.jars"), str(jar))
+    settings[EXTENSIONS] = _appended(settings.get(EXTENSIONS), DELTA_EXTENSION)
+    settings.setdefault(CATALOG, DELTA_CATALOG)
+    return settings
+
+
+def _artifact(name: str) -> str:
+    """`jackson-core` for `jackson-core-2.13.5.jar` (and for Ivy's `com.fasterxml..._jackson-core-2.13.5.jar`)."""
+    found = re.match(r"^(.+?)-\d.*\.jar$", name)
+    return found.group(1) if found else name
+
+
+def _bundled(name: str, spark_jars: Sequence[str]) -> bool:
+    """An Ivy jar (`<group>_<artifact>-<version>.jar`) PySpark ships a version of already: Spark's
+    own stays the one on the classpath (Delta builds against it), not a second, older copy."""
+    return _artifact(name.split("_", 1)[-1]) in {_artifact(jar) for jar in spark_jars}
+
+
+def fetch(runtime: DeltaRuntime) -> Path:
+    """Resolve the runtime's jars through Spark's own Ivy (spark-submit --packages, once) into
+    the cache, without the jars PySpark already ships; the manifest is written last, so a
+    folder without one is an unfinished fetch."""
+    folder = cache_dir() / runtime.folder
+    if (folder / MANIFEST).is_file():
+        return folder
+    spark_home = Path(pyspark.__file__).parent
+    bundled = [p.name for p in (spark_home / "jars").glob("*.jar")]
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
+        noop = Path(scratch) / "noop.py"
+        noop.write_text("")
+        ivy = Path(scratch) / "ivy"
+        env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable}
+        command = [str(spark_home / "bin" / "spark-submit"), "--packages", runtime.coordinates]
+        command += ["--conf", f"spark.jars.ivy={ivy}", str(noop)]
+        try:
+            proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=FETCH_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise DbtRuntimeError(f"could not fetch {runtime.coordinates} from Maven Central: {exc}") from exc
+        retrieved = sorted((ivy / "jars").glob("*.jar")) if (ivy / "jars").is_dir() else []
+        if proc.returncode != 0 or not retrieved:
+            unresolved = [
+                line.strip() for line in proc.stderr.splitlines() if "unresolved" in line or "not found" in line
+            ]
+            raise DbtRuntimeError(
+                f"could not fetch {runtime.coordinates} from Maven Central (spark-submit exited {proc.returncode}: "
+                f"{'; '.join(unresolved[:3]) or proc.stderr[-800:]}); fix: check that this machine reaches "
+                "https://repo1.maven.org (a proxy: Spark's Ivy reads -Dhttps.proxyHost in JAVA_TOOL_OPTIONS), then run "
+                f"`{FETCH_COMMAND}` again"
+            )
+        staged = Path(scratch) / "jars"
+        staged.mkdir()
+        kept = [jar for jar in retrieved if not _bundled(jar.name, bundled)]
+        for jar in kept:
+            shutil.copy2(jar, staged / jar.name)
+        shutil.rmtree(folder, ignore_errors=True)
+        staged.rename(folder)
+    (folder / MANIFEST).write_text(json.dumps({"coordinates": runtime.coordinates, "jars": [j.name for j in kept]}))
+    return folder
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """`fetch`: the Delta jars for this PySpark into the cache (setup.sh runs it in .venv-delta)."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args != ["fetch"]:
+        print(f"usage: {FETCH_COMMAND}", file=sys.stderr)
+        return 2
+    try:
+        folder = fetch(delta_runtime())
+    except DbtRuntimeError as exc:
+        print(exc.msg, file=sys.stderr)
+        return 1
+    print(f"Delta Lake's jars for PySpark {pyspark.__version__}: {folder}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

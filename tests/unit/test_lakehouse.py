@@ -1,0 +1,111 @@
+"""The profile's lakehouse: which Delta runs on which PySpark, the settings that turn it on, and
+the errors a user sees when its jars are missing or the PySpark has no Delta build (no Spark)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views.spark import lakehouse
+
+
+@pytest.fixture
+def jar_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(lakehouse.CACHE_ENV, str(tmp_path))
+    return tmp_path
+
+
+def fetched(cache, runtime, names):
+    folder = cache / runtime.folder
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_bytes(b"jar")
+    (folder / lakehouse.MANIFEST).write_text(json.dumps({"jars": names}))
+    return folder
+
+
+def test_pyspark_4_3_has_no_delta_and_the_error_names_the_extra():
+    with pytest.raises(DbtRuntimeError) as raised:
+        lakehouse.delta_runtime("4.3.0")
+    message = str(raised.value)
+    assert "PySpark 4.3.0" in message
+    assert "io.delta:delta-spark_4.1_2.13:4.4.0" in message
+    assert "pip install 'dbt-window-views[delta]'" in message
+
+
+def test_pyspark_4_1_runs_delta_4_4_for_spark_4_1():
+    assert lakehouse.delta_runtime("4.1.4").coordinates == "io.delta:delta-spark_4.1_2.13:4.4.0"
+
+
+def test_missing_jars_name_the_coordinates_and_the_fetch_command(jar_cache):
+    runtime = lakehouse.delta_runtime("4.1.4")
+    with pytest.raises(DbtRuntimeError) as raised:
+        lakehouse.cached_jars(runtime)
+    message = str(raised.value)
+    assert runtime.coordinates in message
+    assert lakehouse.FETCH_COMMAND in message
+
+
+def test_a_jar_gone_from_the_cache_is_named(jar_cache):
+    runtime = lakehouse.delta_runtime("4.1.4")
+    folder = fetched(
+        jar_cache, runtime, ["io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar"]
+    )
+    (folder / "io.delta_delta-storage-4.4.0.jar").unlink()
+    with pytest.raises(DbtRuntimeError, match="delta-storage-4.4.0.jar missing"):
+        lakehouse.cached_jars(runtime)
+
+
+def test_delta_adds_the_cached_jars_extension_and_catalog(jar_cache, monkeypatch):
+    runtime = lakehouse.delta_runtime("4.1.4")
+    monkeypatch.setattr(lakehouse, "delta_runtime", lambda: runtime)
+    folder = fetched(jar_cache, runtime, ["a-1.jar", "b-2.jar"])
+    settings = lakehouse.with_lakehouse(
+        {lakehouse.LAKEHOUSE_KEY: "delta", "spark.jars": "/x/mine.jar", lakehouse.EXTENSIONS: "my.Extension"}
+    )
+    assert lakehouse.LAKEHOUSE_KEY not in settings
+    assert settings["spark.jars"].split(",") == ["/x/mine.jar", str(folder / "a-1.jar"), str(folder / "b-2.jar")]
+    assert settings[lakehouse.EXTENSIONS] == f"my.Extension,{lakehouse.DELTA_EXTENSION}"
+    assert settings[lakehouse.CATALOG] == lakehouse.DELTA_CATALOG
+
+
+def test_none_and_auto_without_the_extra_leave_the_settings_alone(monkeypatch):
+    monkeypatch.setattr(lakehouse.importlib.util, "find_spec", lambda name: None)
+    assert lakehouse.with_lakehouse({"spark.master": "local[1]"}) == {"spark.master": "local[1]"}
+    assert lakehouse.with_lakehouse({lakehouse.LAKEHOUSE_KEY: "none"}) == {}
+
+
+def test_ivy_jars_pyspark_ships_are_left_out():
+    spark_jars = ["jackson-core-2.18.2.jar", "zstd-jni-1.5.6-9.jar"]
+    assert lakehouse._bundled("com.fasterxml.jackson.core_jackson-core-2.13.5.jar", spark_jars)
+    assert lakehouse._bundled("com.github.luben_zstd-jni-1.5.7-3.jar", spark_jars)
+    assert not lakehouse._bundled("io.delta_delta-spark_4.1_2.13-4.4.0.jar", spark_jars)
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        (
+            {"lakehouse": "hudi"},
+            "profile setting 'lakehouse' = 'hudi' is not valid; expected one of: auto, none, delta",
+        ),
+        ({"lakehouse": "delta", "method": "thrift"}, "configures the Spark the plugin starts (method: session)"),
+    ],
+)
+def test_profile_refuses_a_bad_lakehouse(fields, message):
+    from dbt.adapters.window_views.connections import WindowViewsCredentials
+
+    data = {"schema": "s", "database": "s", "host": "h", **fields}
+    with pytest.raises(DbtRuntimeError) as raised:
+        WindowViewsCredentials.from_dict(WindowViewsCredentials.__pre_deserialize__(data))
+    assert message in str(raised.value)
+
+
+def test_profile_hands_delta_to_the_session():
+    from dbt.adapters.window_views.connections import WindowViewsCredentials
+
+    data = {"schema": "s", "database": "s", "lakehouse": "delta"}
+    creds = WindowViewsCredentials.from_dict(WindowViewsCredentials.__pre_deserialize__(data))
+    assert creds.server_side_parameters[lakehouse.LAKEHOUSE_KEY] == "delta"
