@@ -15,7 +15,7 @@ from typing import Optional
 from sqlglot import exp
 
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
-from dbt.adapters.window_views.query import tvf
+from dbt.adapters.window_views.query import sqlexpr, tvf
 
 CAP = 200
 ELLIPSIS = "..."
@@ -58,7 +58,7 @@ def _user_form(node: exp.Expression) -> exp.Expression:
 def shown(node: exp.Expression, cap: int = CAP) -> str:
     """`node` as the model's SQL reads it, for a message: TVF expansions as their calls, at most
     `cap` characters (cut with an ellipsis)."""
-    text = node.copy().transform(_user_form).sql("spark", comments=False)
+    text = sqlexpr.model_sql(node.copy().transform(_user_form))
     # a reserved name outside a subquery (a generated column): the plugin's, not the user's
     text = _RESERVED.sub(HIDDEN, text)
     return text if len(text) <= cap else text[: cap - len(ELLIPSIS)].rstrip() + ELLIPSIS

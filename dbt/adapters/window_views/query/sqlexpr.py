@@ -9,6 +9,10 @@ from typing import List, Optional, Sequence, Tuple, Union
 
 import sqlglot
 from sqlglot import exp
+from sqlglot.dialects.dialect import nth_value_from_sql
+from sqlglot.dialects.spark import Spark
+from sqlglot.generators.spark import SparkGenerator
+from sqlglot.parsers.spark import SparkParser
 
 from dbt.adapters.window_views import names
 
@@ -28,10 +32,28 @@ def node(value: exp.Expr) -> exp.Expression:
     return value
 
 
+class ModelSql(Spark):
+    """Spark SQL read with the standard window forms Spark lacks kept in the tree (GROUPS frames
+    and EXCLUDE parse in Spark's dialect already; `nth_value(x, n) FROM FIRST | LAST` does not),
+    so query/frames.py rewrites them; written back with them, so a message quotes them."""
+
+    class Parser(SparkParser):
+        SUPPORTS_NTH_VALUE_FROM_MODIFIER = True
+
+    class Generator(SparkGenerator):
+        SUPPORTS_WINDOW_EXCLUDE = True
+        TRANSFORMS = {**SparkGenerator.TRANSFORMS, exp.NthValue: nth_value_from_sql}
+
+
 def parse(text: str) -> exp.Expression:
     """SQL text as an expression: the plugin's templates and the fragments a plan keeps as text
     (a PARTITION BY expression); analysis.parse, dbt's compiled text, parses through it."""
-    return node(sqlglot.parse_one(text, read=DIALECT))
+    return node(sqlglot.parse_one(text, read=ModelSql))
+
+
+def model_sql(tree: exp.Expr) -> str:
+    """An expression as the model's SQL reads (ModelSql): for messages, never for Spark."""
+    return tree.sql(ModelSql, comments=False)
 
 
 def from_item(text: str) -> exp.Expression:
