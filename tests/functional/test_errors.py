@@ -238,6 +238,32 @@ def test_eowc_over_window_that_never_closes_is_an_error(bid_project):
     assert "is not ordered by the watermark column, so its rows never close" in messages["unordered"]
 
 
+BATCHED = """
+{{ config(materialized='window_view', batch_size='day', event_time='window_time', begin='2020-04-15') }}
+select window_start, window_end, window_time, sum(price) as price
+from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+group by window_start, window_end, window_time
+"""
+
+
+def test_sample_and_empty_on_batches_say_what_is_unsupported(bid_project):
+    bid_project.write("seeds/bid.yml", "seeds:\n  - name: bid\n    config:\n      event_time: bidtime\n")
+    bid_project.model("batched", BATCHED)
+    bid_project.dbt("seed")
+    for flags, said in (
+        (("--empty",), "dbt run --empty"),
+        (("--sample", "{'start': '2020-04-15 08:00', 'end': '2020-04-15 08:10'}"), "dbt run --sample"),
+    ):
+        message = errors(bid_project.dbt("run", "--select", "batched", *flags, ok=False))
+        assert f"window_view model 'batched': config 'batch_size' = 'day' cannot run under {said}:" in message, message
+        assert "must read an input table" not in message
+        assert "fix: run it without" in message and "--exclude config.batch_size:day" in message
+    # nothing was written; without the flag it runs
+    assert not bid_project.spark.catalog.tableExists(f"{bid_project.schema}.batched")
+    bid_project.dbt("run", "--select", "batched")
+    assert bid_project.spark.table(f"{bid_project.schema}.batched").count() == 2
+
+
 def test_failed_run_keeps_previous_table(bid_project):
     bid_project.model(
         "wv",

@@ -116,6 +116,7 @@ class WindowViewPlan:
         if parsed.batches is not None:
             if tree is None:
                 raise batch_reads.unreadable(model, compiled.required_error)
+            _check_whole_reads(model, tree, parsed)
             shape = batch_reads.shape_of(model, tree, compiled.windows, parsed.batches, closing)
         labels = tuple(window.label() for window in compiled.windows)
         return cls(
@@ -284,6 +285,28 @@ def _check_unfiltered(model: str, tree: Optional[exp.Expression]) -> None:
             "fix: run it without --sample (leave streaming models out: `--exclude config.execution:streaming`), or "
             "sample a batch window view of the same SQL",
         )
+
+
+def _check_whole_reads(model: str, tree: exp.Expression, config: WindowViewConfig) -> None:
+    """With batch_size the run reads each batch's time range of its input tables itself and
+    records the batches it wrote: dbt's empty (--empty) or sampled (--sample) read of an input
+    would leave it batches of rows it never read, recorded as done."""
+    empty = analysis.empty_reads(tree)
+    sampled = [read.table for read in over_reads.filtered_reads(tree)]
+    if not empty and not sampled:
+        return
+    flag, table = ("--empty", empty[0]) if empty else ("--sample", sampled[0])
+    size = config.required_batches.size
+    raise ModelConfigError(
+        model,
+        "batch_size",
+        f"= '{size}' cannot run under dbt run {flag}: dbt reads {'.'.join(p.name for p in table.parts)} "
+        f"{'as no rows' if empty else 'within the sample'}, but an incremental batch window view reads each batch's "
+        "time range of its inputs itself and records the batches it wrote, so it would record batches of rows it "
+        "never read as done",
+        f"fix: run it without {flag} (leave such models out: `--exclude config.batch_size:{size}`)"
+        + ("; its first run creates the table" if empty else ", or sample a copy of the model without batch_size"),
+    )
 
 
 def _owned(model: str, tree: Optional[exp.Expression]) -> Optional[exp.Expression]:

@@ -253,6 +253,21 @@ def input_tables(tree: exp.Expression) -> List[Tuple[Optional[str], str]]:
     return seen
 
 
+def empty_reads(tree: exp.Expression) -> List[exp.Table]:
+    """The tables dbt renders as an empty read under `--empty`: `(select * from t where false
+    limit 0)`."""
+    found = []
+    for node in tree.find_all(exp.Subquery):
+        select, limit = node.this, node.this.args.get("limit")
+        if not (isinstance(select, exp.Select) and isinstance(limit, exp.Limit) and select.is_star):
+            continue
+        source, where = getattr(select.args.get("from_"), "this", None), select.args.get("where")
+        zero = isinstance(limit.expression, exp.Literal) and limit.expression.this == "0"
+        if isinstance(source, exp.Table) and where is not None and where.this == exp.false() and zero:
+            found.append(source)
+    return found
+
+
 def tvf_markers(compiled: str) -> List[str]:
     """The window TVFs a model uses, as their calls read, from dbt's compiled text (tvf.py reads
     the macros' markers, also where sqlglot cannot parse the SQL)."""
