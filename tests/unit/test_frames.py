@@ -4,10 +4,14 @@ the same rows (run here on DuckDB, which has them all, against the original SQL)
 
 from __future__ import annotations
 
+import random
+
+import duckdb
 import pytest
+import sqlglot
 from sqlglot import exp
 
-from dbt.adapters.window_views.query import analysis
+from dbt.adapters.window_views.query import analysis, frames, sqlexpr
 from dbt.adapters.window_views.query.shown import shown
 
 
@@ -44,3 +48,162 @@ def test_the_parse_keeps_groups_exclude_filter_distinct_ignore_nulls_and_from_la
 )
 def test_a_message_quotes_the_call_as_written(call):
     assert shown(window(f"select {call} from t")).upper() == call.upper()
+
+
+# ---------------------------------------------------------------------------------------------
+# the rewrite, run on DuckDB (Spark SQL transpiled) against DuckDB's own answer to the original
+
+
+def _events() -> duckdb.DuckDBPyConnection:
+    """Rows with ties and NULLs in the order column, NULL values and NULL keys."""
+    rng = random.Random(7)
+    con = duckdb.connect()
+    con.execute("set TimeZone = 'UTC'")
+    con.execute("create table ev (id int, k varchar, v int, ts timestamp)")
+    rows = [
+        (
+            i,
+            rng.choice(["a", "b", None]),
+            None if rng.random() < 0.15 else rng.randint(-5, 20),
+            None if rng.random() < 0.1 else f"2024-01-01 00:{rng.randint(0, 9):02d}:00",
+        )
+        for i in range(70)
+    ]
+    con.executemany("insert into ev values (?, ?, ?, ?)", rows)
+    return con
+
+
+EVENTS = _events()
+
+
+def rewritten(sql: str) -> exp.Expression:
+    return frames.spark(analysis.parse(sql))
+
+
+def on_duckdb(spark_sql: str) -> dict:
+    return dict(EVENTS.execute(sqlglot.transpile(spark_sql, read="spark", write="duckdb")[0]).fetchall())
+
+
+def same(got: dict, want: dict) -> bool:
+    close = [g == w or (isinstance(w, float) and g is not None and abs(g - w) < 1e-9) for g, w in zip_rows(got, want)]
+    return set(got) == set(want) and all(close)
+
+
+def zip_rows(got: dict, want: dict) -> list:
+    return [(got.get(i), want[i]) for i in sorted(want)]
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        "sum(v) over (partition by k order by ts nulls first groups between 1 preceding and 1 following)",
+        "count(*) over (order by ts nulls last groups between 2 preceding and 1 preceding)",
+        "first_value(v) over (partition by k order by ts, id groups between 1 following and unbounded following)",
+        "max(v) over (order by ts desc nulls last groups between unbounded preceding and current row)",
+        "sum(v) over (partition by k order by ts, id rows between 2 preceding and 2 following exclude current row)",
+        "max(v) over (partition by k order by ts nulls first range between unbounded preceding and current row "
+        "exclude ties)",
+        "avg(v) over (partition by k order by ts nulls first groups between 1 preceding and 1 following exclude group)",
+        "count(v) over (order by ts nulls first range between interval 2 minutes preceding and interval 1 minutes "
+        "following exclude current row)",
+        "sum(v) over (order by ts nulls last range between interval 2 minutes preceding and current row exclude ties)",
+        "min(v) filter (where v > 2) over (partition by k order by ts nulls first groups between current row and "
+        "2 following exclude current row)",
+        "count(*) filter (where v > 2) over (partition by k order by ts nulls first groups between unbounded "
+        "preceding and 1 following exclude ties)",
+        "sum(v) over (order by ts rows between 1 preceding and 1 following exclude no others)",
+        "count(distinct v) filter (where v > 3) over (partition by k)",
+        "count(distinct v) over (partition by k order by ts nulls first groups between 1 preceding and current row)",
+        "max(distinct v) over (partition by k)",
+    ],
+)
+def test_a_rewritten_call_gives_duckdbs_rows(call):
+    sql = f"select id, {call} as c from ev t where id > 3"
+    tree = rewritten(sql)
+    spark_sql = sqlexpr.to_sql(tree)
+    assert frames.calls(analysis.parse(spark_sql)) == []
+    want = dict(EVENTS.execute(sqlglot.transpile(sql, read=sqlexpr.ModelSql, write="duckdb")[0]).fetchall())
+    got = on_duckdb(spark_sql)
+    assert same(got, want), (spark_sql, [(i, g, w) for i, (g, w) in zip(sorted(want), zip_rows(got, want)) if g != w])
+
+
+@pytest.mark.parametrize("ignore_nulls", [False, True])
+def test_nth_value_from_last_reads_the_frame_backwards(ignore_nulls):
+    """DuckDB has no FROM LAST: the n-th last of the frame is the list of its values read from the end."""
+    nulls = " ignore nulls" if ignore_nulls else ""
+    frame = "partition by k order by ts nulls first, id rows between 3 preceding and 1 following"
+    sql = f"select id, nth_value(v, 2) from last{nulls} over ({frame}) as c from ev"
+    values = "list_filter(array_agg(v) over w, lambda x: x is not null)" if ignore_nulls else "array_agg(v) over w"
+    want = dict(EVENTS.execute(f"select id, ({values})[-2] from ev window w as ({frame})").fetchall())
+    assert on_duckdb(sqlexpr.to_sql(rewritten(sql))) == want
+    first = "select id, nth_value(v, 2) from first over (order by ts, id) as c from ev"
+    assert sqlexpr.to_sql(rewritten(first)) == "SELECT id, NTH_VALUE(v, 2) OVER (ORDER BY ts, id) AS c FROM ev"
+
+
+def test_a_named_window_is_written_into_its_calls_and_the_select_star_hides_the_helpers():
+    sql = (
+        "select *, sum(v) over w as s, count(*) over w as n, lag(v) over (order by ts, id) as p from ev "
+        "window w as (order by ts groups between 1 preceding and current row)"
+    )
+    spark_sql = sqlexpr.to_sql(rewritten(sql))
+    assert "_wv_" not in spark_sql.split(" FROM ")[0].split("EXCEPT")[0]
+    result = EVENTS.execute(sqlglot.transpile(spark_sql, read="spark", write="duckdb")[0])
+    assert [d[0] for d in result.description] == ["id", "k", "v", "ts", "s", "n", "p"]
+    got = result.fetchall()
+    want = EVENTS.execute(sqlglot.transpile(sql, read=sqlexpr.ModelSql, write="duckdb")[0]).fetchall()
+    assert sorted(got, key=str) == sorted(want, key=str)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "select lag(v) over (order by ts) as a, sum(v) filter (where v > 0) over (order by ts) as b from ev",
+        "select first_value(v) ignore nulls over (partition by k order by ts rows between 1 preceding and "
+        "current row) as a from ev",
+        "select count(*) over (order by ts range between interval 1 hour preceding and current row) from ev",
+    ],
+)
+def test_what_spark_has_passes_through_as_the_same_tree(sql):
+    tree = analysis.parse(sql)
+    assert frames.spark(tree) is tree
+
+
+@pytest.mark.parametrize(
+    ("sql", "message"),
+    [
+        (
+            "select sum(distinct v) over (partition by k) from ev",
+            "`SUM(DISTINCT v) OVER (PARTITION BY k)`: Spark computes no DISTINCT window aggregate",
+        ),
+        (
+            "select stddev(v) over (order by ts rows between 1 preceding and 1 following exclude current row) from ev",
+            "EXCLUDE CURRENT ROW (which Spark lacks) for sum, count, min, max and avg",
+        ),
+        (
+            "select sum(v) over (order by ts, id rows between 1 preceding and 1 following exclude ties) from ev",
+            "excludes the current row's peers from a ROWS frame",
+        ),
+        (
+            "select sum(v) over (order by v range between 2 preceding and 2 following exclude group) from ev",
+            "excludes rows from a RANGE frame with a numeric offset",
+        ),
+        (
+            "select k, sum(sum(v)) over (order by k groups between 1 preceding and current row) from ev group by k",
+            "needs its rows' peer groups, which the plugin numbers in a subquery of the query's FROM, and the query "
+            "has GROUP BY",
+        ),
+        (
+            "select nth_value(v, 2) from last over (partition by k) from ev",
+            "counts from the last row of a frame without ORDER BY",
+        ),
+        (
+            "select row_number() over (order by ts groups between 1 preceding and current row) from ev",
+            "has a GROUPS frame, but ROW_NUMBER reads no frame",
+        ),
+    ],
+)
+def test_what_cannot_be_made_exact_is_refused_naming_the_call(sql, message):
+    with pytest.raises(frames.FrameError) as refused:
+        rewritten(sql)
+    assert message in str(refused.value)
+    assert "fix: " in str(refused.value) and "_wv_" not in str(refused.value)
