@@ -189,8 +189,8 @@ def test_what_spark_has_passes_through_as_the_same_tree(sql):
         ),
         (
             "select k, sum(sum(v)) over (order by k groups between 1 preceding and current row) from ev group by k",
-            "needs its rows' peer groups, which the plugin numbers in a subquery of the query's FROM, and the query "
-            "has GROUP BY",
+            "needs its rows' peer groups, which the plugin numbers in a subquery of the relation the query reads, "
+            "and the query has GROUP BY",
         ),
         (
             "select nth_value(v, 2) from last over (partition by k) from ev",

@@ -145,8 +145,8 @@ class _Select:
         if why is not None or source is None:
             raise FrameError(
                 f"`{shown(first)}` needs its rows' peer groups, which the plugin numbers in a subquery of the "
-                f"query's FROM, and {why or 'the query has no FROM'}; fix: compute the query's rows in a CTE or an "
-                "upstream model and apply the window over them in a SELECT of its own"
+                f"relation the query reads, and {why or 'the query reads none'}; fix: compute the query's rows in a "
+                "CTE or an upstream model and apply the window over them in a query of its own"
             )
         helpers = [exp.alias_(w, n, quoted=True) for n, w in self.helpers.columns.values()]
         inner = exp.select(exp.Star(), *helpers).from_(source.this.copy())
