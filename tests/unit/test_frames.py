@@ -11,6 +11,8 @@ import pytest
 import sqlglot
 from sqlglot import exp
 
+from dbt.adapters.window_views.errors import ModelSqlError
+from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from dbt.adapters.window_views.query import analysis, frames, sqlexpr
 from dbt.adapters.window_views.query.shown import shown
 
@@ -207,3 +209,57 @@ def test_what_cannot_be_made_exact_is_refused_naming_the_call(sql, message):
         rewritten(sql)
     assert message in str(refused.value)
     assert "fix: " in str(refused.value) and "_wv_" not in str(refused.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# the plan: rewritten for a batch build, refused where a run reads or keeps part of the input
+
+FRAMED = "select id, sum(v) over (order by ts groups between 1 preceding and current row) as s from main.ev"
+FILTERED = FRAMED.replace(
+    "from main.ev", "from (select * from main.ev where ts >= '2024-01-02 00:00:00' and ts < '2024-01-03 00:00:00') ev"
+)
+
+
+def plan(sql: str, **config: object) -> WindowViewPlan:
+    return WindowViewPlan.from_model("m", sql, {"materialized": "window_view", **config})
+
+
+def test_a_batch_plan_runs_the_rewritten_sql():
+    built = plan(FRAMED)
+    assert "GROUPS" not in built.sql.upper() and "DENSE_RANK()" in built.sql
+    assert frames.calls(analysis.parse(built.sql)) == []
+    assert plan("select id, lag(v) over (order by ts) as p from main.ev").sql.startswith("select id, lag(v)")
+
+
+@pytest.mark.parametrize(
+    ("sql", "config", "why", "fix"),
+    [
+        (
+            FRAMED,
+            {"execution": "streaming", "watermark": {"column": "ts", "delay": "1 minute"}},
+            "a stream computes over windows from the rows it keeps",
+            "fix: compute it in a window_view with execution='batch'",
+        ),
+        (
+            FRAMED,
+            {"event_time": "ts", "batch_size": "day", "begin": "2024-01-01"},
+            "with batch_size each batch reads its input only as far as its over windows reach",
+            "fix: remove batch_size",
+        ),
+        (FILTERED, {}, "dbt filters its input to a time range", "fix: run it without the time filter"),
+        (
+            FRAMED,
+            {"emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 minute"}},
+            "emit='on_window_close' keeps the rows whose frames the watermark has closed",
+            "fix: use emit='on_update'",
+        ),
+    ],
+)
+def test_a_run_over_part_of_the_input_refuses_the_rewritten_forms_at_compile_time(sql, config, why, fix):
+    with pytest.raises(ModelSqlError) as refused:
+        plan(sql, **config)
+    message = str(refused.value)
+    assert "window_view model 'm': `SUM(v) OVER (ORDER BY ts GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW)` uses a " in (
+        message.replace("groups", "GROUPS").replace("preceding", "PRECEDING")
+    )
+    assert why in message and fix in message and "_wv_" not in message

@@ -9,6 +9,7 @@ process, and both get the same plan object.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import json
 from dataclasses import dataclass
@@ -27,7 +28,7 @@ from dbt.adapters.window_views.model.config import (
 )
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.plans import batch_reads, over_reads
-from dbt.adapters.window_views.query import analysis, sqlexpr, tvf
+from dbt.adapters.window_views.query import analysis, frames, sqlexpr, tvf
 from dbt.adapters.window_views.query.analysis import FrameKind
 
 if TYPE_CHECKING:  # imported where used: a batch model's compile and run skip its 25 ms import
@@ -89,6 +90,7 @@ class WindowViewPlan:
         cls, model: str, compiled: "_Compiled", config: Mapping[str, Any], upstream: Sequence[Upstream]
     ) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
+        compiled = _spark_frames(model, compiled, parsed)
         tree, analyzed = compiled.tree, compiled.analyzed
         columns: Tuple[ColumnUse, ...] = ()
         inputs: Tuple[Tuple[Optional[str], str], ...] = ()
@@ -337,6 +339,51 @@ def _close_sql(model: str, compiled: "_Compiled", owned: Optional[exp.Expression
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, fix) from exc
     return sql
+
+
+def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":
+    """The window forms Spark lacks (GROUPS, EXCLUDE, DISTINCT, FROM LAST) rewritten by
+    query/frames.py for a batch build of the whole input; refused where a run reads or keeps
+    only part of it. `analyzed` stays the model's own tree, for the checks of its columns."""
+    tree = compiled.tree
+    if tree is None or not frames.calls(tree):
+        return compiled
+    try:
+        partial = _partial_run(config, tree)
+        if partial is not None:
+            frames.refuse(tree, *partial)
+        rewritten = frames.spark(tree)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "see docs/frames.md") from exc
+    return dataclasses.replace(compiled, code=sqlexpr.to_sql(rewritten), tree=rewritten, analyzed=tree)
+
+
+def _partial_run(config: WindowViewConfig, tree: exp.Expression) -> Optional[Tuple[str, str]]:
+    """Why a run of the model reads or keeps part of its input, and the fix, for frames.refuse."""
+    if config.execution is Execution.STREAMING:
+        return (
+            "a stream computes over windows from the rows it keeps, batch by batch, which has none of these forms",
+            "compute it in a window_view with execution='batch', or write the frame as ROWS or RANGE without EXCLUDE",
+        )
+    if config.batches is not None:
+        return (
+            "with batch_size each batch reads its input only as far as its over windows reach, which the plugin "
+            "does not work out for this form",
+            "remove batch_size, so each run builds the whole table",
+        )
+    if over_reads.filtered_reads(tree):
+        return (
+            "dbt filters its input to a time range (a microbatch batch, --event-time-start/end or --sample), and "
+            "the plugin does not work out how far past the range this form reads",
+            "run it without the time filter, or compute the window in a model whose input is not filtered",
+        )
+    if config.emit is Emit.ON_WINDOW_CLOSE:
+        return (
+            "emit='on_window_close' keeps the rows whose frames the watermark has closed, which the plugin does "
+            "not work out for this form",
+            "use emit='on_update'",
+        )
+    return None
 
 
 def _text(compiled: "_Compiled", owned: Optional[exp.Expression]) -> str:

@@ -149,7 +149,10 @@ def _frame(spec: Optional[exp.WindowSpec], has_order: bool, call: str, generated
         # SQL default: with ORDER BY the frame runs to the current row's last peer, else the partition
         end = FrameBound(BoundKind.CURRENT) if has_order else FrameBound(BoundKind.UNBOUNDED, Side.FOLLOWING)
         return Frame(FrameKind.RANGE, FrameBound(BoundKind.UNBOUNDED, Side.PRECEDING), end)
-    kind = FrameKind(str(spec.args.get("kind") or "range").lower())
+    kind_name = str(spec.args.get("kind") or "range").lower()
+    if kind_name not in {k.value for k in FrameKind}:  # GROUPS: query/frames.py rewrites it for a batch build
+        raise AnalysisError(f"`{call}` has a {kind_name.upper()} frame, which Spark SQL lacks")
+    kind = FrameKind(kind_name)
     sides = {k: (Side(str(spec.args[k]).lower()) if spec.args.get(k) else None) for k in ("start_side", "end_side")}
     start = _bound(kind, spec.args.get("start"), sides["start_side"], call, generated)
     end = (

@@ -61,6 +61,18 @@ def calls(tree: exp.Expression) -> List[Tuple[exp.Window, str]]:
     return found
 
 
+def refuse(tree: exp.Expression, why: str, fix: str) -> None:
+    """Raise a FrameError for the first call whose form Spark lacks, where the plugin's rewrite
+    does not apply (`why`: the model's execution), if any."""
+    found = calls(tree)
+    if found:
+        window, form = found[0]
+        raise FrameError(
+            f"`{shown(window)}` uses {form}, which Spark SQL lacks and the plugin rewrites for a batch build of "
+            f"the whole input only: {why}; fix: {fix}"
+        )
+
+
 def spark(tree: exp.Expression) -> exp.Expression:
     """`tree` in Spark SQL: itself when Spark has every form it uses, else a rewritten copy."""
     if not calls(tree):
