@@ -109,3 +109,25 @@ def test_profile_hands_delta_to_the_session():
     data = {"schema": "s", "database": "s", "lakehouse": "delta"}
     creds = WindowViewsCredentials.from_dict(WindowViewsCredentials.__pre_deserialize__(data))
     assert creds.server_side_parameters[lakehouse.LAKEHOUSE_KEY] == "delta"
+
+
+def test_an_unreachable_maven_is_named_with_the_coordinates_and_the_fix(jar_cache, monkeypatch):
+    import subprocess
+
+    ivy_says = (
+        ":: problems summary ::\n:::: WARNINGS\n\t\t::::::::::::::::::::::::::::::::::::::::::::::\n"
+        "\t\t::          UNRESOLVED DEPENDENCIES         ::\n"
+        "\t\t:: io.delta#delta-spark_4.1_2.13;4.4.0: not found\n"
+        "Exception in thread main java.lang.RuntimeException: [unresolved dependency: io.delta#delta-spark_4.1_2.13;4.4.0: not found]\n"
+    )
+    monkeypatch.setattr(
+        lakehouse.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=ivy_says)
+    )
+    runtime = lakehouse.delta_runtime("4.1.4")
+    with pytest.raises(DbtRuntimeError) as raised:
+        lakehouse.fetch(runtime)
+    message = str(raised.value)
+    assert "could not fetch io.delta:delta-spark_4.1_2.13:4.4.0 from Maven Central (spark-submit exited 1" in message
+    assert "unresolved dependency: io.delta#delta-spark_4.1_2.13;4.4.0: not found" in message
+    assert "reaches https://repo1.maven.org" in message and lakehouse.FETCH_COMMAND in message
+    assert not (jar_cache / runtime.folder).exists()  # nothing half fetched is left as if whole

@@ -235,7 +235,8 @@ class WindowViewConfig:
                 file_format,
                 "cannot be used with batch_size: the table is parquet, one partition per batch, "
                 "each replaced by pointing it at a new directory",
-                "fix: leave file_format unset (parquet), or remove batch_size",
+                "fix: leave file_format unset (parquet), or remove batch_size (a batch window view on Delta is "
+                "replaced whole in one commit each run: docs/delta-iceberg.md)",
                 "is not supported with batch_size, whose table is partitioned by its batch column "
                 "(<event_time>_<batch_size>)",
             )
@@ -245,7 +246,8 @@ class WindowViewConfig:
                 file_format,
                 "cannot be used: execution='streaming' writes parquet files through its own commit protocol, "
                 f"not file_format '{file_format}'",
-                "fix: leave file_format unset (parquet); Delta/Iceberg MERGE needs their jars, which come from Maven",
+                "fix: leave file_format unset (parquet), or build the Delta table in batch: execution='batch' "
+                "(docs/delta-iceberg.md)",
                 "is not supported with execution='streaming', whose files are grouped by day of window_end "
                 "so that a run rewrites only the days that changed",
             )

@@ -6,12 +6,19 @@ versions stay in the log for `DESCRIBE HISTORY` and time travel until VACUUM rem
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views.spark.session import spark_session
+from dbt.adapters.window_views.storage import filesystems, paths
 from dbt.adapters.window_views.storage.table_format import Build, TableFormat
 
 PROVIDER = re.compile(r"^Provider: delta\s*$", re.M | re.I)
+LOG = "_delta_log"
+WINDOW_VIEW_PROPERTY = "window_views.execution"  # every window view's table has it (model/config.py)
 
 
 def is_delta(relation: Any) -> bool:
@@ -36,8 +43,38 @@ class DeltaTables:
             # the table's one folder: the one it has, or <root>/<alias> for its first build
             found = adapter.table_location(existing) if existing is not None else None
             location = found or f"{location_root.rstrip('/')}/{relation.identifier}"
+            if found is None:
+                _check_no_foreign_table(adapter, relation, location)
         return Build(relation, replace=True, location=location)
 
     def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
         if not build.replace:
             self._other.into_place(adapter, build, relation, existing)
+
+
+def _first_metadata(adapter: Any, location: str) -> Optional[Dict[str, Any]]:
+    """The metaData action of the first commit in a folder's Delta log; None without a log."""
+    commits = sorted(name for name in adapter.list_location(paths.join(location, LOG)) if name.endswith(".json"))
+    if not commits:
+        return None
+    files = filesystems.for_client(spark_session(adapter.config.credentials.server_side_parameters))
+    text = files.read_bytes(paths.join(paths.normalize(location), LOG, commits[0])).decode()
+    actions = [json.loads(line) for line in text.splitlines() if line.strip()]
+    return next((a["metaData"] for a in actions if "metaData" in a), {})
+
+
+def _check_no_foreign_table(adapter: Any, relation: Any, location: str) -> None:
+    """A model's first Delta build, into a folder that already holds a Delta table the catalog
+    does not know: CREATE OR REPLACE would silently make another tool's table an old version of
+    this one. A window view's own table (a metastore lost, the folder kept) is replaced."""
+    metadata = _first_metadata(adapter, location)
+    if metadata is None or WINDOW_VIEW_PROPERTY in (metadata.get("configuration") or {}):
+        return
+    fields = json.loads(metadata.get("schemaString") or "{}").get("fields", [])
+    columns = ", ".join(f["name"] for f in fields) or "none"
+    raise DbtRuntimeError(
+        f"window_view model '{relation.identifier}': its folder {paths.shown(location)} already holds a Delta table "
+        f"that no window view made (columns: {columns}), and the catalog has no table {relation} there; building "
+        "would replace that table; fix: move that table elsewhere or set another location_root (or, to replace it, "
+        "delete the folder first)"
+    )
