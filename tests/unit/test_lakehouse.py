@@ -92,6 +92,7 @@ def test_ivy_jars_pyspark_ships_are_left_out():
             "profile setting 'lakehouse' = 'hudi' is not valid; expected one of: auto, none, delta",
         ),
         ({"lakehouse": "delta", "method": "thrift"}, "configures the Spark the plugin starts (method: session)"),
+        ({"lakehouse": "delta", "warm_spark": True}, "the warm Spark server does not start with Delta Lake's jars yet"),
     ],
 )
 def test_profile_refuses_a_bad_lakehouse(fields, message):

@@ -116,6 +116,12 @@ class WindowViewsCredentials(SparkCredentials):
                 f"not method: {self.method}, whose server has its own jars; fix: remove lakehouse, and give that "
                 "server Delta's jars and settings (docs/delta-iceberg.md)"
             )
+        if self.warm_spark is True and lakehouse.chosen({lakehouse.LAKEHOUSE_KEY: self.lakehouse}) == lakehouse.DELTA:
+            why = "" if self.lakehouse == lakehouse.DELTA else " (auto: the [delta] extra is installed)"
+            raise DbtRuntimeError(
+                f"profile setting 'lakehouse' = '{self.lakehouse}'{why} needs Spark in the dbt process: the warm Spark "
+                "server does not start with Delta Lake's jars yet; fix: remove warm_spark, or set lakehouse: none"
+            )
         if self.lakehouse != lakehouse.AUTO and self.method == SparkConnectionMethod.SESSION:
             self.server_side_parameters = {**self.server_side_parameters, lakehouse.LAKEHOUSE_KEY: self.lakehouse}
 
