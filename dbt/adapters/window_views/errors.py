@@ -6,6 +6,8 @@ Three kinds reach dbt, each naming the model and what to do:
   and the materialization fail the same way, before anything runs.
 - `ModelOutputError` is a DbtRuntimeError: the model's output columns, which only Spark can
   tell, do not fit the execution; the runner raises it before anything runs.
+- `ModelDataError` is a DbtRuntimeError: a batch build whose input rows, as the model reads them,
+  cannot give its result (every time NULL); raised before the build writes.
 - `StreamFailure` is a DbtRuntimeError: a streaming run that met something at run time (its
   checkpoint, its files, Spark) names the micro-batch and the file where it can, and how to recover.
 - `MacroArgumentError` is a CompilationError: a window macro's argument (query/window_arguments.py),
@@ -54,6 +56,15 @@ class ModelOutputError(DbtRuntimeError):
     """A window_view model whose output columns, which only Spark can tell, the execution cannot
     honour: found as a run starts. Not a CompilationError, which dbt prints with the stack of
     macros it was raised in (the materialization's), not the model's words alone."""
+
+    def __init__(self, model: str, problem: str, fix: str) -> None:
+        self.model = model
+        super().__init__(f"window_view model '{model}': {problem}; fix: {fix}")
+
+
+class ModelDataError(DbtRuntimeError):
+    """A window_view model whose input rows, as the model reads them, cannot give the result it
+    asks for (a time column NULL on every row): found by a batch build before it writes."""
 
     def __init__(self, model: str, problem: str, fix: str) -> None:
         self.model = model

@@ -13,6 +13,10 @@
   {%- call statement('main') -%}
     {{ window_views._create_window_view_table(build, built) }}
   {%- endcall -%}
+  {#- the status dbt prints says how many rows a NULL time left out -#}
+  {%- if built['nulls'] -%}
+    {% do store_result('main', response=adapter.batch_response(load_result('main')['response'], built['nulls'])) %}
+  {%- endif -%}
   {% do adapter.swap_into_place(plan, build, target_relation, existing_relation) %}
 
   {% do apply_grants(target_relation, config.get('grants'), should_revoke(existing_relation, full_refresh_mode=True)) %}

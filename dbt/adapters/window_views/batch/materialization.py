@@ -4,9 +4,11 @@ model's. A mixin of the adapter (impl.py), so dbt finds them as `@available` the
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, Dict, Optional
 
 from dbt.adapters.base import available
+from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.impl import SparkAdapter
 
 from dbt.adapters.window_views.batch import incremental, swap
@@ -24,6 +26,13 @@ class BatchMaterialization(SparkAdapter):
         """The statement that builds a batch window view, and the metadata to record with it."""
         refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
         return batch.statement(self, plan)
+
+    @available
+    def batch_response(self, response: AdapterResponse, nulls: Optional[str]) -> AdapterResponse:
+        """The build's response, its message saying what the build found of NULL times."""
+        if not nulls:
+            return response
+        return replace(response, _message=f"{response._message}; {nulls}")
 
     @available
     def run_batches(

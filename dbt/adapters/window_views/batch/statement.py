@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
 from dbt.adapters.window_views.batch.watermark import batch_watermark
-from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
+from dbt.adapters.window_views.errors import AnalysisError, ModelDataError, ModelSqlError
 from dbt.adapters.window_views.kinds import emit
 from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
-from dbt.adapters.window_views.query import analysis, ddl, sqlexpr
+from dbt.adapters.window_views.query import analysis, ddl, sqlexpr, time_nulls
 
 
 def _output_columns(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
@@ -65,13 +66,40 @@ def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe
     return output
 
 
+def null_times(adapter: Any, plan: WindowViewPlan) -> Optional[str]:
+    """The rows whose time column is NULL, counted in one query over what the windows read:
+    NULL on every row (a parse without a format) fails the build before it writes; on some, what
+    the run's message says of them (None: none, or no time column the tree shows)."""
+    try:
+        tree = analysis.parse(plan.sql)
+    except AnalysisError:
+        return None  # SQL beyond sqlglot: Spark alone reads it
+    reads = time_nulls.reads(tree, [use.column for use in plan.columns if use.time])
+    if not reads:
+        return None
+    try:
+        _, table = adapter.execute(sqlexpr.to_sql(time_nulls.count_query(tree, reads)), fetch=True)
+    except DbtRuntimeError:
+        return None  # a read the count cannot reach alone (its SQL Spark's to refuse): the build says
+    said = []
+    for index, rows, nulls, sample in sorted(tuple(row) for row in table.rows):
+        read = reads[int(index)]
+        if rows and nulls == rows:
+            raise ModelDataError(plan.model, *time_nulls.every_null(read, int(rows), sample))
+        if nulls:
+            said.append(time_nulls.some_null(read, int(nulls)))
+    return "; ".join(said) or None
+
+
 def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
-    """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ...}"""
+    """{'sql': the SELECT to build the table with, 'properties': ..., 'summary': ..., 'nulls':
+    what the run's message says of NULL times, or None}"""
     inputs = InputColumns(adapter)
     # one DESCRIBE QUERY serves both of its readers: event_time's check and the close filter
     output = _checked(
         adapter, plan, inputs.columns_of, describe=plan.config.event_time is not None or plan.close_sql is not None
     )
+    nulls = null_times(adapter, plan)  # after the column checks: a misspelled column is theirs to name
     properties = plan.properties()
     closed: Optional[exp.Expression] = None
     if plan.close_sql is not None:
@@ -91,4 +119,4 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     paned = None if query is None else tvf_panes.paned(query, inputs.types_of)
     built = paned if paned is not None else closed
     sql = plan.sql if built is None else sqlexpr.to_sql(built)
-    return {"sql": sql, "properties": properties, "summary": summary(properties)}
+    return {"sql": sql, "properties": properties, "summary": summary(properties), "nulls": nulls}

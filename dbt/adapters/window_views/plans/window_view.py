@@ -28,7 +28,7 @@ from dbt.adapters.window_views.model.config import (
 )
 from dbt.adapters.window_views.model.upstream import Upstream
 from dbt.adapters.window_views.plans import batch_reads, over_reads
-from dbt.adapters.window_views.query import analysis, frames, sqlexpr, tvf
+from dbt.adapters.window_views.query import analysis, frames, sqlexpr, tvf, window_columns
 from dbt.adapters.window_views.query.analysis import FrameKind
 
 if TYPE_CHECKING:  # imported where used: a batch model's compile and run skip its 25 ms import
@@ -97,6 +97,7 @@ class WindowViewPlan:
         if analyzed is not None:
             inputs = tuple(analysis.input_tables(analyzed))
             columns = _column_uses(analyzed, parsed)
+            _check_ctes_not_windowed(model, analyzed)
         if analyzed is not None and parsed.event_time is not None:
             _check_event_time_selected(model, parsed.event_time, analyzed)
         stream, close_sql, sql = None, None, compiled.code
@@ -146,6 +147,7 @@ class WindowViewPlan:
         keeps its upstream table's rows as state, so there even a TVF over a CTE must name the
         table's columns. `columns_of(relation)` gives its columns and types, or None if unknown."""
         known = {relation: columns_of(relation) for relation in self.inputs}
+        _check_inputs_not_windowed(self.model, self.columns, known)
         for use in self.columns:
             if use.via_cte and self.stream is None:
                 continue
@@ -242,6 +244,46 @@ def _column_uses(tree: exp.Expression, config: WindowViewConfig) -> Tuple[Column
     if config.watermark is not None:
         uses.append(ColumnUse("config 'watermark'", config.watermark.column, None, time=True))
     return tuple(uses) + _range_order_uses(tree)
+
+
+def _check_ctes_not_windowed(model: str, tree: exp.Expression) -> None:
+    """At compile time, what the SQL says: a window TVF over a CTE of the model that already
+    selects window columns (an upstream table's are checked as the run starts, check_columns)."""
+    ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
+    for select in tree.find_all(exp.Select):
+        table = select.find(exp.Table) if any("window_views:tvf:" in c for c in select.comments or []) else None
+        query = ctes.get(table.name.lower()) if table is not None and not table.db else None
+        if not isinstance(query, exp.Query) or any(s.is_star for s in query.selects):
+            continue
+        clash = window_columns.added_again(query.named_selects)
+        if clash and table is not None:
+            window = tvf.on_node(select)
+            macro = f"window_views.{window[0].kind}" if window else "a window macro"
+            raise _windowed_again(model, macro, table.name, clash)
+
+
+def _check_inputs_not_windowed(
+    model: str, uses: Sequence[ColumnUse], known: Mapping[Tuple[Optional[str], str], Optional[List[Tuple[str, str]]]]
+) -> None:
+    """A window TVF over an input table that already has window columns (its time_col's use
+    names the relation the TVF reads)."""
+    for use in uses:
+        if use.relation is None or not use.where.endswith("argument 'time_col'"):
+            continue
+        clash = window_columns.added_again(c for c, _ in known.get(use.relation) or ())
+        if clash:
+            raise _windowed_again(model, use.where.split(" argument")[0], _relation_name(use.relation), clash)
+
+
+def _windowed_again(model: str, macro: str, relation: str, clash: Sequence[str]) -> ModelSqlError:
+    columns = ", ".join(f"`{c}`" for c in clash)
+    return ModelSqlError(
+        model,
+        f"{macro} windows {relation}, which already has the column{'s' if len(clash) > 1 else ''} {columns}: "
+        "the window adds its own, and Spark could not tell the two apart",
+        f"read only the columns you need from {relation}, without them (or renamed, e.g. {clash[-1]} to "
+        f"{relation.rsplit('.', 1)[-1]}_{clash[-1]}), and window that",
+    )
 
 
 def _range_order_uses(tree: exp.Expression) -> Tuple[ColumnUse, ...]:

@@ -6,7 +6,7 @@ window join, and a stream keys its results by the column that is window_start (q
 from __future__ import annotations
 
 from enum import Enum
-from typing import Dict, Iterator, List, Optional, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from sqlglot import exp
 
@@ -21,6 +21,17 @@ class Bound(str, Enum):
 
 _NAMES = {b.value: b for b in Bound}
 _DEPTH = 32  # subqueries followed at most: deeper nesting is no window column
+
+
+# the columns every window TVF adds to its input's
+ADDED = ("window_start", "window_end", "window_time")
+
+
+def added_again(columns: Iterable[str]) -> List[str]:
+    """The columns of an input a window TVF over it would add a second time (Spark's
+    AMBIGUOUS_REFERENCE on each)."""
+    have = {c.strip("`").lower() for c in columns}
+    return [c for c in ADDED if c in have]
 
 
 def _name(node: exp.Expression) -> str:

@@ -11,13 +11,14 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
+from sqlglot import exp
 
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, StreamFailure
 from dbt.adapters.window_views.kinds import model_kind
 from dbt.adapters.window_views.model.config import LateData, OnChange
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
-from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query import ddl, time_nulls
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.records import ModelRecord, RebuildStep
 from dbt.adapters.window_views.spark.connect import is_connect
@@ -522,6 +523,7 @@ def _result(run: StreamRun) -> StreamResult:
         idle=totals.idle,
         state_rows=last.state_rows if last is not None else 0,
     )
+    _check_times(run, result)
     keeps_late = plan.config.late_data == LateData.TABLE
     result.properties = {
         "window_views.watermark_reached": describe_epoch_micros(result.watermark),
@@ -534,6 +536,29 @@ def _result(run: StreamRun) -> StreamResult:
     if keeps_late:
         result.properties[LOCATION_PROPERTY["late table"]] = where.late
     return result
+
+
+def _check_times(run: StreamRun, result: StreamResult) -> None:
+    """Rows came in and every one was kept aside with no watermark yet: no row has had a time
+    (late_rows.py keeps a NULL time aside), so the model's time column is NULL on every row,
+    a parse without a format upstream, and the table stays empty however long it streams."""
+    if not result.rows_in or result.late != result.rows_in or result.watermark is not None:
+        return
+    plan = run.plan
+    read = time_nulls.TimeRead(
+        plan.watermark.column,
+        " and ".join(i.source for i in plan.inputs),
+        model_kind.window_of(plan.kind) is not None,
+        exp.null(),
+    )
+    problem, fix = time_nulls.every_null(read, result.rows_in, None)
+    kept = f"its late table {run.late_target} keeps them" if plan.config.late_data == LateData.TABLE else "dropped"
+    raise StreamFailure(
+        plan.model,
+        f"{problem} (the stream counted them late: {kept})",
+        f"{fix}; then run `dbt run --full-refresh -s {plan.model}` to stream its rows again",
+        path=run.where.checkpoint,
+    )
 
 
 def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
