@@ -83,7 +83,18 @@ def rewritten(sql: str) -> exp.Expression:
 
 
 def on_duckdb(spark_sql: str) -> dict:
-    return dict(EVENTS.execute(sqlglot.transpile(spark_sql, read="spark", write="duckdb")[0]).fetchall())
+    """Spark SQL's rows on DuckDB, which reads no DAY TO SECOND interval: those as microseconds."""
+    tree = sqlglot.parse_one(spark_sql, read="spark").transform(_in_micros)
+    return dict(EVENTS.execute(tree.sql("duckdb")).fetchall())
+
+
+def _in_micros(node: exp.Expression) -> exp.Expression:
+    if not (isinstance(node, exp.Interval) and isinstance(node.unit, exp.IntervalSpan)):
+        return node
+    days, clock = node.this.name.split(" ")
+    hours, minutes, seconds = clock.split(":")
+    micros = round(((int(days) * 24 + int(hours)) * 60 + int(minutes)) * 60_000_000 + float(seconds) * 1_000_000)
+    return exp.Interval(this=exp.Literal.string(str(micros)), unit=exp.Var(this="MICROSECOND"))
 
 
 def same(got: dict, want: dict) -> bool:
@@ -114,6 +125,9 @@ def zip_rows(got: dict, want: dict) -> list:
         "count(*) filter (where v > 2) over (partition by k order by ts nulls first groups between unbounded "
         "preceding and 1 following exclude ties)",
         "sum(v) over (order by ts rows between 1 preceding and 1 following exclude no others)",
+        "avg(v) over (partition by k order by ts nulls first groups between 3 preceding and 2 preceding exclude ties)",
+        "sum(v) over (order by ts nulls last range between interval 3 minutes preceding and interval 1 minutes "
+        "preceding exclude group)",
         "count(distinct v) filter (where v > 3) over (partition by k)",
         "count(distinct v) over (partition by k order by ts nulls first groups between 1 preceding and current row)",
         "max(distinct v) over (partition by k)",

@@ -272,15 +272,30 @@ def _range_sign(bound: Bound, call: str) -> int:
             "the current value the plugin cannot bound (it can for an INTERVAL on a timestamp); fix: order by a "
             "timestamp with INTERVAL offsets, or use a GROUPS or ROWS frame"
         )
+    return sign if _micros(value, call) else 0
+
+
+def _micros(value: exp.Interval, call: str) -> int:
     text = f"{value.this.name} {value.unit.name if value.unit else ''}".strip()
     try:
-        return sign if Interval.parse(text.lower(), allow_zero=True).micros else 0
+        return Interval.parse(text.lower(), allow_zero=True).micros
     except IntervalError as exc:
         raise FrameError(f"RANGE frame offset in `{call}`: {exc}") from exc
 
 
+def _day_to_second(micros: int) -> exp.Interval:
+    """An interval as DAY TO SECOND: Spark frames a RANGE only by two bounds of one interval type."""
+    seconds, fraction = divmod(micros, 1_000_000)
+    minutes, second = divmod(seconds, 60)
+    hours, minute = divmod(minutes, 60)
+    days, hour = divmod(hours, 24)
+    text = "{} {:02d}:{:02d}:{:02d}.{:06d}".format(days, hour, minute, second, fraction)
+    span = exp.IntervalSpan(this=exp.Var(this="DAY"), expression=exp.Var(this="SECOND"))
+    return exp.Interval(this=exp.Literal.string(text), unit=span)
+
+
 # the least step of a timestamp: a RANGE bound just before or after the current value
-_MICRO = exp.Interval(this=exp.Literal.string("1"), unit=exp.Var(this="MICROSECOND"))
+_MICRO = _day_to_second(1)
 _BEFORE: Bound = (exp.Literal.number(1), "PRECEDING")
 _AFTER: Bound = (exp.Literal.number(1), "FOLLOWING")
 
@@ -434,6 +449,8 @@ class _Excluded:
         """The frame less the rows EXCLUDE takes out, as windows Spark frames."""
         call, frame = self.call, self.frame
         if not self._holds_peers():  # the current row and its peers are outside the frame
+            if frame.kind == "GROUPS":
+                return [call.over_ranks(frame.start, frame.end)]
             return [sqlexpr.window(call.window.this, call.partition, _keys(call.order), frame.spec())]
         if frame.kind == "ROWS":
             if frame.exclude != "CURRENT ROW":
@@ -457,15 +474,19 @@ class _Excluded:
     def _around(self, frame: _Frame, kind: str, before: Bound, after: Bound) -> List[exp.Window]:
         """The frame's part before the current row (its peers) and after, framed over the order."""
         call, pieces = self.call, []
-        if self._sign(frame.start) < 0:
-            pieces.append(
-                sqlexpr.window(call.window.this, call.partition, _keys(call.order), _spec(kind, frame.start, before))
-            )
-        if self._sign(frame.end) > 0:
-            pieces.append(
-                sqlexpr.window(call.window.this, call.partition, _keys(call.order), _spec(kind, after, frame.end))
-            )
+        before_current, after_current = self._sign(frame.start) < 0, self._sign(frame.end) > 0
+        if kind == "RANGE":  # bounds of one interval type with the microsecond's
+            frame = _Frame(kind, self._typed(frame.start), self._typed(frame.end), frame.exclude)
+        order = _keys(call.order)
+        if before_current:
+            pieces.append(sqlexpr.window(call.window.this, call.partition, order, _spec(kind, frame.start, before)))
+        if after_current:
+            pieces.append(sqlexpr.window(call.window.this, call.partition, order, _spec(kind, after, frame.end)))
         return pieces
+
+    def _typed(self, bound: Bound) -> Bound:
+        value, side = bound
+        return (_day_to_second(_micros(value, self.call.call)), side) if isinstance(value, exp.Interval) else bound
 
     def _around_ranks(self, frame: _Frame) -> List[exp.Window]:
         """The frame's groups before and after the current row's, as RANGE frames of peer ranks."""
