@@ -243,6 +243,12 @@ def test_a_batch_plan_runs_the_rewritten_sql():
     assert "GROUPS" not in built.sql.upper() and "DENSE_RANK()" in built.sql
     assert frames.calls(analysis.parse(built.sql)) == []
     assert plan("select id, lag(v) over (order by ts) as p from main.ev").sql.startswith("select id, lag(v)")
+    excluded = plan(
+        "select id, sum(v) over (order by ts, id rows between 1 preceding and current row exclude "
+        "current row) as s from main.ev"
+    )
+    assert "EXCLUDE" not in excluded.sql.upper()
+    assert excluded.properties()["window_views.over_windows"].endswith("EXCLUDE CURRENT ROW)")
 
 
 @pytest.mark.parametrize(

@@ -201,7 +201,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             if named is None:
                 raise AnalysisError(f"window `{base.name}` used in `{shown(node)}` is not defined")
             definition = named
-        call = node.sql("spark")
+        call = node.sql(sqlexpr.ModelSql)  # as written: EXCLUDE and FROM LAST kept (frames.py)
         said = shown(node)  # the call in messages
         order = definition.args.get("order")
         order_by = tuple(
