@@ -131,6 +131,8 @@ def zip_rows(got: dict, want: dict) -> list:
         "count(distinct v) filter (where v > 3) over (partition by k)",
         "count(distinct v) over (partition by k order by ts nulls first groups between 1 preceding and current row)",
         "max(distinct v) over (partition by k)",
+        "row_number() over (order by ts, id groups between 1 preceding and current row)",
+        "lag(v) over (partition by k order by ts, id rows between 1 preceding and 1 following exclude ties)",
     ],
 )
 def test_a_rewritten_call_gives_duckdbs_rows(call):
@@ -213,8 +215,9 @@ def test_what_spark_has_passes_through_as_the_same_tree(sql):
             "counts from the last row of a frame without ORDER BY",
         ),
         (
-            "select row_number() over (order by ts groups between 1 preceding and current row) from ev",
-            "has a GROUPS frame, but ROW_NUMBER reads no frame",
+            "select sum(v) over (partition by k range between unbounded preceding and unbounded following "
+            "exclude current row) from ev",
+            "has a RANGE frame with EXCLUDE without ORDER BY",
         ),
     ],
 )

@@ -318,11 +318,17 @@ class _Call:
 
     def spark(self) -> exp.Expression:
         func, _ = _peeled(self.window)
+        if isinstance(func, _ORDER_ONLY):  # they read no frame, in SQL as in Spark, which refuses one
+            self.window.set("spec", None)
+            return self.window
         frame = _Frame.of(self.window)
         if isinstance(func, exp.NthValue) and func.args.get("from_first") is not None:
             frame = self._from_first(func, frame)
-        if frame.kind == "GROUPS" or frame.exclude is not None:
-            self._refuse_order_only(func, frame)
+        if self.order is None and (frame.kind == "GROUPS" or frame.exclude is not None):
+            raise FrameError(
+                f"`{self.call}` has a {frame.kind} frame{' with EXCLUDE' if frame.exclude else ''} without ORDER BY, "
+                "which the plugin rewrites over its rows' peer groups; fix: add an ORDER BY"
+            )
         if frame.exclude is not None:
             return _Excluded(self, frame).spark()
         if frame.kind == "GROUPS":
@@ -348,15 +354,6 @@ class _Call:
         mirrored = frame.mirrored
         self.window.set("spec", mirrored.spec())
         return mirrored
-
-    def _refuse_order_only(self, func: exp.Expression, frame: _Frame) -> None:
-        if isinstance(func, _ORDER_ONLY):
-            raise FrameError(
-                f"`{self.call}` has a {frame.kind} frame{' with EXCLUDE' if frame.exclude else ''}, but "
-                f"{func.sql_name() if isinstance(func, exp.Func) else func.key.upper()} reads no frame; fix: remove the frame"
-            )
-        if self.order is None and (frame.kind == "GROUPS" or frame.exclude in ("GROUP", "TIES")):
-            raise FrameError(f"`{self.call}` needs an ORDER BY for its peer groups; fix: add one")
 
     def peer_rank(self) -> exp.Column:
         """The dense rank of the current row's peer group in its partition (a helper column)."""
