@@ -176,3 +176,41 @@ def test_windowing_what_already_has_window_columns_is_refused(project):
         assert f"window_view model '{name}': {problem.format(schema=project.schema)}" in text, text
         assert fix.format(schema=project.schema) in text, text
         assert "AMBIGUOUS_REFERENCE" not in text and "_wv_" not in text
+
+
+DATES = [("13/05/2024", 1), ("05/06/2024", 2), ("20/05/2024", 3)]
+
+
+def test_over_windows_ordered_by_text_are_refused_or_warned(project, capfd):
+    project.spark.sql(f"create database if not exists {project.schema}")
+    project.spark.sql(f"create table {project.schema}.days (d string, price int) using parquet")
+    values = ", ".join(f"('{d}', {price})" for d, price in DATES)
+    project.spark.sql(f"insert into {project.schema}.days values {values}")
+    project.write("models/sources.yml", sources_yml("days"))
+    project.model(
+        "range_on_text",
+        "{{ config(materialized='window_view') }}\nselect d, sum(price) over (order by d range between 1 preceding "
+        "and current row) as s from {{ source('raw', 'days') }}",
+    )
+    text = errors(project.dbt("run", "-s", "range_on_text", ok=False))
+    assert (
+        f"window_view model 'range_on_text': the RANGE frame of `SUM(price) OVER (ORDER BY d range BETWEEN 1 "
+        f"preceding AND CURRENT ROW)` orders by `d` of {project.schema}.days, which is STRING" in text
+    ), text
+    assert "fix: cast it to a time in an upstream model, e.g. `to_timestamp(d, 'dd/MM/yyyy') as d`" in text, text
+    assert "Cannot resolve" not in text and "_wv_" not in text
+    # ROWS, LAG, ranks: they run, ordered as text; the run warns once, with the cast
+    project.model(
+        "lag_on_text",
+        "{{ config(materialized='window_view') }}\nselect d, lag(price) over (order by d) as prev, "
+        "row_number() over (order by d) as n from {{ source('raw', 'days') }}",
+    )
+    capfd.readouterr()
+    project.dbt("run", "-s", "lag_on_text")
+    out = capfd.readouterr().out
+    warning = (
+        f"window_view model 'lag_on_text': its over windows order by `d` of {project.schema}.days, which is STRING "
+        "of dates or times (such as '13/05/2024'): they sort as text (05/06 before 13/05)"
+    )
+    assert out.count(warning) == 1, out
+    assert "cast it to a time in an upstream model, e.g. `to_timestamp(d, 'dd/MM/yyyy') as d`" in out

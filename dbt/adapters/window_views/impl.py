@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 from importlib import import_module
-from typing import Any, Dict, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 
 from dbt.adapters.base import available
 from dbt.adapters.base.impl import AdapterTrackingRelationInfo
@@ -16,6 +16,7 @@ from dbt_common.exceptions import CompilationError
 
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.batch.materialization import BatchMaterialization
+from dbt.adapters.window_views.batch.statement import check_orders
 from dbt.adapters.window_views.catalog import WindowViewCatalog
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
 from dbt.adapters.window_views.errors import ModelConfigError
@@ -23,7 +24,7 @@ from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
-from dbt.adapters.window_views.query import macro_arguments
+from dbt.adapters.window_views.query import macro_arguments, sqlexpr
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.spark.session import embedded_settings, remote_url, spark_session
@@ -119,12 +120,17 @@ class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, La
         from dbt.adapters.window_views.streaming.runner import input_table
 
         spark = _stream_session(self.config.credentials, plan.model)
-        plan.check_columns(
-            lambda r: [
-                (f.name, f.dataType.simpleString())
-                for f in input_table(spark, plan.model, ".".join(p for p in r if p)).schema.fields
-            ]
-        )
+
+        def columns_of(relation: Any) -> List[Tuple[str, str]]:
+            table = input_table(spark, plan.model, ".".join(p for p in relation if p))
+            return [(f.name, f.dataType.simpleString()) for f in table.schema.fields]
+
+        def first_value(query: Any) -> Optional[str]:
+            rows = spark.sql(sqlexpr.to_sql(query)).collect()
+            return None if not rows or rows[0][0] is None else str(rows[0][0])
+
+        plan.check_columns(columns_of)
+        check_orders(plan, columns_of, first_value)
 
     @available
     def run_stream(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, List, Optional, Tuple
 
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
@@ -14,7 +15,9 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelDataError, Mode
 from dbt.adapters.window_views.kinds import emit
 from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
-from dbt.adapters.window_views.query import analysis, ddl, sqlexpr, time_nulls
+from dbt.adapters.window_views.query import analysis, ddl, over_orders, sqlexpr, time_nulls
+
+logger = AdapterLogger("WindowViews")
 
 
 def _output_columns(adapter: Any, plan: WindowViewPlan) -> List[Tuple[str, str]]:
@@ -58,12 +61,32 @@ def _checked(adapter: Any, plan: WindowViewPlan, columns_of: ColumnsOf, describe
     """The plan's columns checked against its inputs; with `describe`, its output columns (one
     DESCRIBE QUERY) and its event_time checked against them."""
     plan.check_columns(columns_of)
+    check_orders(plan, columns_of, lambda query: _first_value(adapter, query))
     if not describe:
         return []
     output = _output_columns(adapter, plan)
     if plan.config.event_time is not None:
         plan.config.check_event_time(plan.model, output)
     return output
+
+
+def _first_value(adapter: Any, query: exp.Expression) -> Optional[str]:
+    _, table = adapter.execute(sqlexpr.to_sql(query), fetch=True)
+    return None if not table.rows or table.rows[0][0] is None else str(table.rows[0][0])
+
+
+def check_orders(plan: WindowViewPlan, columns_of: ColumnsOf, first_value: over_orders.FirstValue) -> None:
+    """Over windows ordered by a STRING column (over_orders.py): a RANGE offset frame refused,
+    dates sorted as text warned of, once a model per run."""
+    try:
+        tree = analysis.parse(plan.sql)
+    except AnalysisError:
+        return  # SQL beyond sqlglot: Spark alone reads it
+    refused, warnings = over_orders.string_orders(tree, columns_of, first_value)
+    if refused is not None:
+        raise ModelSqlError(plan.model, *refused)
+    for warning in warnings:
+        logger.warning(f"window_view model '{plan.model}': {warning}")
 
 
 def null_times(adapter: Any, plan: WindowViewPlan) -> Optional[str]:
