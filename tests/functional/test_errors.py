@@ -306,6 +306,21 @@ def test_failed_run_keeps_previous_table(bid_project):
     assert node.status == "error" and "[USER_RAISED_EXCEPTION] too many bids" in node.message, node.message
     assert "Unhandled" not in node.message and "at org.apache" not in node.message, node.message
     assert bid_project.rows("wv") == before
+    # file_format='delta' on a Spark started without Delta (PySpark 4.3, no [delta] extra): named
+    # with the fix before anything is built (was: Spark's DATA_SOURCE_NOT_FOUND for `delta`)
+    bid_project.model(
+        "wv",
+        """
+        {{ config(materialized='window_view', file_format='delta') }}
+        select window_start, count(*) as n from {{ window_views.tumble(ref('bid'), 'bidtime', '10 minutes') }}
+        group by window_start
+        """,
+    )
+    result = bid_project.dbt("run", "--select", "wv", ok=False)
+    message = errors(result)
+    assert "window_view model 'wv': file_format='delta' needs Delta Lake in the Spark this dbt command" in message
+    assert "fix: run dbt from a venv with the [delta] extra" in message, message
+    assert bid_project.rows("wv") == before
 
 
 def test_location_root_builds_beside_and_removes_the_old_files(bid_project, tmp_path):

@@ -5,11 +5,33 @@ replaced once by the rename swap; parquet always builds beside and swaps."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import SimpleNamespace
 
 import pytest
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.batch import swap
+from dbt.adapters.window_views.spark import lakehouse
+from dbt.adapters.window_views.storage import delta
 from tests.unit.test_swap import MODEL, Catalog, Relation
+
+
+class Session:
+    """The Spark session as the Delta check reads it: its extensions."""
+
+    def __init__(self, extensions):
+        self.conf = SimpleNamespace(get=lambda key, default=None: extensions)
+
+
+def session_catalog(monkeypatch, tables, extensions=lakehouse.DELTA_EXTENSION):
+    """dbt's relation cache on the embedded session (`extensions`: the session's), no folder listed."""
+    monkeypatch.setattr(delta, "spark_session", lambda params: Session(extensions))
+    catalog = Catalog(tables)
+    creds = SimpleNamespace(method=SparkConnectionMethod.SESSION, server_side_parameters={})
+    catalog.config = SimpleNamespace(credentials=creds)
+    catalog.list_location = lambda location: []
+    return catalog
 
 
 @dataclass(frozen=True)
@@ -18,8 +40,8 @@ class DeltaTable(Relation):
 
 
 @pytest.mark.parametrize("location_root", [None, "/lake"])
-def test_delta_replaces_its_table_in_place_with_no_rename_or_drop(location_root):
-    catalog = Catalog({"m"})
+def test_delta_replaces_its_table_in_place_with_no_rename_or_drop(location_root, monkeypatch):
+    catalog = session_catalog(monkeypatch, {"m"})
     existing = DeltaTable("s", "m")
     delta = swap.table_format("delta")
     build = delta.build(catalog, MODEL, existing, location_root)
@@ -30,13 +52,13 @@ def test_delta_replaces_its_table_in_place_with_no_rename_or_drop(location_root)
     assert [c[0] for c in catalog.calls] == ([] if location_root is None else ["location"])
 
 
-def test_a_first_delta_build_writes_the_tables_one_folder():
-    build = swap.table_format("delta").build(Catalog(set()), MODEL, None, "/lake/")
+def test_a_first_delta_build_writes_the_tables_one_folder(monkeypatch):
+    build = swap.table_format("delta").build(session_catalog(monkeypatch, set()), MODEL, None, "/lake/")
     assert (build.relation, build.replace, build.location) == (MODEL, True, "/lake/m")
 
 
-def test_a_parquet_table_becoming_delta_is_swapped_in_once():
-    catalog = Catalog({"m"})
+def test_a_parquet_table_becoming_delta_is_swapped_in_once(monkeypatch):
+    catalog = session_catalog(monkeypatch, {"m"})
     existing = Relation("s", "m")
     delta = swap.table_format("delta")
     build = delta.build(catalog, MODEL, existing, None)
@@ -50,3 +72,15 @@ def test_other_formats_build_beside_in_their_own_run_folder(file_format):
     build = swap.table_format(file_format).build(Catalog(set()), MODEL, None, "/lake")
     assert not build.replace and build.relation.identifier == "m__wv_tmp"
     assert build.location is not None and build.location.startswith("/lake/m/run=")
+
+
+def test_delta_on_a_session_without_delta_names_the_model_and_the_fix(monkeypatch):
+    catalog = session_catalog(monkeypatch, set(), extensions=None)
+    with pytest.raises(DbtRuntimeError) as raised:
+        swap.table_format("delta").build(catalog, MODEL, None, None)
+    message = str(raised.value)
+    assert (
+        "window_view model 'm': file_format='delta' needs Delta Lake in the Spark this dbt command started" in message
+    )
+    assert "the profile's lakehouse: auto" in message
+    assert "fix: run dbt from a venv with the [delta] extra, or set lakehouse: delta in the profile" in message
