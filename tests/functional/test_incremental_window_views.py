@@ -300,3 +300,55 @@ def test_a_date_time_column_is_cut_at_batch_bounds_as_a_timestamp(project):
     columns = "k, window_start, window_end, window_time, n, s"
     assert rows_of("date_sessions_d", columns) == rows_of("date_sessions", columns)
     assert rows_of("date_sessions_mb", columns) == rows_of("date_sessions", columns)
+
+
+# every reach over a time column with NULLs: rows back and ahead, an interval, LAG, the running
+# calls read as a summary of the rows before a batch, ranks
+NULL_OVER = """select id, k, ts, v,
+  sum(v) over (partition by k order by ts, id rows between 2 preceding and current row) as rows2,
+  sum(v) over (partition by k order by ts range between interval 3 hours preceding and current row) as range3h,
+  lag(v, 2) over (partition by k order by ts, id) as lag2,
+  lead(v) over (partition by k order by ts, id) as lead1,
+  sum(v) over (partition by k order by ts, id) as run_sum,
+  count(*) over (partition by k order by ts) as run_n,
+  rank() over (partition by k order by ts) as rk,
+  row_number() over (partition by k order by ts, id) as rn
+from {{ ref('timed') }}
+"""
+
+
+def test_rows_with_a_null_time_have_one_owner(project):
+    """Design §11: a NULL-time row sorts first (ASC NULLS FIRST), so every later batch's prefix
+    holds it, and the batch holding `begin` writes its own row: the table equals the full build,
+    NULL-time rows included; --sample counts them before its range and writes none of them."""
+    rng = random.Random(5)
+    rows = events(rng, 160).replace("2023-12-31", "2024-01-01").splitlines()
+    nulls = [f"{8000 + i},{k},,{i + 1}" for i, k in enumerate("aabca")]
+    project.seed("timed", "\n".join(rows + nulls) + "\n")
+    project.write(
+        "seeds/timed.yml",
+        "seeds:\n  - name: timed\n    config:\n      event_time: ts\n"
+        "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
+    )
+    project.model("null_inc", config(BATCHES.format(et="ts")) + NULL_OVER)
+    project.model("null_full", config() + NULL_OVER)
+    project.model("null_sampled", config() + NULL_OVER)
+    project.dbt("build", "--exclude", "null_sampled")
+    table = f"{project.schema}.null_inc"
+    full = f"select * from {project.schema}.null_full"
+    assert project.spark.sql(f"{full} where ts is null").count() == 5
+    for query in (
+        f"{full} except all select * except (ts_day) from {table}",
+        f"select * except (ts_day) from {table} except all {full}",
+    ):
+        assert not project.spark.sql(query).collect(), query
+    # a later run redoes the last batches (lookback): the NULL-time rows stay written once
+    project.dbt("run", "--select", "null_inc")
+    assert project.spark.sql(f"select * from {table} where ts is null").count() == 5
+    # a sample of the second day: its rows as the full build's (the NULL-time rows before them counted)
+    project.dbt("run", "--select", "null_sampled", "--sample", "{'start': '2024-01-02', 'end': '2024-01-03'}")
+    sampled = f"select * from {project.schema}.null_sampled"
+    within = f"{full} where ts >= '2024-01-02' and ts < '2024-01-03'"
+    for query in (f"{within} except all {sampled}", f"{sampled} except all {within}"):
+        assert not project.spark.sql(query).collect(), query
+    assert project.spark.sql(sampled).count() > 30

@@ -37,9 +37,9 @@ CALLS = {
 }
 
 
-def owned_sql(sql: str) -> Optional[str]:
+def owned_sql(sql: str, owns_null_times: bool = False) -> Optional[str]:
     """over_reads.owned over the compiled SQL, as Spark receives it."""
-    tree = owned(analysis.parse(sql))
+    tree = owned(analysis.parse(sql), owns_null_times)
     return None if tree is None else sqlexpr.to_sql(tree)
 
 
@@ -56,10 +56,12 @@ def dbt_read(start: Optional[datetime], end: Optional[datetime], field: str = "t
 
 def events(rng: random.Random, n: int) -> List[tuple]:
     seconds = rng.sample(range(4 * 86_400), n)  # distinct times: the windows' order is total
-    return [
+    timed = [
         (i, rng.choice("ab"), BASE + timedelta(seconds=s), rng.choice([None, *range(-5, 6)]))
         for i, s in enumerate(seconds)
     ]
+    # a NULL time per key (sorted first, before every range): in each range's prefix, owned by the first
+    return timed + [(n, "a", None, 4), (n + 1, "b", None, None)]
 
 
 def run(con: duckdb.DuckDBPyConnection, spark_sql: str) -> list:
@@ -143,7 +145,7 @@ def test_the_owned_rows_keep_the_users_alias_and_columns():
     )
     assert sql is not None
     full = run(con, "select e.*, lag(e.v) over (partition by e.k order by e.ts) as p from main.events e")
-    assert run(con, sql) == [r for r in full if day[0] <= r[2] < day[1]]
+    assert run(con, sql) == [r for r in full if r[2] is not None and day[0] <= r[2] < day[1]]
     # dbt's import CTE, read once: the read inside it is widened
     for source in ("events", "events as e"):
         imported = owned_sql(
@@ -151,7 +153,7 @@ def test_the_owned_rows_keep_the_users_alias_and_columns():
             f"select *, lag(v) over (partition by k order by ts) as p from {source}"
         )
         assert imported is not None
-        assert run(con, imported) == [r for r in full if day[0] <= r[2] < day[1]]
+        assert run(con, imported) == [r for r in full if r[2] is not None and day[0] <= r[2] < day[1]]
 
 
 @pytest.mark.parametrize(
@@ -163,6 +165,10 @@ def test_the_owned_rows_keep_the_users_alias_and_columns():
             "which dbt filters to a time range by its event_time `ts`",
         ),
         ("select lag(v) over (partition by k order by ts desc) from {read}", "not ordered by `ts` ascending first"),
+        (
+            "select lag(v) over (partition by k order by ts nulls last) from {read}",
+            "ordered NULLS LAST: a row with a NULL time would then follow every later range's rows",
+        ),
         ("select count(*) over (partition by k) from {read}", "fix: order the window by `ts` first"),
         ("select k, sum(sum(v)) over (order by k) from {read} group by k", "in a query with GROUP BY"),
         (
@@ -233,7 +239,7 @@ def test_on_window_close_closes_the_owned_rows_of_the_full_build(names):
     columns = ["id", "k", "ts", "v", *names]
     closed = run(con, sqlexpr.to_sql(emit.close_filter(analysis.parse(full.close_sql), "ts", w, columns)))
     assert run(con, sqlexpr.to_sql(emit.close_filter(analysis.parse(built.close_sql), "ts", w, columns))) == [
-        r for r in closed if day[0] <= r[2]
+        r for r in closed if r[2] is not None and day[0] <= r[2]
     ]
 
 
@@ -265,7 +271,7 @@ def tied_events(rng: random.Random, n: int) -> List[tuple]:
             rng.choice([None, *range(-3, 4)]),
         )
         for i in range(n)
-    ]
+    ] + [(n + i, rng.choice(["a", "b", None]), None, i) for i in range(4)]  # NULL times: sorted first
 
 
 def reads_of(sql: str) -> List[tuple]:
@@ -295,8 +301,9 @@ def test_summarised_prefix_equals_the_full_build_with_ties_at_the_edges(seed):
         full = run(con, f"select id, k, ts, v, {calls} from main.events{where}")
         pieces = []
         for s, e in zip(edges[:-1], edges[1:]):
-            owned = owned_sql(f"select id, k, ts, v, {calls} from {dbt_read(s, e)}{where}")
-            assert owned is not None and any(grouped for _, grouped in reads_of(owned)), names
+            # the first range owns the NULL-time rows (an incremental batch window view's first batch)
+            owned = owned_sql(f"select id, k, ts, v, {calls} from {dbt_read(s, e)}{where}", s == edges[0])
+            assert owned is not None and (s == edges[0] or any(grouped for _, grouped in reads_of(owned))), names
             pieces += run(con, owned)
         assert sorted(pieces, key=str) == full, names
 
@@ -306,7 +313,7 @@ def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
     read = dbt_read(s, e)
     ranged, before = (
         "ts >= CAST('1969-12-31 00:00:00' AS TIMESTAMP_NTZ) AND ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)",
-        "ts < CAST('1969-12-31 00:00:00' AS TIMESTAMP_NTZ)",
+        "ts < CAST('1969-12-31 00:00:00' AS TIMESTAMP_NTZ) OR ts IS NULL",
     )
     # a running total and ranks: the window reads the range; the rows before are aggregated
     assert reads_of(owned_sql(f"select *, {PREFIX_CALLS['run_sum']} as a, {PREFIX_CALLS['drk']} as b from {read}")) == [
@@ -315,7 +322,7 @@ def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
     ]
     # a frame ending an hour before the row reads the hour before the range too
     assert reads_of(owned_sql(f"select {PREFIX_CALLS['upto_1h']} from {read} where v > 0")) == [
-        ("ts < CAST('1969-12-30 23:00:00' AS TIMESTAMP_NTZ) AND v > 0", True),
+        ("(ts < CAST('1969-12-30 23:00:00' AS TIMESTAMP_NTZ) OR ts IS NULL) AND v > 0", True),
         (
             "ts >= CAST('1969-12-30 23:00:00' AS TIMESTAMP_NTZ) AND ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)",
             False,
@@ -325,12 +332,17 @@ def test_the_window_reads_the_range_and_an_aggregate_of_the_rows_before():
     # every call reads them as before, no aggregate
     for other in (CALLS["rows3"], CALLS["lag_nn"]):
         assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']}, {other} from {read}")) == [
-            ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)", False)
+            ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ) OR ts IS NULL", False)
         ]
     assert reads_of(
         owned_sql(f"select {PREFIX_CALLS['rn']}, ntile(2) over (partition by k order by ts) from {read}")
     ) == [("", False)]
     # --sample with no start: nothing before it
     assert reads_of(owned_sql(f"select {PREFIX_CALLS['rn']} from {dbt_read(None, e)}")) == [
-        ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ)", False)
+        ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ) OR ts IS NULL", False)
+    ]
+    # the range owning the NULL-time rows reads every row before it, and keeps them
+    first = owned_sql(f"select {PREFIX_CALLS['run_sum']} from {read}", owns_null_times=True)
+    assert first is not None and reads_of(first) == [
+        ("ts < CAST('1970-01-01 00:00:00' AS TIMESTAMP_NTZ) OR ts IS NULL", False)
     ]

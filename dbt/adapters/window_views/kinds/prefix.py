@@ -119,7 +119,14 @@ class PrefixCall:
 
     def columns(self) -> Dict[str, exp.Expression]:
         """State column name -> aggregate over the evicted rows."""
-        values: Dict[str, exp.Expression] = {"key": exp.Struct(expressions=[sqlexpr.parse(o) for o in self.order_by])}
+        # each ORDER BY value led by whether it is set, so a NULL sorts first (a NULL time too,
+        # design §11) whatever order the engine gives a struct's NULL fields
+        fields = [
+            f
+            for o in self.order_by
+            for f in (exp.Not(this=exp.Is(this=sqlexpr.parse(o), expression=exp.null())), sqlexpr.parse(o))
+        ]
+        values: Dict[str, exp.Expression] = {"key": exp.Struct(expressions=fields)}
         if self.argument is not None:
             values["x"] = sqlexpr.parse(self.argument)
         return {
@@ -135,7 +142,7 @@ def classify(
     func, ignore_nulls = call.func, call.ignore_nulls
     if any(desc for _, desc, _ in call.order_by) or not all(nulls_first for _, _, nulls_first in call.order_by[1:]):
         # descending calls reach here only when they cannot be mirrored; the state orders rows by
-        # a struct of the ORDER BY, whose NULL fields sort first (the event time is never NULL)
+        # a struct of the ORDER BY whose NULLs sort first (columns())
         return None
     if isinstance(func, (exp.RowNumber, exp.Rank)):
         return PrefixCall(index, PrefixKind.ROWS, None, partition_by, order_by)

@@ -216,7 +216,9 @@ class BackEdge(Edge):
         return reach.back
 
     def past(self) -> exp.Expression:
-        return exp.LT(this=self.t.copy(), expression=self.time(self.at))
+        # a NULL time sorts before every time (ASC NULLS FIRST, design §11)
+        before = exp.LT(this=self.t.copy(), expression=self.time(self.at))
+        return exp.paren(exp.or_(before, exp.Is(this=self.t.copy(), expression=exp.null())), copy=False)
 
     def moved(self, micros: int) -> int:
         return self.at - micros

@@ -79,6 +79,7 @@ class BatchShape(ABC):
     """How a model computes one batch."""
 
     event_time: str
+    begin: Optional[datetime]  # the batches' first time: its batch writes the NULL-time rows
 
     @abstractmethod
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
@@ -99,10 +100,18 @@ class BatchShape(ABC):
         lookback redoes (a run keeps such a batch pending, so the next run redoes it)."""
         return False
 
+    def owns_null_times(self, batch: BatchSpan) -> bool:
+        """Whether the batch writes the rows whose event_time is NULL: the one holding `begin`
+        (design §11: they sort first, so that batch is the first to see them)."""
+        return self.begin is not None and batch.start <= self.begin < batch.end
+
     def holds(self, batch: BatchSpan) -> exp.Expression:
-        """Whether a row's event_time lies in the batch."""
-        within = sqlexpr.in_time_range(sqlexpr.column(self.event_time), batch.start, batch.end)
+        """Whether a row's event_time lies in the batch (or is NULL, in the batch holding begin)."""
+        field = sqlexpr.column(self.event_time)
+        within = sqlexpr.in_time_range(field, batch.start, batch.end)
         assert within is not None  # both bounds given
+        if self.owns_null_times(batch):
+            return sqlexpr.node(exp.or_(within, exp.Is(this=field.copy(), expression=exp.null())))
         return within
 
     def owned(self, query: exp.Expression, batch: BatchSpan) -> str:
@@ -121,6 +130,7 @@ class TvfShape(BatchShape):
     windows: Tuple[Window, ...]
     read_list: Tuple[Read, ...]
     session_lookback: Optional[Interval] = None
+    begin: Optional[datetime] = None
 
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         tree = self.base.copy()
@@ -175,12 +185,13 @@ class OverBatchShape(BatchShape):
     base: exp.Expression  # the model's query, copied by each batch
     event_time: str
     read_list: Tuple[Read, ...]
+    begin: Optional[datetime] = None
 
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         tree = self.base.copy()
         for table in _over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
-        widened = over_reads.owned(analysis.parse(sqlexpr.to_sql(tree)))
+        widened = over_reads.owned(analysis.parse(sqlexpr.to_sql(tree)), self.owns_null_times(batch))
         if widened is None:
             raise AnalysisError("no over window reads an input table directly")
         return self.owned(widened, batch)
@@ -328,7 +339,7 @@ def shape_of(
                 "use emit='on_update', or remove batch_size",
             )
         reads = tuple(Read(_name(t), batches.event_time) for t in tables)
-        shape = OverBatchShape(tree.copy(), batches.event_time, reads)
+        shape = OverBatchShape(tree.copy(), batches.event_time, reads, batches.begin)
     else:
         raise ModelSqlError(
             model,
@@ -380,7 +391,9 @@ def _tvf_shape(model: str, tree: exp.Expression, windows: List[Window], batches:
                 "move the CTE's logic into an upstream model and window its ref()",
             )
         reads.append(Read(_name(table), window.time_col))
-    return TvfShape(tree.copy(), batches.event_time, tuple(windows), tuple(reads), batches.session_lookback)
+    return TvfShape(
+        tree.copy(), batches.event_time, tuple(windows), tuple(reads), batches.session_lookback, batches.begin
+    )
 
 
 def _check_session(model: str, window: Window, batches: Batches) -> None:

@@ -13,7 +13,7 @@ exactly what dbt's own `_render_event_time_filtered` writes for the times it hol
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Callable, Dict, List, Optional, Sequence, Tuple, Type
 
@@ -203,6 +203,13 @@ def call_reach(call: OverCall) -> OverCallReach:
 
 def _check_order(call: OverCall, column: str, relation: str) -> None:
     if call.order_by and analysis.is_column(call.order_nodes[0], column) and not call.order_by[0][1]:
+        if not call.order_by[0][2]:
+            raise AnalysisError(
+                f"`{call.shown}` reads {relation}, which dbt filters to a time range by its event_time `{column}` (a "
+                "microbatch batch or --sample), ordered NULLS LAST: a row with a NULL time would then follow every "
+                "later range's rows, so no range could own it; fix: order by "
+                f"`{column}` ascending with its NULLs first (Spark's default: drop NULLS LAST), or filter them out"
+            )
         return
     raise AnalysisError(
         f"`{call.shown}` reads {relation}, which dbt filters to a time range by its event_time `{column}` (a "
@@ -243,6 +250,13 @@ class _Ranges:
 
     def __init__(self, read: FilteredRead) -> None:
         self.read = read
+
+    @staticmethod
+    def or_null(condition: Optional[exp.Expression], field: exp.Expression) -> Optional[exp.Expression]:
+        """`condition`, or `field` NULL: a NULL time sorts before every time (design §11)."""
+        if condition is None:
+            return None
+        return sqlexpr.node(exp.or_(condition, exp.Is(this=field.copy(), expression=exp.null())))
 
     def time(self, value: int) -> exp.Expression:
         return sqlexpr.time_literal(as_datetime(value, self.read.like))
@@ -326,16 +340,22 @@ def _widened(
     scan = {type(edge): edge.scan(reaches) for edge in edges}
     past = [edge.kept(reaches) for edge in edges]
     rows = exp.select("*").from_(read.table.copy())
-    scanned = ranges.between(exp.column(read.column), scan.get(BackEdge, start), scan.get(AheadEdge, end))
+    field = exp.column(read.column)
+    back = scan.get(BackEdge, start)
+    scanned = ranges.between(field, back, scan.get(AheadEdge, end))
+    # the NULL-time rows sort first: read wherever every row before the range is
+    scanned = ranges.or_null(scanned, field) if back is None else scanned
     conditions = [c for c in (scanned, where) if c is not None]
     if conditions:
         rows = rows.where(exp.and_(*conditions), copy=False)
     ranks = [named for edge in edges for named in edge.ranks.values()]
-    kept = exp.or_(*[c for c in (ranges.between(exp.column(read.column), start, end), *past) if c is not None])
+    within = ranges.between(field, start, end)
+    within = ranges.or_null(within, field) if start is None else within
+    kept = exp.or_(*[c for c in (within, *past) if c is not None])
     query: exp.Query = sqlexpr.wrap(sqlexpr.wrap(rows, ranks), hidden=[name for name, _ in ranks], where=kept)
     states = summary.calls
     if states:
-        earlier = ranges.between(exp.column(read.column), None, scan[BackEdge])
+        earlier = ranges.or_null(ranges.between(field, None, scan[BackEdge]), field)
         prior = exp.select("*").from_(read.table.copy()).where(exp.and_(*[c for c in (earlier, before) if c]))
         groups = prefix.groups(states)
         aggregates = [
@@ -402,15 +422,33 @@ def _feeds(node: exp.Expression, reads: Dict[int, FilteredRead], ctes: Dict[str,
     return False
 
 
-def owned(query: exp.Expression) -> Optional[exp.Expression]:
+def owned(query: exp.Expression, owns_null_times: bool = False) -> Optional[exp.Expression]:
     """The model's query with every over window over a filtered read widened by its reach and
     its rows kept where the range owns them; None when no filtered read feeds an over window.
+    A NULL-time row sorts before every time, so it is in every range's prefix; its own row is
+    the range's with no start, or the one that `owns_null_times` (an incremental batch window
+    view's first batch, design §11), which reads every row before it to compute it.
     Raises AnalysisError for an over window whose reach is unknown. `query` stays as it is."""
     tree = query.copy()
     reads = {id(r.node): r for r in filtered_reads(tree)}
     if not reads:
         return None
     calls = [c for c in analysis.over_calls(tree) if not c.generated]
+    rewrites = _rewrites(tree, reads, calls)
+    if not rewrites:
+        return None
+    index = {id(call): i for i, call in enumerate(calls)}
+    for select, source, select_calls in rewrites:
+        wrapper = _owned_select(select, source, select_calls, [index[id(c)] for c in select_calls], owns_null_times)
+        tree = sqlexpr.replaced(tree, select, wrapper)
+    return tree
+
+
+def _rewrites(
+    tree: exp.Expression, reads: Dict[int, FilteredRead], calls: Sequence[OverCall]
+) -> List[Tuple[exp.Select, _Source, List[OverCall]]]:
+    """Each SELECT whose over windows read a filtered read directly, with that read and its calls;
+    refusing a SELECT that reads one otherwise, or whose shape or order leaves its rows unowned."""
     by_select: Dict[int, List[OverCall]] = {}
     for call in calls:
         by_select.setdefault(id(call.select), []).append(call)
@@ -432,28 +470,34 @@ def owned(query: exp.Expression) -> Optional[exp.Expression]:
         for call in select_calls:
             _check_order(call, source.read.column, relation)
         rewrites.append((select, source, select_calls))
-    if not rewrites:
-        return None
-    index = {id(call): i for i, call in enumerate(calls)}
-    for select, source, select_calls in rewrites:
-        read = source.read
-        ranges = _Ranges(read)
-        summary = _summary(read, select_calls, [index[id(c)] for c in select_calls])
-        where = select.args.get("where")
-        # the rows the windows see (counted past an edge, summarised): the SELECT's own filter first
-        filtered = analysis.without_qualifiers(where.this) if where is not None else None
-        read.node.replace(_widened(read, summary, filtered if _counts(summary.reaches) else None, filtered))
-        for call, state in zip(select_calls, summary.states):
-            if state is not None:
-                prefix.combine(call, state)
-        time = sqlexpr.column(read.column, source.qualifier)
-        carried = select.select(exp.alias_(time, ROW_TIME, quoted=True), copy=True)
-        owned_rows = ranges.between(sqlexpr.column(ROW_TIME), _micros(read.start), _micros(read.end))
-        # a `*` in the SELECT shows the summaries' columns too
-        shown = [name for state in summary.calls for name in state.columns()] if _starred(select) else []
-        wrapper = sqlexpr.wrap(carried, hidden=[ROW_TIME, *shown], where=owned_rows)
-        tree = sqlexpr.replaced(tree, select, wrapper)
-    return tree
+    return rewrites
+
+
+def _owned_select(
+    select: exp.Select, source: _Source, calls: Sequence[OverCall], indices: Sequence[int], owns_null_times: bool
+) -> exp.Select:
+    """The SELECT over its widened read (the read replaced in place), wrapped to keep the rows
+    the range owns."""
+    read = source.read
+    # the NULL-time rows' owner reads as a range with no start: all that sorts before it
+    reading = replace(read, start=None) if owns_null_times else read
+    ranges = _Ranges(read)
+    summary = _summary(reading, calls, indices)
+    where = select.args.get("where")
+    # the rows the windows see (counted past an edge, summarised): the SELECT's own filter first
+    filtered = analysis.without_qualifiers(where.this) if where is not None else None
+    read.node.replace(_widened(reading, summary, filtered if _counts(summary.reaches) else None, filtered))
+    for call, state in zip(calls, summary.states):
+        if state is not None:
+            prefix.combine(call, state)
+    time = sqlexpr.column(read.column, source.qualifier)
+    carried = select.select(exp.alias_(time, ROW_TIME, quoted=True), copy=True)
+    owned_rows = ranges.between(sqlexpr.column(ROW_TIME), _micros(read.start), _micros(read.end))
+    if reading.start is None:
+        owned_rows = ranges.or_null(owned_rows, sqlexpr.column(ROW_TIME))
+    # a `*` in the SELECT shows the summaries' columns too
+    shown = [name for state in summary.calls for name in state.columns()] if _starred(select) else []
+    return sqlexpr.wrap(carried, hidden=[ROW_TIME, *shown], where=owned_rows)
 
 
 def _starred(select: exp.Select) -> bool:
