@@ -5,24 +5,23 @@ is collected."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 
 import pytest
 import yaml
 
+from dbt.adapters.window_views.spark import lakehouse
 from tests.support.dbt_projects import DbtProject, spark_params
 
-if importlib.util.find_spec("delta") is None:
+if not lakehouse.delta_extra_installed():
     collect_ignore_glob = ["test_*.py"]
 
 
 @pytest.fixture(scope="session")
 def spark(spark_home):
-    from dbt.adapters.window_views.spark.lakehouse import LAKEHOUSE_KEY
     from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
-    params = {**spark_params(spark_home), LAKEHOUSE_KEY: "delta"}
+    params = {**spark_params(spark_home), lakehouse.LAKEHOUSE_KEY: lakehouse.DELTA}
     return spark_session(embedded_settings(spark_home, params))
 
 

@@ -72,7 +72,7 @@ def test_delta_adds_the_cached_jars_extension_and_catalog(jar_cache, monkeypatch
 
 
 def test_none_and_auto_without_the_extra_leave_the_settings_alone(monkeypatch):
-    monkeypatch.setattr(lakehouse.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setattr(lakehouse, "delta_extra_installed", lambda: False)
     assert lakehouse.with_lakehouse({"spark.master": "local[1]"}) == {"spark.master": "local[1]"}
     assert lakehouse.with_lakehouse({lakehouse.LAKEHOUSE_KEY: "none"}) == {}
 

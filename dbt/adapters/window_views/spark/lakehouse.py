@@ -11,7 +11,7 @@ WINDOW_VIEWS_JAR_CACHE: where the jars live (default: the user's cache directory
 
 from __future__ import annotations
 
-import importlib.util
+import importlib.metadata
 import json
 import os
 import re
@@ -117,11 +117,20 @@ def cached_jars(runtime: DeltaRuntime) -> List[Path]:
     return jars
 
 
+def delta_extra_installed() -> bool:
+    """The [delta] extra is installed: its delta-spark package (Delta's Python API) is."""
+    try:
+        importlib.metadata.version("delta-spark")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    return True
+
+
 def chosen(params: Mapping[str, str]) -> str:
-    """The profile's lakehouse, `auto` read as Delta when the delta-spark package is installed."""
+    """The profile's lakehouse, `auto` read as Delta when the [delta] extra is installed."""
     value = params.get(LAKEHOUSE_KEY, AUTO)
     if value == AUTO:
-        return DELTA if importlib.util.find_spec("delta") is not None else NONE
+        return DELTA if delta_extra_installed() else NONE
     return value
 
 
