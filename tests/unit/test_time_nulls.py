@@ -75,3 +75,15 @@ def test_several_reads_are_one_query():
 )
 def test_the_fix_gives_the_format_the_value_shows(sample, fix):
     assert time_nulls.formatted("ts", sample) == fix
+
+
+def test_a_session_s_nested_subqueries_are_read_through_to_its_input():
+    session = marker().replace('"tumble"', '"session"').replace('"size_us"', '"gap_us"')
+    sql = (
+        f"select * from ({session}\nselect r.*, s as window_start from (select r, t, max(t) as s from ("
+        "select struct(*) as r, ts as t from `s`.`bids` where `ts` is not null) group by r, t))"
+    )
+    tree = analysis.parse(sql)
+    (read,) = time_nulls.reads(tree)
+    assert read.relation == "s.bids"
+    assert sqlexpr.to_sql(time_nulls.count_query(tree, [read])).replace("`", "").endswith("FROM s.bids")

@@ -80,8 +80,8 @@ def reads(tree: exp.Expression, order_columns: Sequence[str] = ()) -> List[TimeR
 
 def _read(select: exp.Select, column: str, windowed: bool, ctes: Dict[str, exp.Expression]) -> Optional[TimeRead]:
     """The time column `column` of the one relation `select` reads (None: a join, or no FROM)."""
-    source = getattr(select.args.get("from_"), "this", None)
-    if source is None or select.args.get("joins"):
+    source = _input_of(select)
+    if source is None:
         return None
     table = source if isinstance(source, exp.Table) else source.find(exp.Table)
     if table is None:
@@ -94,6 +94,20 @@ def _read(select: exp.Select, column: str, windowed: bool, ctes: Dict[str, exp.E
         if parse is not None and _plain(defined):
             parse_from = defined
     return TimeRead(column, name, windowed, source.copy(), parse, parse_from)
+
+
+def _input_of(select: exp.Select) -> Optional[exp.Expression]:
+    """What `select` reads its rows from, below the subqueries a macro nests over it (a
+    session's): a table, a CTE name or dbt's `(select * from t where ...)`. None: a join."""
+    source = getattr(select.args.get("from_"), "this", None)
+    for _ in range(8):
+        if source is None or select.args.get("joins"):
+            return None
+        inner = source.this if isinstance(source, exp.Subquery) else None
+        if not isinstance(inner, exp.Select) or inner.is_star:
+            return source
+        select, source = inner, getattr(inner.args.get("from_"), "this", None)
+    return None
 
 
 def _parse_of(select: exp.Select, column: str) -> Optional[Parse]:
