@@ -27,7 +27,6 @@ UNBOUNDED_FOLLOWING: Bound = ("UNBOUNDED", "FOLLOWING")
 CURRENT_ROW: Bound = ("CURRENT ROW", None)
 _EXCLUDED = (exp.Sum, exp.Count, exp.Min, exp.Max, exp.Avg)  # what EXCLUDE combines from pieces
 _ORDER_ONLY = (exp.RowNumber, exp.Rank, exp.DenseRank, exp.Lag, exp.Lead, exp.Ntile, exp.PercentRank, exp.CumeDist)
-_SPARK_FIX = "see docs/frames.md for the forms the plugin rewrites"
 
 
 class FrameError(AnalysisError):
