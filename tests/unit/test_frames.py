@@ -179,6 +179,7 @@ def test_a_named_window_is_written_into_its_calls_and_the_select_star_hides_the_
         "select first_value(v) ignore nulls over (partition by k order by ts rows between 1 preceding and "
         "current row) as a from ev",
         "select count(*) over (order by ts range between interval 1 hour preceding and current row) from ev",
+        "select sum(v) over undefined from ev",
     ],
 )
 def test_what_spark_has_passes_through_as_the_same_tree(sql):

@@ -95,8 +95,8 @@ def _resolved(window: exp.Window, select: Optional[exp.Select]) -> exp.Window:
         return copy
     named = {w.alias_or_name.lower(): w for w in select.args.get("windows") or []}
     definition = named.get(base.name.lower())
-    if definition is None:
-        raise FrameError(f"window `{base.name}` used in `{shown(window)}` is not defined")
+    if definition is None:  # Spark says so, in its words
+        return copy
     for key in ("partition_by", "order", "spec"):
         if copy.args.get(key) is None and definition.args.get(key) is not None:
             copy.set(
