@@ -1,5 +1,5 @@
 """Differential test of the window forms Spark lacks (query/frames.py): GROUPS frames, EXCLUDE,
-DISTINCT window aggregates, FILTER and nth_value FROM FIRST / LAST, written in window_view
+DISTINCT window aggregates, FILTER, IGNORE NULLS and nth_value FROM FIRST / LAST, written in window_view
 models as standard SQL, built by dbt on the real local Spark and compared with DuckDB running
 the same SQL on the same rows (random data with ties and NULLs in the order column, NULL values
 and keys, random frames). DuckDB has no FROM LAST: its rows are DuckDB's list of the frame's
@@ -59,14 +59,15 @@ def _frame(rng: random.Random, kind: str) -> str:
         bounds = _counted(rng, 0, 4)
     while True:
         (a, start), (b, end) = rng.choice(bounds), rng.choice(bounds)
-        backwards = "following" in start and "preceding" in end
+        # DuckDB refuses a frame from a following row to a preceding or current one, and the reverse
+        backwards = ("following" in start and "following" not in end) or (start == "current row" and "preceding" in end)
         if a <= b and a != 1000 and b != -1000 and not backwards:
             return f"{kind} between {start} and {end}"
 
 
 def random_call(rng: random.Random) -> FrameCall:
     partition = rng.choice(PARTITIONS)
-    family = rng.choices(["groups", "exclude", "distinct", "filter", "nth"], weights=[3, 5, 2, 1, 2])[0]
+    family = rng.choices(["groups", "exclude", "distinct", "filter", "nth", "ignore"], weights=[3, 5, 2, 1, 2, 1])[0]
     if family in ("groups", "exclude"):
         kind = "groups" if family == "groups" else rng.choice(["groups", "range", "rows"])
         func = rng.choice(AGGREGATES + (["first_value(v)", "last_value(v)"] if family == "groups" else []))
@@ -93,6 +94,11 @@ def random_call(rng: random.Random) -> FrameCall:
         frame = _frame(rng, rng.choice(["rows", "groups"])) + excluded
         call = f"{func} filter (where v % 3 = 1) {_over(partition, _order(rng, unique=True), frame)}"
         return FrameCall(call, call)
+    if family == "ignore":  # Spark's own IGNORE NULLS, passed through
+        func, args = rng.choice([("lag", ", 2"), ("lead", ""), ("first_value", ""), ("last_value", "")])
+        frame = _frame(rng, "rows") if "value" in func else ""
+        over = _over(partition, _order(rng, unique=True), frame)
+        return FrameCall(f"{func}(v{args}) ignore nulls {over}", f"{func}(v{args} ignore nulls) {over}")
     n = rng.randint(1, 3)
     nulls = rng.choice(["", " ignore nulls"])
     over = _over(partition, _order(rng, unique=True), rng.choice([_frame(rng, "rows"), ""]))
