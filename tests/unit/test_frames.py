@@ -131,6 +131,10 @@ def zip_rows(got: dict, want: dict) -> list:
         "count(distinct v) filter (where v > 3) over (partition by k)",
         "count(distinct v) over (partition by k order by ts nulls first groups between 1 preceding and current row)",
         "max(distinct v) over (partition by k)",
+        "sum(distinct v) over (partition by k order by ts nulls first, id rows between 3 preceding and current row)",
+        "avg(distinct v) filter (where v > 2) over (partition by k order by ts nulls last)",
+        "sum(distinct v) over (partition by k order by ts nulls first groups between unbounded preceding and "
+        "current row)",
         "row_number() over (order by ts, id groups between 1 preceding and current row)",
         "lag(v) over (partition by k order by ts, id rows between 1 preceding and 1 following exclude ties)",
     ],
@@ -191,8 +195,9 @@ def test_what_spark_has_passes_through_as_the_same_tree(sql):
     ("sql", "message"),
     [
         (
-            "select sum(distinct v) over (partition by k) from ev",
-            "`SUM(DISTINCT v) OVER (PARTITION BY k)`: Spark computes no DISTINCT window aggregate",
+            "select sum(distinct v) over (order by ts groups between 1 preceding and current row) from ev",
+            "`: Spark computes no DISTINCT window aggregate, and the plugin computes one of a single value over a "
+            "ROWS or RANGE frame",
         ),
         (
             "select stddev(v) over (order by ts rows between 1 preceding and 1 following exclude current row) from ev",
@@ -208,8 +213,8 @@ def test_what_spark_has_passes_through_as_the_same_tree(sql):
         ),
         (
             "select k, sum(sum(v)) over (order by k groups between 1 preceding and current row) from ev group by k",
-            "needs its rows' peer groups, which the plugin numbers in a subquery of the relation the query reads, "
-            "and the query has GROUP BY",
+            "is rewritten over columns the plugin computes in a subquery of the relation the query reads (its rows' "
+            "peer groups, or the set of distinct values), and the query has GROUP BY",
         ),
         (
             "select nth_value(v, 2) from last over (partition by k) from ev",

@@ -118,13 +118,15 @@ def _peeled(window: exp.Window) -> Tuple[exp.Expression, Optional[exp.Expression
 
 @dataclass
 class _Helpers:
-    """The helper columns a SELECT's calls read, computed under it: (function, partition, order)
-    as text → column name."""
+    """The helper columns a SELECT's calls read, computed under it: each window by its text, with
+    the column's name."""
 
     columns: Dict[str, Tuple[str, exp.Expression]] = field(default_factory=dict)
 
     def column(self, func: exp.Expression, partition: Sequence[exp.Expression], order: exp.Expression) -> exp.Column:
-        window = exp.Window(this=func, partition_by=[p.copy() for p in partition] or None, order=order.copy())
+        return self.of(exp.Window(this=func, partition_by=[p.copy() for p in partition] or None, order=order.copy()))
+
+    def of(self, window: exp.Window) -> exp.Column:
         key = window.sql(sqlexpr.DIALECT)
         if key not in self.columns:
             self.columns[key] = (names.internal(f"frame{len(self.columns)}"), window)
@@ -155,9 +157,10 @@ class _Select:
         why = _unwrappable(select)
         if why is not None or source is None:
             raise FrameError(
-                f"`{shown(first)}` needs its rows' peer groups, which the plugin numbers in a subquery of the "
-                f"relation the query reads, and {why or 'the query reads none'}; fix: compute the query's rows in a "
-                "CTE or an upstream model and apply the window over them in a query of its own"
+                f"`{shown(first)}` is rewritten over columns the plugin computes in a subquery of the relation the "
+                f"query reads (its rows' peer groups, or the set of distinct values), and {why or 'it reads none'}; "
+                "fix: compute the query's rows in a CTE or an upstream model and apply the window over them in a "
+                "query of its own"
             )
         helpers = [exp.alias_(w, n, quoted=True) for n, w in self.helpers.columns.values()]
         inner = exp.select(exp.Star(), *helpers).from_(source.this.copy())
@@ -330,11 +333,12 @@ class _Call:
             )
         if frame.exclude is not None:
             return _Excluded(self, frame).spark()
+        ranked = frame.kind == "GROUPS" and not frame.by_peers
         if frame.kind == "GROUPS":
             self.window = self._groups(frame)
         elif self.window.args.get("spec") is not None:
             self.window.set("spec", frame.spec())  # EXCLUDE NO OTHERS dropped
-        return _distinct(self.window, self.call)
+        return _distinct(self, ranked)
 
     def _from_first(self, func: exp.Expression, frame: _Frame) -> _Frame:
         """nth_value FROM FIRST is Spark's own; FROM LAST is FROM FIRST over the reversed order."""
@@ -379,8 +383,17 @@ class _Call:
         return self.over_ranks(frame.start, frame.end)
 
 
-def _distinct(window: exp.Window, call: str) -> exp.Expression:
-    """count(DISTINCT x) as the size of the frame's set of x; min / max ignore DISTINCT."""
+# an aggregate of the distinct values a frame holds, over the set of them: Spark's own aggregate,
+# so its type is the one the aggregate has over the column
+_OF_SET = sqlexpr.parse("(SELECT :agg FROM explode(:set) AS _wv_set(_wv_value))")
+_SET_VALUE = sqlexpr.column(names.internal("value"))
+
+
+def _distinct(call: _Call, ranked: bool) -> exp.Expression:
+    """A DISTINCT aggregate over the frame's set of values: count(DISTINCT x) its size, min / max
+    as they are, any other the aggregate over the exploded set (a helper column, so not over a
+    frame of peer ranks, itself a helper: `ranked`)."""
+    window = call.window
     func, condition = _peeled(window)
     distinct = func.this
     if not isinstance(distinct, exp.Distinct):
@@ -388,22 +401,23 @@ def _distinct(window: exp.Window, call: str) -> exp.Expression:
     if isinstance(func, (exp.Min, exp.Max)):
         func.set("this", distinct.expressions[0])
         return window
-    if not isinstance(func, exp.Count) or len(distinct.expressions) != 1:
+    if len(distinct.expressions) != 1 or ranked and not isinstance(func, exp.Count):
         raise FrameError(
-            f"`{call}`: Spark computes no DISTINCT window aggregate, and the plugin rewrites only count(DISTINCT x), "
-            "min and max (a sum or avg of the distinct values needs the column's type, which the plan does not "
-            "know); fix: write `aggregate(collect_set(x) OVER (...), cast(0 as <the sum's type>), (a, e) -> a + e)`"
+            f"`{call.call}`: Spark computes no DISTINCT window aggregate, and the plugin computes one of a single "
+            "value over a ROWS or RANGE frame (or GROUPS with UNBOUNDED and CURRENT ROW bounds); fix: aggregate "
+            "one value, e.g. a struct of the columns, or use such a frame"
         )
     value = distinct.expressions[0].copy()
     if condition is not None:
         value = exp.case().when(condition.copy(), value)
-    collected = sqlexpr.window(
-        exp.func("collect_set", value),
-        window.args.get("partition_by") or [],
-        (window.args["order"].expressions if window.args.get("order") else []),
-        window.args.get("spec"),
-    )
-    return exp.cast(exp.func("size", collected), exp.DataType.build("bigint"))
+    order = window.args["order"].expressions if window.args.get("order") else []
+    collected = sqlexpr.window(exp.func("collect_set", value), window.args.get("partition_by") or [], order)
+    collected.set("spec", window.args.get("spec"))
+    if isinstance(func, exp.Count):  # both skip NULLs; the set's size is count's BIGINT
+        return exp.cast(exp.func("size", collected), exp.DataType.build("bigint"))
+    aggregate = func.copy()
+    aggregate.set("this", _SET_VALUE.copy())
+    return sqlexpr.fill(_OF_SET, agg=aggregate, set=call.helpers.of(collected))
 
 
 class _Excluded:
