@@ -1,6 +1,8 @@
 """A misspelled column in a window macro's argument or in the watermark fails before Spark runs
 the SQL, naming the model, the argument, the column and the closest columns of the relation —
-never the internal names of the rendered SQL or a stack trace."""
+never the internal names of the rendered SQL or a stack trace. So do the columns' contents the
+windows cannot use: a time NULL on every row (some NULL: counted in the run's status), an input
+that already has window columns, an over window ordered by text (refused, or warned of)."""
 
 from datetime import datetime
 
