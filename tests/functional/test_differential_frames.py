@@ -117,6 +117,13 @@ def models_sql(calls: List[FrameCall], reference: bool) -> str:
     return "select id,\n  " + ",\n  ".join(columns) + f"\nfrom {SOURCE}"
 
 
+# a star keeps the model's columns: the helper columns the rewrite adds under it are hidden
+STARRED = {
+    "frames_star": f"select *, sum(v) over (order by ts nulls first groups between 1 preceding and 1 following) as s "
+    f"from {SOURCE}",
+    "frames_qualified_star": f"select e.*, sum(distinct v) over (partition by k) as s from {SOURCE} e where e.v > 0",
+}
+
 REFUSED = {
     # execution='streaming': compile-time refusal, nothing written
     "frames_streaming": (
@@ -150,15 +157,21 @@ def test_frames_spark_lacks_match_duckdb(project, spark, seed):
     models = {f"frames_{m}": [random_call(rng) for _ in range(24)] for m in range(2)}
     for name, calls in models.items():
         project.model(name, "{{ config(materialized='window_view') }}\n" + models_sql(calls, reference=False))
+    for name, sql in STARRED.items():
+        project.model(name, "{{ config(materialized='window_view') }}\n" + sql)
     for name, (sql, _) in REFUSED.items():
         project.model(name, sql)
-    project.dbt("build", "-s", *models)
+    project.dbt("build", "-s", *models, *STARRED)
 
     failures = []
     for name, calls in models.items():
         got = spark_result(spark, f"{project.schema}.{name}")
         expected = duckdb_result(con, models_sql(calls, reference=True))
         failures += compare(name, [Call(c.sql) for c in calls], got, expected)
+    for name, sql in STARRED.items():
+        assert [c for c, _ in spark.table(f"{project.schema}.{name}").dtypes] == ["id", "k", "v", "ts", "s"]
+        got, expected = spark_result(spark, f"{project.schema}.{name}"), duckdb_result(con, sql)
+        failures += compare(name, [Call(c) for c in ("k", "v", "ts", "s")], got, expected)
     assert not failures, "\n".join(failures)
 
     for name, (_, message) in REFUSED.items():
