@@ -255,3 +255,32 @@ def test_a_window_view_is_the_event_time_input_of_a_microbatch_model(project):
     )
     message = errors(project.dbt("run", "-s", "revenue", ok=False))
     assert "event_time" in message and "'bids' is BIGINT" in message, message
+
+
+def test_dbt_show_of_an_on_window_close_view_previews_the_closed_windows(project):
+    """`dbt show` ran the model's SQL as written, so it previewed windows the watermark had not
+    closed, which the table never holds; now it previews what the build writes."""
+    stream_project(project, "bigint")
+    deliver(
+        project,
+        [(hhmm, price, item) for hhmm, price, item in [("08:07", 2, "A"), ("08:11", 3, "B"), ("08:17", 6, "F")]],
+    )
+    closing = "emit='on_window_close', watermark={'column': 'bidtime', 'delay': '1 minute'}"
+    project.model(
+        "revenue_batch",
+        "{{ config(materialized='window_view', " + closing + ") }}" + REVENUE.format(input="source('raw', 'bid')"),
+    )
+    project.model(
+        "revenue_now", "{{ config(materialized='window_view') }}" + REVENUE.format(input="source('raw', 'bid')")
+    )
+
+    def shown(model: str) -> list:
+        result = project.dbt("show", "-s", model, "--limit", "10")
+        return sorted((row["window_start"], row["bids"]) for row in result.result.results[0].agate_table.rows)
+
+    # the watermark is 08:16: the window ending 08:10 is closed, the one ending 08:20 is open
+    assert shown("revenue_batch") == [(t("08:00"), 1)]
+    assert shown("revenue") == [(t("08:00"), 1)]  # a streaming view: as its batch build would hold it
+    assert shown("revenue_now") == [(t("08:00"), 1), (t("08:10"), 2)]
+    project.dbt("run", "-s", "revenue_batch")
+    assert [r[0] for r in project.rows("revenue_batch")] == [t("08:00")]

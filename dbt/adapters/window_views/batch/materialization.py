@@ -5,7 +5,7 @@ model's. A mixin of the adapter (impl.py), so dbt finds them as `@available` the
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Dict, Optional
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 from dbt.adapters.base import available
 from dbt.adapters.contracts.connection import AdapterResponse
@@ -26,6 +26,16 @@ class BatchMaterialization(SparkAdapter):
         """The statement that builds a batch window view, and the metadata to record with it."""
         refresh_inputs(self, plan.inputs)  # no stale reads in a long-lived session (session.py)
         return batch.statement(self, plan)
+
+    @available
+    def window_view_shown(
+        self, model_name: str, compiled_code: str, config: Mapping[str, Any], upstream: Sequence[Mapping[str, Any]]
+    ) -> str:
+        """The query `dbt show` previews of a window view: what its table would hold, so with
+        on_window_close only what the watermark closed (a streaming one as its batch build would)."""
+        plan = WindowViewPlan.from_model(model_name, compiled_code, {**config, "execution": "batch"}, upstream)
+        refresh_inputs(self, plan.inputs)
+        return batch.shown(self, plan)
 
     @available
     def batch_response(self, response: AdapterResponse, nulls: Optional[str]) -> AdapterResponse:

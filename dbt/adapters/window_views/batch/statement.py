@@ -126,20 +126,37 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
     properties = plan.properties()
     closed: Optional[exp.Expression] = None
     if plan.close_sql is not None:
-        watermark = plan.config.required_watermark
-        try:
-            reached = batch_watermark(adapter, plan.inputs, watermark)
-            closed = emit.close_filter(
-                analysis.parse(plan.close_sql), watermark.column, reached.micros, [c for c, _ in output]
-            )
-        except AnalysisError as exc:
-            raise ModelSqlError.from_analysis(
-                plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
-            ) from exc
-        properties["window_views.watermark_reached"] = reached.describe()
+        closed, reached = _closed(adapter, plan, output)
+        properties["window_views.watermark_reached"] = reached
     # after the close filter, which follows window_end to its TVF by the TVF's marker
     query = closed if closed is not None else tvf_panes.marked_query(plan.sql)
     paned = None if query is None else tvf_panes.paned(query, inputs.types_of)
     built = paned if paned is not None else closed
     sql = plan.sql if built is None else sqlexpr.to_sql(built)
     return {"sql": sql, "properties": properties, "summary": summary(properties), "nulls": nulls}
+
+
+def _closed(adapter: Any, plan: WindowViewPlan, output: List[Tuple[str, str]]) -> Tuple[exp.Expression, str]:
+    """on_window_close: the query keeping what the watermark the inputs reach has closed, and
+    that watermark as the table's property says it."""
+    watermark = plan.config.required_watermark
+    assert plan.close_sql is not None
+    try:
+        reached = batch_watermark(adapter, plan.inputs, watermark)
+        closed = emit.close_filter(
+            analysis.parse(plan.close_sql), watermark.column, reached.micros, [c for c, _ in output]
+        )
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(
+            plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"
+        ) from exc
+    return closed, reached.describe()
+
+
+def shown(adapter: Any, plan: WindowViewPlan) -> str:
+    """What `dbt show` previews of a window view: what its table would hold, so with
+    on_window_close only the windows (rows) the watermark has closed."""
+    if plan.close_sql is None:
+        return plan.sql
+    closed, _ = _closed(adapter, plan, _output_columns(adapter, plan))
+    return sqlexpr.to_sql(closed)
