@@ -249,21 +249,13 @@ def test_an_unwritable_checkpoint_is_named(project):
     assert_clean(message)
 
 
-def _read_only(folder: Path) -> None:
-    """Every file and folder under `folder` made unwritable, for root too (immutable)."""
+def _set_writable(folder: Path, writable: bool) -> None:
+    """Every file and folder under `folder` made writable or not, for root too (immutable)."""
     if os.geteuid() == 0:
-        subprocess.run(["chattr", "-R", "+i", str(folder)], check=True)
-    else:
-        for path in [folder, *folder.rglob("*")]:
-            path.chmod(0o555 if path.is_dir() else 0o444)
-
-
-def _writable(folder: Path) -> None:
-    if os.geteuid() == 0:
-        subprocess.run(["chattr", "-R", "-i", str(folder)], check=True)
-    else:
-        for path in [folder, *folder.rglob("*")]:
-            path.chmod(0o755 if path.is_dir() else 0o644)
+        subprocess.run(["chattr", "-R", "-i" if writable else "+i", str(folder)], check=True)
+        return
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod((0o755 if path.is_dir() else 0o644) if writable else (0o555 if path.is_dir() else 0o444))
 
 
 def test_a_checkpoint_spark_cannot_write_is_named(project):
@@ -274,11 +266,11 @@ def test_a_checkpoint_spark_cannot_write_is_named(project):
     run(project, "sparkreadonly")
     deliver(project, DAY2)
     folder = checkpoint(project, "sparkreadonly")
-    _read_only(folder / "spark")
+    _set_writable(folder / "spark", False)
     try:
         message = errors(project.dbt("run", "-s", "sparkreadonly", ok=False))
     finally:
-        _writable(folder / "spark")
+        _set_writable(folder / "spark", True)
     assert f"window_view model 'sparkreadonly' at {folder}: cannot write its checkpoint (" in message, message
     assert "make the checkpoint directory and everything under it writable" in message
     assert "STREAM_FAILED" not in message and "runId" not in message and ".tmp" not in message

@@ -251,15 +251,14 @@ def _check_ctes_not_windowed(model: str, tree: exp.Expression) -> None:
     selects window columns (an upstream table's are checked as the run starts, check_columns)."""
     ctes = {cte.alias_or_name.lower(): cte.this for cte in tree.find_all(exp.CTE)}
     for select in tree.find_all(exp.Select):
-        table = select.find(exp.Table) if any("window_views:tvf:" in c for c in select.comments or []) else None
+        window = tvf.on_node(select)
+        table = select.find(exp.Table) if window else None
         query = ctes.get(table.name.lower()) if table is not None and not table.db else None
-        if not isinstance(query, exp.Query) or any(s.is_star for s in query.selects):
+        if table is None or not isinstance(query, exp.Query) or any(s.is_star for s in query.selects):
             continue
         clash = window_columns.added_again(query.named_selects)
-        if clash and table is not None:
-            window = tvf.on_node(select)
-            macro = f"window_views.{window[0].kind}" if window else "a window macro"
-            raise _windowed_again(model, macro, table.name, clash)
+        if clash:
+            raise _windowed_again(model, f"window_views.{window[0].kind}", table.name, clash)
 
 
 def _check_inputs_not_windowed(
