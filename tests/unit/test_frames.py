@@ -260,27 +260,34 @@ def test_a_batch_plan_runs_the_rewritten_sql():
     assert excluded.properties()["window_views.over_windows"].endswith("EXCLUDE CURRENT ROW)")
 
 
+PARTIAL_RUNS = {
+    "streaming": {"execution": "streaming", "watermark": {"column": "ts", "delay": "1 minute"}},
+    "batches": {"event_time": "ts", "batch_size": "day", "begin": "2024-01-01"},
+    "on_window_close": {"emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 minute"}},
+}
+
+
 @pytest.mark.parametrize(
     ("sql", "config", "why", "fix"),
     [
         (
             FRAMED,
-            {"execution": "streaming", "watermark": {"column": "ts", "delay": "1 minute"}},
+            PARTIAL_RUNS["streaming"],
             "a stream computes over windows from the rows it keeps",
-            "fix: compute it in a window_view with execution='batch'",
+            "or compute it in a window_view with execution='batch'",
         ),
         (
             FRAMED,
-            {"event_time": "ts", "batch_size": "day", "begin": "2024-01-01"},
-            "with batch_size each batch reads its input only as far as its over windows reach",
-            "fix: remove batch_size",
+            PARTIAL_RUNS["batches"],
+            "with batch_size each batch reads its input only as far as its frames reach",
+            "or remove batch_size",
         ),
-        (FILTERED, {}, "dbt filters its input to a time range", "fix: run it without the time filter"),
+        (FILTERED, {}, "dbt filters its input to a time range", "or run it without the time filter"),
         (
             FRAMED,
-            {"emit": "on_window_close", "watermark": {"column": "ts", "delay": "1 minute"}},
+            PARTIAL_RUNS["on_window_close"],
             "emit='on_window_close' keeps the rows whose frames the watermark has closed",
-            "fix: use emit='on_update'",
+            "or use emit='on_update'",
         ),
     ],
 )
@@ -291,4 +298,85 @@ def test_a_run_over_part_of_the_input_refuses_the_rewritten_forms_at_compile_tim
     assert "window_view model 'm': `SUM(v) OVER (ORDER BY ts GROUPS BETWEEN 1 PRECEDING AND CURRENT ROW)` uses a " in (
         message.replace("groups", "GROUPS").replace("preceding", "PRECEDING")
     )
-    assert why in message and fix in message and "_wv_" not in message
+    assert "over the dense rank of its rows' peer groups from the partition's start" in message
+    assert why in message and fix in message and "fix: write the frame as ROWS" in message and "_wv_" not in message
+
+
+# ---------------------------------------------------------------------------------------------
+# in reach: what the rewrite makes of a form is ROWS and RANGE frames over the order as written,
+# which batches, filtered reads, on_window_close and streams read as they read the model's own
+
+IN_REACH = [
+    "sum(v) over (partition by k order by ts groups between unbounded preceding and current row)",
+    "count(*) over (partition by k order by ts, id rows between 2 preceding and 1 following exclude current row)",
+    "max(v) over (partition by k order by ts range between interval 2 hours preceding and interval 1 hour "
+    "following exclude group)",
+    "avg(v) over (partition by k order by ts range between interval 2 hours preceding and current row exclude ties)",
+    "count(distinct v) over (partition by k order by ts rows between 3 preceding and current row)",
+    "min(distinct v) over (partition by k order by ts range between interval 1 hour preceding and current row)",
+    "nth_value(v, 2) from first over (partition by k order by ts, id rows between 3 preceding and current row)",
+    "sum(v) over (partition by k order by ts rows between 1 preceding and current row exclude no others)",
+    "rank() over (partition by k order by ts groups between 1 preceding and current row)",
+]
+# (the call, what its rewrite reads out of reach)
+OUT_OF_REACH = [
+    ("sum(v) over (partition by k order by ts groups between 1 preceding and current row)", "the dense rank"),
+    ("sum(v) over (order by ts range between unbounded preceding and current row exclude ties)", "the dense rank"),
+    ("count(v) over (order by ts groups between current row and unbounded following exclude group)", "the dense rank"),
+    (
+        "sum(v) over (order by ts range between unbounded preceding and interval 1 hour following exclude group)",
+        "the dense rank",  # a NULL time's frame is its peers: the groups before them are ranks
+    ),
+    (
+        "sum(v) over (order by ts range between interval 2 hours preceding and current row exclude current row)",
+        "the number of each row",
+    ),
+    ("nth_value(v, 2) from last over (order by ts, id rows between 3 preceding and current row)", "order reversed"),
+    ("avg(distinct v) over (partition by k order by ts rows between 2 preceding and current row)", "set of distinct"),
+]
+
+
+@pytest.mark.parametrize("call", IN_REACH)
+def test_a_form_whose_rewrite_is_rows_and_range_frames_is_in_reach(call):
+    rewritten_ = frames.rewrite(analysis.parse(f"select id, ts, {call} as c from ev"))
+    assert rewritten_.out_of_reach == ()
+    assert frames.calls(rewritten_.tree) == [] and analysis.over_calls(rewritten_.tree)
+
+
+@pytest.mark.parametrize(("call", "reads"), OUT_OF_REACH)
+def test_a_form_whose_rewrite_reads_the_partition_from_its_start_or_reversed_is_out_of_reach(call, reads):
+    rewritten_ = frames.rewrite(analysis.parse(f"select id, {call} as c, lag(v) over (order by ts) as p from ev"))
+    assert [(r.call, r.form) for r in rewritten_.out_of_reach] == [
+        (shown(window(f"select {call}")), frames.calls(analysis.parse(f"select {call}"))[0][1])
+    ]
+    assert reads in rewritten_.out_of_reach[0].reads
+
+
+@pytest.mark.parametrize("mode", [*PARTIAL_RUNS, "filtered"])
+def test_every_form_in_reach_compiles_for_a_run_over_part_of_the_input(mode):
+    calls_ = ",\n".join(f"{call} as c{i}" for i, call in enumerate(IN_REACH))
+    source = FILTERED.split(" from ", 1)[1] if mode == "filtered" else "main.ev"
+    built = plan(f"select id, k, ts, {calls_} from {source}", **PARTIAL_RUNS.get(mode, {}))
+    assert frames.calls(analysis.parse(built.sql)) == []
+
+
+def test_a_stream_keeps_bounded_state_for_bounded_frames_in_reach():
+    """The pieces of EXCLUDE and the set of a DISTINCT count reach as far back as the frame."""
+    bounded = IN_REACH[1:6]
+    calls_ = ", ".join(f"{call} as c{i}" for i, call in enumerate(bounded))
+    over = plan(f"select id, k, ts, {calls_} from main.ev", **PARTIAL_RUNS["streaming"]).stream_plan.over
+    assert over is not None and over.unbounded == []
+    assert max(r.rows for r in over.reaches) == 3 and max(r.ahead_rows for r in over.reaches) == 1
+    assert max(r.micros for r in over.reaches) == 7_200_000_000 and max(r.ahead_micros for r in over.reaches) == (
+        3_600_000_000
+    )
+
+
+def test_the_bounds_the_rewrite_splits_a_range_frame_at_read_back_as_microseconds():
+    (call,) = analysis.over_calls(
+        analysis.parse(
+            "select sum(v) over (order by ts range between interval '0 02:00:00' day to second preceding and "
+            "interval '0 00:00:00.000001' day to second preceding) from ev"
+        )
+    )
+    assert (call.frame.start.micros, call.frame.end.micros) == (7_200_000_000, 1)

@@ -383,45 +383,48 @@ def _close_sql(model: str, compiled: "_Compiled", owned: Optional[exp.Expression
 
 
 def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":
-    """The window forms Spark lacks (GROUPS, EXCLUDE, DISTINCT, FROM LAST) rewritten by
-    query/frames.py for a batch build of the whole input; refused where a run reads or keeps
-    only part of it. `analyzed` stays the model's own tree, for the checks of its columns."""
+    """The window forms Spark lacks (GROUPS, EXCLUDE, DISTINCT, FROM LAST) rewritten once, by
+    query/frames.py, before any engine reads the tree: what they become is ROWS and RANGE frames
+    over the order as written, which batches, filtered reads, on_window_close and streams reach
+    and keep as they do the model's own. A call whose rewrite is out of a frame's reach (a rank
+    of peer groups, a row number, the order reversed) is refused where a run reads or keeps only
+    part of the input. `analyzed` stays the model's own tree, for the checks of its columns."""
     tree = compiled.tree
     if tree is None or not frames.calls(tree):
         return compiled
     try:
+        rewritten = frames.rewrite(tree)
         partial = _partial_run(config, tree)
         if partial is not None:
-            frames.refuse(tree, *partial)
-        rewritten = frames.spark(tree)
+            rewritten.refuse(*partial)
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/frames.md") from exc
-    return dataclasses.replace(compiled, code=sqlexpr.to_sql(rewritten), tree=rewritten, analyzed=tree)
+    return dataclasses.replace(compiled, code=sqlexpr.to_sql(rewritten.tree), tree=rewritten.tree, analyzed=tree)
 
 
 def _partial_run(config: WindowViewConfig, tree: exp.Expression) -> Optional[Tuple[str, str]]:
-    """Why a run of the model reads or keeps part of its input, and the fix, for frames.refuse."""
+    """Why a run of the model reads or keeps part of its input, and the fix, for Rewrite.refuse."""
     if config.execution is Execution.STREAMING:
         return (
-            "a stream computes over windows from the rows it keeps, batch by batch, which has none of these forms",
-            "compute it in a window_view with execution='batch', or write the frame as ROWS or RANGE without EXCLUDE",
+            "a stream computes over windows from the rows it keeps, those its frames reach back to in ascending "
+            "order of time (and a summary of the rows before)",
+            "compute it in a window_view with execution='batch'",
         )
     if config.batches is not None:
         return (
-            "with batch_size each batch reads its input only as far as its over windows reach, which the plugin "
-            "does not work out for this form",
+            "with batch_size each batch reads its input only as far as its frames reach in ascending order of time",
             "remove batch_size, so each run builds the whole table",
         )
     if over_reads.filtered_reads(tree):
         return (
             "dbt filters its input to a time range (a microbatch batch, --event-time-start/end or --sample), and "
-            "the plugin does not work out how far past the range this form reads",
-            "run it without the time filter, or compute the window in a model whose input is not filtered",
+            "the plugin reads past the range only as far as its frames reach in ascending order of time",
+            "run it without the time filter",
         )
     if config.emit is Emit.ON_WINDOW_CLOSE:
         return (
-            "emit='on_window_close' keeps the rows whose frames the watermark has closed, which the plugin does "
-            "not work out for this form",
+            "emit='on_window_close' keeps the rows whose frames the watermark has closed, which it tells from "
+            "frames in ascending order of time",
             "use emit='on_update'",
         )
     return None

@@ -12,7 +12,7 @@ from sqlglot.errors import ParseError
 
 from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
-from dbt.adapters.window_views.query import sqlexpr, tvf
+from dbt.adapters.window_views.query import intervals, sqlexpr, tvf
 from dbt.adapters.window_views.query.intervals import Interval
 from dbt.adapters.window_views.query.shown import shown
 
@@ -132,6 +132,15 @@ def _bound(kind: FrameKind, value: object, side: Optional[Side], call: str, gene
         if isinstance(value, exp.Literal) and not value.is_string:
             return FrameBound(BoundKind.OFFSET, side, rows=int(value.this))
         raise AnalysisError(f"ROWS frame offset {value} in `{call}` must be an integer literal")
+    if isinstance(value, exp.Interval) and isinstance(value.unit, exp.IntervalSpan):
+        # DAY TO SECOND: how query/frames.py writes the bounds it splits a frame at
+        micros = intervals.day_to_second_micros(value.this.name)
+        if (
+            micros is not None
+            and value.unit.this.name.upper() == "DAY"
+            and value.unit.expression.name.upper() == "SECOND"
+        ):
+            return FrameBound(BoundKind.OFFSET, side, micros=micros)
     if isinstance(value, exp.Interval):
         text = f"{value.this.name} {value.unit.name if value.unit else ''}".strip()
         try:

@@ -3,8 +3,13 @@ rows (docs/frames.md): GROUPS frames, EXCLUDE, DISTINCT window aggregates and
 `nth_value(x, n) FROM LAST`. A call that needs the rows' peer groups gets helper columns (a
 dense rank, a row number over its order) from a subquery under its SELECT.
 
-`spark(tree)` returns the tree itself when nothing needs rewriting, else a new tree; a form
-it cannot make exact is refused with a FrameError naming the call, why, and the fix."""
+`rewrite(tree)` returns the tree itself when nothing needs rewriting, else a new tree, with the
+calls whose rewrite is out of a frame's reach: it reads each partition from its start (a dense
+rank of peer groups, a row number) or in reverse order (FROM LAST), so it is exact over the
+whole input only and refused (`Rewrite.refuse`) for a run that reads or keeps part of it. Every
+other call becomes ROWS and RANGE frames over the order as written, which the engines' reach
+and state read as they read the model's own. A form the rewrite cannot make exact at all is
+refused with a FrameError naming the call, why, and the fix."""
 
 from __future__ import annotations
 
@@ -60,27 +65,51 @@ def calls(tree: exp.Expression) -> List[Tuple[exp.Window, str]]:
     return found
 
 
-def refuse(tree: exp.Expression, why: str, fix: str) -> None:
-    """Raise a FrameError for the first call whose form Spark lacks, where the plugin's rewrite
-    does not apply (`why`: the model's execution), if any."""
-    found = calls(tree)
-    if found:
-        window, form = found[0]
-        raise FrameError(
-            f"`{shown(window)}` uses {form}, which Spark SQL lacks and the plugin rewrites for a batch build of "
-            f"the whole input only: {why}; fix: {fix}"
-        )
+@dataclass(frozen=True)
+class OutOfReach:
+    """A call whose rewrite reads what no reach of a frame over the ascending order bounds: the
+    call as the model writes it, its form, and what the rewrite reads."""
+
+    call: str
+    form: str
+    reads: str
+    instead: str  # the fix that keeps the form in reach
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A query in Spark SQL, and its calls whose rewrite is exact only over the whole input."""
+
+    tree: exp.Expression
+    out_of_reach: Tuple[OutOfReach, ...] = ()
+
+    def refuse(self, why: str, fix: str) -> None:
+        """Raise a FrameError for the first call out of reach, for a run that reads or keeps part
+        of the input (`why`, and the fix of the run's mode)."""
+        if self.out_of_reach:
+            first = self.out_of_reach[0]
+            raise FrameError(
+                f"`{first.call}` uses {first.form}, which Spark SQL lacks and the plugin rewrites over {first.reads}: "
+                f"{why}; fix: {first.instead}, or {fix}"
+            )
+
+
+def rewrite(tree: exp.Expression) -> Rewrite:
+    """`tree` in Spark SQL (itself when Spark has every form it uses, else a rewritten copy), with
+    the calls whose rewrite is out of a frame's reach."""
+    if not calls(tree):
+        return Rewrite(tree)
+    tree = tree.copy()
+    selects = [s for s in tree.find_all(exp.Select) if any(_own(w, s) for w, _ in calls(s))]
+    out_of_reach: List[OutOfReach] = []
+    for select in reversed(selects):  # innermost first: an outer SELECT's subquery is rewritten already
+        out_of_reach += _Select(select).rewrite()
+    return Rewrite(tree, tuple(out_of_reach))
 
 
 def spark(tree: exp.Expression) -> exp.Expression:
     """`tree` in Spark SQL: itself when Spark has every form it uses, else a rewritten copy."""
-    if not calls(tree):
-        return tree
-    tree = tree.copy()
-    selects = [s for s in tree.find_all(exp.Select) if any(_own(w, s) for w, _ in calls(s))]
-    for select in reversed(selects):  # innermost first: an outer SELECT's subquery is rewritten already
-        _Select(select).rewrite()
-    return tree
+    return rewrite(tree).tree
 
 
 def _own(window: exp.Window, select: exp.Select) -> bool:
@@ -122,6 +151,7 @@ class _Helpers:
     the column's name."""
 
     columns: Dict[str, Tuple[str, exp.Expression]] = field(default_factory=dict)
+    out_of_reach: Dict[str, Tuple[str, str]] = field(default_factory=dict)  # a call as written: (reads, instead)
 
     def column(self, func: exp.Expression, partition: Sequence[exp.Expression], order: exp.Expression) -> exp.Column:
         return self.of(exp.Window(this=func, partition_by=[p.copy() for p in partition] or None, order=order.copy()))
@@ -141,15 +171,21 @@ class _Select:
         self.select = select
         self.helpers = _Helpers()
 
-    def rewrite(self) -> None:
-        lacking_calls = [w for w, _ in calls(self.select) if _own(w, self.select)]
-        for window in lacking_calls:
-            window.replace(_Call(_resolved(window, self.select), shown(window), self.helpers).spark())
+    def rewrite(self) -> List[OutOfReach]:
+        """The SELECT rewritten in place; its calls whose rewrite is out of a frame's reach."""
+        lacking_calls = [(w, form) for w, form in calls(self.select) if _own(w, self.select)]
+        out_of_reach = []
+        for window, form in lacking_calls:
+            call = shown(window)
+            window.replace(_Call(_resolved(window, self.select), call, self.helpers).spark())
+            if call in self.helpers.out_of_reach:
+                out_of_reach.append(OutOfReach(call, form, *self.helpers.out_of_reach[call]))
         named = self.select.args.get("windows") or []
         kept = [w for w in named if lacking(w) is None]
         self.select.set("windows", kept or None)
         if self.helpers.columns:
-            self._compute_helpers(lacking_calls[0])
+            self._compute_helpers(lacking_calls[0][0])
+        return out_of_reach
 
     def _compute_helpers(self, first: exp.Window) -> None:
         select = self.select
@@ -302,6 +338,29 @@ _BEFORE: Bound = (exp.Literal.number(1), "PRECEDING")
 _AFTER: Bound = (exp.Literal.number(1), "FOLLOWING")
 
 
+# what a call's rewrite reads out of its frame's reach, and the fix that keeps the form in reach
+_PEER_RANK = (
+    "the dense rank of its rows' peer groups from the partition's start, which no frame's reach bounds",
+    "write the frame as ROWS, or as RANGE between INTERVAL offsets on the time (with EXCLUDE GROUP or TIES: "
+    "no UNBOUNDED bound)",
+)
+_ROW_NUMBER = (
+    "the number of each row from the partition's start, which no frame's reach bounds",
+    "exclude the current row from a ROWS frame, or the current row's peers (EXCLUDE GROUP or TIES) from a RANGE "
+    "frame between INTERVAL offsets",
+)
+_REVERSED = (
+    "its order reversed (its frame's last row first), which no reach in ascending order of time bounds",
+    "for the last row (n = 1) use last_value, which reads the frame in its own order",
+)
+_DISTINCT_SET = (
+    "the frame's set of distinct values, computed in a subquery of its own, while the run computes the over "
+    "windows of one query that reads its input directly",
+    "keep count, min or max DISTINCT, which the query computes itself, or select collect_set(x) over the frame "
+    "and aggregate the set in a downstream model",
+)
+
+
 @dataclass
 class _Call:
     """One call rewritten: `window` is a copy, its named window written in; `call` as the user wrote it."""
@@ -356,16 +415,19 @@ class _Call:
             key.set("nulls_first", not key.args.get("nulls_first"))
         mirrored = frame.mirrored
         self.window.set("spec", mirrored.spec())
+        self.helpers.out_of_reach.setdefault(self.call, _REVERSED)
         return mirrored
 
     def peer_rank(self) -> exp.Column:
         """The dense rank of the current row's peer group in its partition (a helper column)."""
         assert self.order is not None
+        self.helpers.out_of_reach.setdefault(self.call, _PEER_RANK)
         return self.helpers.column(exp.DenseRank(), self.partition, self.order)
 
     def row_number(self) -> exp.Column:
         """The row's number in its partition's order, ties in a fixed order (a helper column)."""
         assert self.order is not None
+        self.helpers.out_of_reach.setdefault(self.call, _ROW_NUMBER)
         return self.helpers.column(exp.RowNumber(), self.partition, self.order)
 
     def over_ranks(self, start: Bound, end: Bound) -> exp.Window:
@@ -398,6 +460,8 @@ def _distinct(call: _Call, ranked: bool) -> exp.Expression:
     distinct = func.this
     if not isinstance(distinct, exp.Distinct):
         return window
+    if not isinstance(func, (exp.Count, exp.Min, exp.Max)):
+        call.helpers.out_of_reach.setdefault(call.call, _DISTINCT_SET)
     if isinstance(func, (exp.Min, exp.Max)):
         func.set("this", distinct.expressions[0])
         return window

@@ -84,6 +84,20 @@ def _micros(value: str) -> Optional[int]:
     return int(amount) * UNIT_MICROS[unit.lower()] * (-1 if sign == "-" else 1)
 
 
+_DAY_TO_SECOND = re.compile(r"^\s*([0-9]{1,9}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\.([0-9]{1,6}))?\s*$")
+
+
+def day_to_second_micros(value: str) -> Optional[int]:
+    """The microseconds of a DAY TO SECOND interval's text ('0 02:00:00.000001'), as query/frames.py
+    writes a RANGE frame's bounds, or None when it is not one."""
+    match = _DAY_TO_SECOND.match(value)
+    if not match:
+        return None
+    days, hours, minutes, seconds, fraction = match.groups()
+    whole = ((int(days) * 24 + int(hours)) * 60 + int(minutes)) * 60 + int(seconds)
+    return whole * 1_000_000 + int((fraction or "").ljust(6, "0"))
+
+
 def text_of(value: str) -> str:
     """An interval as the marker, table properties and labels show it: its words, single-spaced."""
     return " ".join(value.split())
