@@ -149,14 +149,16 @@ def test_a_rewritten_call_gives_duckdbs_rows(call):
     assert same(got, want), (spark_sql, [(i, g, w) for i, (g, w) in zip(sorted(want), zip_rows(got, want)) if g != w])
 
 
+@pytest.mark.parametrize("n", [1, 2])
 @pytest.mark.parametrize("ignore_nulls", [False, True])
-def test_nth_value_from_last_reads_the_frame_backwards(ignore_nulls):
-    """DuckDB has no FROM LAST: the n-th last of the frame is the list of its values read from the end."""
+def test_nth_value_from_last_reads_the_frame_backwards(ignore_nulls, n):
+    """DuckDB has no FROM LAST: the n-th last of the frame is the list of its values read from the end
+    (the last one: last_value, the others over the reversed order)."""
     nulls = " ignore nulls" if ignore_nulls else ""
     frame = "partition by k order by ts nulls first, id rows between 3 preceding and 1 following"
-    sql = f"select id, nth_value(v, 2) from last{nulls} over ({frame}) as c from ev"
+    sql = f"select id, nth_value(v, {n}) from last{nulls} over ({frame}) as c from ev"
     values = "list_filter(array_agg(v) over w, lambda x: x is not null)" if ignore_nulls else "array_agg(v) over w"
-    want = dict(EVENTS.execute(f"select id, ({values})[-2] from ev window w as ({frame})").fetchall())
+    want = dict(EVENTS.execute(f"select id, ({values})[-{n}] from ev window w as ({frame})").fetchall())
     assert on_duckdb(sqlexpr.to_sql(rewritten(sql))) == want
     first = "select id, nth_value(v, 2) from first over (order by ts, id) as c from ev"
     assert sqlexpr.to_sql(rewritten(first)) == "SELECT id, NTH_VALUE(v, 2) OVER (ORDER BY ts, id) AS c FROM ev"
@@ -315,6 +317,8 @@ IN_REACH = [
     "count(distinct v) over (partition by k order by ts rows between 3 preceding and current row)",
     "min(distinct v) over (partition by k order by ts range between interval 1 hour preceding and current row)",
     "nth_value(v, 2) from first over (partition by k order by ts, id rows between 3 preceding and current row)",
+    "nth_value(v, 1) from last ignore nulls over (partition by k order by ts, id rows between 2 preceding and "
+    "1 following)",
     "sum(v) over (partition by k order by ts rows between 1 preceding and current row exclude no others)",
     "rank() over (partition by k order by ts groups between 1 preceding and current row)",
 ]

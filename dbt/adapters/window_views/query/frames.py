@@ -5,11 +5,12 @@ dense rank, a row number over its order) from a subquery under its SELECT.
 
 `rewrite(tree)` returns the tree itself when nothing needs rewriting, else a new tree, with the
 calls whose rewrite is out of a frame's reach: it reads each partition from its start (a dense
-rank of peer groups, a row number) or in reverse order (FROM LAST), so it is exact over the
-whole input only and refused (`Rewrite.refuse`) for a run that reads or keeps part of it. Every
-other call becomes ROWS and RANGE frames over the order as written, which the engines' reach
-and state read as they read the model's own. A form the rewrite cannot make exact at all is
-refused with a FrameError naming the call, why, and the fix."""
+rank of peer groups, a row number), in reverse order (FROM LAST), or a set of values computed
+in a subquery (sum / avg DISTINCT), so it is exact over the whole input only and refused
+(`Rewrite.refuse`) for a run that reads or keeps part of it, where the engines read the frames
+of one query over its input. Every other call becomes ROWS and RANGE frames over the order as
+written, which the engines' reach and state read as they read the model's own. A form the
+rewrite cannot make exact at all is refused with a FrameError naming the call, why, and the fix."""
 
 from __future__ import annotations
 
@@ -351,7 +352,7 @@ _ROW_NUMBER = (
 )
 _REVERSED = (
     "its order reversed (its frame's last row first), which no reach in ascending order of time bounds",
-    "for the last row (n = 1) use last_value, which reads the frame in its own order",
+    "count from the frame's last row only for n = 1 (last_value, which reads the frame in its own order)",
 )
 _DISTINCT_SET = (
     "the frame's set of distinct values, computed in a subquery of its own, while the run computes the over "
@@ -400,7 +401,8 @@ class _Call:
         return _distinct(self, ranked)
 
     def _from_first(self, func: exp.Expression, frame: _Frame) -> _Frame:
-        """nth_value FROM FIRST is Spark's own; FROM LAST is FROM FIRST over the reversed order."""
+        """nth_value FROM FIRST is Spark's own; FROM LAST is last_value for the last row, else
+        FROM FIRST over the reversed order."""
         from_first = func.args.get("from_first")
         func.set("from_first", None)
         if from_first:
@@ -410,6 +412,10 @@ class _Call:
                 f"`{self.call}` counts from the last row of a frame without ORDER BY, which has no last row; "
                 "fix: add an ORDER BY"
             )
+        offset = func.args.get("offset")
+        if isinstance(offset, exp.Literal) and not offset.is_string and offset.this == "1":
+            func.replace(exp.LastValue(this=func.this))  # the frame read in its own order: in reach
+            return frame
         for key in self.order.expressions:
             key.set("desc", not key.args.get("desc") or None)
             key.set("nulls_first", not key.args.get("nulls_first"))
