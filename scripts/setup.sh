@@ -33,3 +33,12 @@ if [ "${WINDOW_VIEWS_DELTA:-1}" != 0 ]; then
   # -W: the package imports the module before runpy runs it, which runpy warns of
   .venv-delta/bin/python -W ignore::RuntimeWarning -m dbt.adapters.window_views.spark.lakehouse fetch
 fi
+
+# Kafka (docs/kafka.md): Spark's Kafka connector for the embedded session (`kafka: true`) and
+# Apache Kafka's broker jars for the tests (tests/support/kafka.py), each fetched once from Maven
+# Central into the user's cache. WINDOW_VIEWS_KAFKA=0 skips them (tests/functional/test_kafka.py
+# then does not run)
+if [ "${WINDOW_VIEWS_KAFKA:-1}" != 0 ]; then
+  .venv/bin/python -W ignore::RuntimeWarning -m dbt.adapters.window_views.spark.kafka_jars fetch
+  .venv/bin/python -m tests.support.kafka fetch
+fi

@@ -18,7 +18,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.errors import IntervalError
 from dbt.adapters.window_views.query.intervals import Interval
-from dbt.adapters.window_views.spark import lakehouse
+from dbt.adapters.window_views.spark import kafka_jars, lakehouse
 from dbt.adapters.window_views.spark.session import WindowViewsConnection
 
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
@@ -75,9 +75,12 @@ class WindowViewsCredentials(SparkCredentials):
     warm_spark_idle_timeout: Any = DEFAULT_IDLE_TIMEOUT
     # Delta Lake in the embedded session: auto (when the [delta] extra is installed), delta, none
     lakehouse: Any = lakehouse.AUTO
+    # Spark's Kafka connector in the embedded session, for Kafka sources (docs/kafka.md)
+    kafka: Any = False
 
     def __post_init__(self) -> None:
         self._check_lakehouse()
+        self._check_kafka()
         if not isinstance(self.warm_spark, bool):
             raise DbtRuntimeError(
                 f"profile setting 'warm_spark' = {self.warm_spark!r} is not valid; expected true or false"
@@ -125,6 +128,19 @@ class WindowViewsCredentials(SparkCredentials):
         if self.lakehouse != lakehouse.AUTO and self.method == SparkConnectionMethod.SESSION:
             self.server_side_parameters = {**self.server_side_parameters, lakehouse.LAKEHOUSE_KEY: self.lakehouse}
 
+    def _check_kafka(self) -> None:
+        """The profile's kafka, handed to the session (kafka_jars.py) in server_side_parameters."""
+        if not isinstance(self.kafka, bool):
+            raise DbtRuntimeError(f"profile setting 'kafka' = {self.kafka!r} is not valid; expected true or false")
+        if self.kafka and (self.method != SparkConnectionMethod.SESSION or self.warm_spark is True):
+            raise DbtRuntimeError(
+                "profile setting 'kafka: true' adds Spark's Kafka connector to the Spark the plugin starts in the dbt "
+                "process (method: session, without warm_spark); fix: remove it, and give the server you connect to "
+                "the connector's jars (docs/kafka.md)"
+            )
+        if self.kafka:
+            self.server_side_parameters = {**self.server_side_parameters, kafka_jars.KAFKA_KEY: "true"}
+
     @property
     def idle_timeout_seconds(self) -> float:
         return Interval.parse(self.warm_spark_idle_timeout).micros / 1_000_000
@@ -150,6 +166,7 @@ class WindowViewsCredentials(SparkCredentials):
             "warm_spark",
             "warm_spark_idle_timeout",
             "lakehouse",
+            "kafka",
         )
 
 

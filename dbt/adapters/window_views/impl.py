@@ -22,6 +22,7 @@ from dbt.adapters.window_views.connections import WindowViewsConnectionManager, 
 from dbt.adapters.window_views.errors import ModelConfigError
 from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
+from dbt.adapters.window_views.model.kafka_source import KafkaSource, KafkaSourceError
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
 from dbt.adapters.window_views.query import macro_arguments, sqlexpr
@@ -131,6 +132,26 @@ class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, La
 
         plan.check_columns(columns_of)
         check_orders(plan, columns_of, first_value)
+
+    @available
+    def declare_kafka_sources(self, sources: Sequence[Mapping[str, Any]]) -> None:
+        """The model's Kafka sources (macros/_internal/kafka_sources.sql) put in the catalog as
+        views that parse their topics, and each topic probed (streaming/kafka_sources.py)."""
+        declared = [found for found in map(KafkaSource.from_node, sources) if found is not None]
+        if not declared:
+            return
+        from dbt.adapters.window_views.streaming import kafka_sources
+
+        creds = self.config.credentials
+        if creds.method != SparkConnectionMethod.SESSION:
+            raise KafkaSourceError(
+                declared[0].name,
+                f"a Kafka source is read through a SparkSession, which `method: {creds.method}` does not give",
+                "use method: session",
+            )
+        spark = spark_session(creds.server_side_parameters)
+        for source in declared:
+            kafka_sources.declare(spark, source)
 
     @available
     def run_stream(

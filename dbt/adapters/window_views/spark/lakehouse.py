@@ -21,7 +21,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Protocol, Sequence
 
 import pyspark
 from dbt_common.exceptions import DbtRuntimeError
@@ -165,7 +165,17 @@ def _bundled(name: str, spark_jars: Sequence[str]) -> bool:
     return _artifact(name.split("_", 1)[-1]) in {_artifact(jar) for jar in spark_jars}
 
 
-def fetch(runtime: DeltaRuntime) -> Path:
+class MavenPackage(Protocol):
+    """Jars by Maven coordinates, cached in a folder of their own (Delta's; Kafka's: kafka_jars.py)."""
+
+    @property
+    def coordinates(self) -> str: ...
+
+    @property
+    def folder(self) -> str: ...
+
+
+def fetch(runtime: MavenPackage, fetch_command: str = FETCH_COMMAND) -> Path:
     """Resolve the runtime's jars through Spark's own Ivy (spark-submit --packages, once) into
     the cache, without the jars PySpark already ships; the manifest is written last, so a
     folder without one is an unfinished fetch."""
@@ -195,7 +205,7 @@ def fetch(runtime: DeltaRuntime) -> Path:
                 f"could not fetch {runtime.coordinates} from Maven Central (spark-submit exited {proc.returncode}: "
                 f"{'; '.join(unresolved[:3]) or proc.stderr[-800:]}); fix: check that this machine reaches "
                 "https://repo1.maven.org (a proxy: Spark's Ivy reads -Dhttps.proxyHost in JAVA_TOOL_OPTIONS), then run "
-                f"`{FETCH_COMMAND}` again"
+                f"`{fetch_command}` again"
             )
         staged = Path(scratch) / "jars"
         staged.mkdir()

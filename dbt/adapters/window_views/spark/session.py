@@ -23,7 +23,7 @@ from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import Row, SparkSession
 
 from dbt.adapters.window_views.query import ddl
-from dbt.adapters.window_views.spark import class_archive, lakehouse, warm_up
+from dbt.adapters.window_views.spark import class_archive, kafka_jars, lakehouse, warm_up
 from dbt.adapters.window_views.spark.connect import is_connect
 from dbt.adapters.window_views.spark.spark_messages import without_plan
 
@@ -220,8 +220,9 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
             return active
         _check_no_warm_server(params)
         check_java()
-        # Delta's jars, extension and catalog when the profile's lakehouse is Delta (lakehouse.py)
-        params = class_archive.with_archive(lakehouse.with_lakehouse(params))
+        # Delta's jars, extension and catalog when the profile's lakehouse is Delta (lakehouse.py);
+        # Kafka's connector when the profile asks for it (kafka_jars.py)
+        params = class_archive.with_archive(kafka_jars.with_kafka(lakehouse.with_lakehouse(params)))
         builder = SparkSession.builder.enableHiveSupport()
     for key, value in params.items():
         if key != "spark.remote":

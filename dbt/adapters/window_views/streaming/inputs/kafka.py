@@ -1,0 +1,58 @@
+"""A Kafka topic as a stream's input (docs/kafka.md; the declaration: model/kafka_source.py; its
+catalog objects: streaming/kafka_sources.py).
+
+A Kafka source's view parses the payload into the declared columns and carries the declaration
+as a table property; a batch build reads it as any table. A stream cannot read a Kafka catalog table (Spark hands its stored schema to the Kafka source, which refuses one), so the
+stream of a view with that property is read from the topic itself and parsed by the same
+expressions; its checkpoint keeps the topic's offsets, which is what makes it exactly-once.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Optional
+
+from pyspark.errors import AnalysisException
+
+from dbt.adapters.window_views.model.kafka_source import PROPERTY, KafkaSource
+from dbt.adapters.window_views.query import ddl
+from dbt.adapters.window_views.query.sqlexpr import to_sql
+
+KAFKA_PROVIDER = "kafka"
+
+
+def declared(spark: Any, relation: str) -> Optional[KafkaSource]:
+    """The Kafka source a catalog view was made from; None for any other table or view."""
+    try:
+        properties = {r[0]: r[1] for r in spark.sql(ddl.show_properties(relation)).collect()}
+    except AnalysisException:
+        return None
+    text = properties.get(PROPERTY)
+    return KafkaSource.from_json(relation, relation, text) if text else None
+
+
+def stream(spark: Any, source: KafkaSource) -> Any:
+    """The source's rows as a stream: from the topic, parsed as the view parses them."""
+    inner, outer = source.parsing()
+    rows = spark.readStream.format(KAFKA_PROVIDER).options(**source.stream_options()).load()
+    return rows.selectExpr(*map(to_sql, inner)).selectExpr(*map(to_sql, outer))
+
+
+def streams(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`read` (DataStreamReader.table of a session) with Kafka sources read from their topics."""
+    spark = _session_of(read)
+    if spark is None:
+        return read
+
+    def reading(name: str) -> Any:
+        source = declared(spark, name)
+        return read(name) if source is None else stream(spark, source)
+
+    return reading
+
+
+def _session_of(read: Callable[[str], Any]) -> Any:
+    """The session a bound `readStream.table` reads with (classic or Connect); None otherwise."""
+    reader = getattr(read, "__self__", None)
+    if type(reader).__name__ != "DataStreamReader":
+        return None
+    return getattr(reader, "_spark", None) or getattr(reader, "_session", None)

@@ -1,0 +1,90 @@
+"""A Kafka source's declaration (model/kafka_source.py) and the connector's jars (kafka_jars.py),
+without Spark: what is read from the yml, what is refused with its fix, and what the session gets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dbt.adapters.window_views.model.kafka_source import UNPARSED, KafkaSource, KafkaSourceError
+from dbt.adapters.window_views.spark import kafka_jars, lakehouse
+from dbt.adapters.window_views.streaming.kafka_sources import unreachable
+
+
+def node(kafka=None, columns=None, meta=None):
+    declared = {"bootstrap_servers": "127.0.0.1:9092", "topic": "bids", **(kafka or {})}
+    return {
+        "name": "bids",
+        "source_name": "events",
+        "relation": "raw.bids",
+        "meta": meta if meta is not None else {"window_views": {"kafka": declared}},
+        "columns": columns
+        if columns is not None
+        else {
+            "bidtime": {"name": "bidtime", "data_type": "timestamp"},
+            "price": {"name": "price", "data_type": "decimal(10,2)"},
+        },
+    }
+
+
+def test_a_declared_topic_is_read():
+    source = KafkaSource.from_node(node({"key": "bid_key", "options": {"failOnDataLoss": False}}))
+    assert source is not None
+    assert source.columns == (("bidtime", "timestamp"), ("price", "decimal(10, 2)"))
+    assert source.raw_table == "raw.`bids__kafka`"
+    assert source.stream_options()["startingOffsets"] == "earliest"
+    assert "startingOffsets" not in source.read_options()  # a batch reads the retained range
+    assert source.read_options()["failOnDataLoss"] == "false"
+    assert source.payload_schema().endswith(f"`{UNPARSED}` string")
+    assert KafkaSource.from_json(source.name, source.relation, source.to_json()) == source
+
+
+def test_a_source_without_kafka_meta_is_none():
+    assert KafkaSource.from_node(node(meta={"owner": "me"})) is None
+
+
+@pytest.mark.parametrize(
+    "kafka, columns, says",
+    [
+        ({"format": "avro"}, None, "format 'avro' is not supported; fix: use format: json"),
+        ({"topic": ""}, None, "has no topic; fix: declare topic"),
+        ({"starting_offsets": "now"}, None, "starting_offsets 'now' is not one of earliest, latest"),
+        ({"options": {"subscribe": "other"}}, None, "options set subscribe, which the declaration's own keys set"),
+        ({"partitions": 3}, None, "unknown key(s) partitions"),
+        ({"key": "price"}, None, "name a column twice"),
+        ({}, {}, "it declares no columns"),
+        ({}, {"t": {"name": "t"}}, "column t has no data_type"),
+        ({}, {"t": {"name": "t", "data_type": "no such type("}}, "which is not a Spark type"),
+    ],
+)
+def test_a_wrong_declaration_is_named_with_its_fix(kafka, columns, says):
+    with pytest.raises(KafkaSourceError) as raised:
+        KafkaSource.from_node(node(kafka, columns))
+    assert raised.value.msg.startswith("Kafka source 'events.bids': ")
+    assert says in raised.value.msg
+
+
+def test_kafka_errors_are_named_by_cause():
+    source = KafkaSource.from_node(node())
+    assert source is not None
+    missing = unreachable(source, "java.util.concurrent.ExecutionException: ...UnknownTopicOrPartitionException: x")
+    assert "topic 'bids' at 127.0.0.1:9092: the broker has no such topic; fix: create the topic" in str(missing)
+    down = unreachable(source, "org.apache.kafka.common.errors.TimeoutException: Timed out waiting for a node")
+    assert "no broker answers; fix: start the broker" in str(down)
+
+
+def test_the_session_gets_the_connector_only_when_asked(tmp_path, monkeypatch):
+    monkeypatch.setenv(lakehouse.CACHE_ENV, str(tmp_path))
+    assert kafka_jars.with_kafka({"spark.master": "local[2]"}) == {"spark.master": "local[2]"}
+    runtime = kafka_jars.connector("4.3.0")
+    assert runtime.coordinates == "org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0"
+    with pytest.raises(Exception) as raised:
+        kafka_jars.with_kafka({kafka_jars.KAFKA_KEY: "true"})
+    assert runtime.coordinates in str(raised.value) and kafka_jars.FETCH_COMMAND in str(raised.value)
+    folder = tmp_path / runtime.folder
+    folder.mkdir()
+    (folder / "a.jar").write_bytes(b"")
+    (folder / lakehouse.MANIFEST).write_text(json.dumps({"coordinates": runtime.coordinates, "jars": ["a.jar"]}))
+    settings = kafka_jars.with_kafka({kafka_jars.KAFKA_KEY: "true", "spark.jars": "/x.jar"})
+    assert settings == {"spark.jars": f"/x.jar,{folder / 'a.jar'}"}
