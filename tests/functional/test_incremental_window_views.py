@@ -342,7 +342,9 @@ def test_rows_with_a_null_time_have_one_owner(project):
         f"select * except (ts_day) from {table} except all {full}",
     ):
         assert not project.spark.sql(query).collect(), query
-    # a later run redoes the last batches (lookback): the NULL-time rows stay written once
+    # a later run redoes the last batches (lookback; new input, or it has nothing to do): the
+    # NULL-time rows stay written once
+    project.spark.sql(f"insert into {project.schema}.timed values (9999, 'a', timestamp'2024-01-03 12:00:00', 1)")
     project.dbt("run", "--select", "null_inc")
     assert project.spark.sql(f"select * from {table} where ts is null").count() == 5
     # a sample of the second day: its rows as the full build's (the NULL-time rows before them counted)
@@ -352,3 +354,63 @@ def test_rows_with_a_null_time_have_one_owner(project):
     for query in (f"{within} except all {sampled}", f"{sampled} except all {within}"):
         assert not project.spark.sql(query).collect(), query
     assert project.spark.sql(sampled).count() > 30
+
+
+TUMBLE = """select k, window_start, window_end, window_time, count(*) as n, sum(v) as s
+from {{{{ window_views.tumble(ref('ev'), 'ts', '6 hours') }}}}
+{where}group by k, window_start, window_end, window_time
+"""
+
+
+def test_a_run_with_nothing_new_to_read_writes_nothing(project):
+    """docs/batch.md "Runs with no new input": a run whose inputs hold the files the last run
+    read, with the same SQL, writes no batch; new input, a failed run's batches, a view input and
+    SQL whose value changes from run to run (current_date) each make it compute."""
+    project.seed("ev", events(random.Random(3), 80))
+    project.write(
+        "seeds/ev.yml",
+        "seeds:\n  - name: ev\n    config:\n      event_time: ts\n"
+        "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
+    )
+    project.model("ev_view", "{{ config(materialized='view') }}\nselect * from {{ ref('ev') }}\n")
+    bad = "where id <> 9001 or assert_true(id <> {{ var('bad_id', -1) }}) is null\n"
+    project.model("quiet", config(BATCHES.format(et="window_time")) + TUMBLE.format(where=bad))
+    project.model(
+        "over_view", config(BATCHES.format(et="window_time")) + TUMBLE.format(where="").replace("'ev'", "'ev_view'")
+    )
+    today = "where current_date() > date'2000-01-01'\n"
+    project.model("volatile", config(BATCHES.format(et="window_time")) + TUMBLE.format(where=today))
+    project.dbt("build")
+    models = ("quiet", "over_view", "volatile")
+
+    def said() -> dict:
+        result = project.dbt("run", "--select", *models)
+        return {r.node.name: r.adapter_response["_message"] for r in result.result}
+
+    # the build made `ev` in this invocation, which dbt's cache then knows by name only: the
+    # first run records what it read
+    said()
+    written = locations(project, "quiet", "window_time_day")
+    skipped = "0 batch(es) written: no new input since the last run"
+    again = said()
+    assert again["quiet"] == skipped and again["over_view"] != skipped and again["volatile"] != skipped, again
+    assert not again["over_view"].startswith("0 ") and not again["volatile"].startswith("0 "), again
+    assert locations(project, "quiet", "window_time_day") == written
+    # a new row: the last batches again (lookback 1) and the new row's
+    project.spark.sql(f"insert into {project.schema}.ev values (9002, 'b', timestamp'2024-01-03 19:00:00', 2)")
+    assert not said()["quiet"].startswith("0 ")
+    assert said()["quiet"] == skipped
+    # a run that fails the batch of a new row leaves it to redo, and records nothing of what it
+    # read: the next run computes it. A failed batch's rows are as the last whole run wrote them
+    project.spark.sql(f"insert into {project.schema}.ev values (9001, 'a', timestamp'2024-01-03 20:00:00', 4)")
+    project.dbt("run", "--select", "quiet", "--vars", "{bad_id: 9001}", ok=False)
+    assert not said()["quiet"].startswith("0 ")
+    assert said()["quiet"] == skipped
+    full = TUMBLE.format(where="")
+    project.model("quiet_full", config() + full)
+    project.dbt("run", "--select", "quiet_full")
+    columns = "k, window_start, window_end, window_time, n, s"
+    for a, b in (("quiet", "quiet_full"), ("quiet_full", "quiet")):
+        sa, sb = (f"select {columns} from {project.schema}.{t} where window_time >= '{BEGIN}'" for t in (a, b))
+        query = f"{sa} except all {sb}"
+        assert not project.spark.sql(query).collect(), query

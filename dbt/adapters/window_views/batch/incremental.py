@@ -26,7 +26,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
-from dbt.adapters.window_views.batch import swap
+from dbt.adapters.window_views.batch import swap, unchanged
 from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.kinds.partials import tvf_panes
@@ -76,6 +76,7 @@ class Table:
     record: PendingBatches  # the batches an earlier run planned and did not finish
     rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
     latest_input: Optional[datetime] = None  # the latest input time the last run found
+    inputs_read: Optional[unchanged.InputsRead] = None  # what the last whole run read (unchanged.py)
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,7 @@ class BatchRun:
     relation: Any
     location_root: Optional[str]
     output: Sequence[Tuple[str, str]]
+    inputs_digest: Optional[str] = None  # what its batches read now (unchanged.py); None: not known
 
     @property
     def column(self) -> str:
@@ -128,6 +130,9 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     table = _existing(batch_run, found) if not full_refresh else None
     if table is None:
         table = _create(batch_run, found)
+    elif _nothing_new(batch_run, table):
+        response = AdapterResponse(_message="0 batch(es) written: no new input since the last run")
+        return _written(batch_run, None, table.latest_input, _property_value(table.record), response)
     latest = _latest_input(adapter, shape.reads, table.latest_input)
     selection, requested = _selection(batch_run, table, latest, full_refresh)
     planned = sorted(set(table.record.pending) | {b.key for b in selection.batches})
@@ -177,7 +182,19 @@ def _written(
     properties[RECORD_PROPERTY] = left
     if latest is not None:
         properties[LATEST_PROPERTY] = latest.strftime(_LATEST_FORMAT)
+    if batch_run.inputs_digest is not None:
+        pending = PendingBatches.from_json(json.loads(left)).pending
+        properties[unchanged.PROPERTY] = unchanged.InputsRead(batch_run.inputs_digest, pending).to_property()
     return BatchesWritten(properties, described, response)
+
+
+def _nothing_new(batch_run: BatchRun, table: Table) -> bool:
+    """Whether the run would read what the last whole run read, and owes only what it left: then
+    its batches would come out as they are (unchanged.py). A backfill always runs."""
+    if batch_run.inputs_digest is None or table.rebuild is not None or _backfill() != (None, None):
+        return False
+    now = unchanged.InputsRead(batch_run.inputs_digest, table.record.pending)
+    return now.same(table.inputs_read)
 
 
 def _selection(
@@ -427,7 +444,10 @@ def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
     written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
     record = _record(properties, plan.model)
-    return Table(name, _normalized(name, details.get("Location")), written, record, latest_input=_latest(properties))
+    location = _normalized(name, details.get("Location"))
+    start = _property_start(properties, unchanged.PROPERTY)
+    read = None if start is None else unchanged.InputsRead.from_property(re.split(r"[,\]]", properties[start:])[0])
+    return Table(name, location, written, record, latest_input=_latest(properties), inputs_read=read)
 
 
 def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:

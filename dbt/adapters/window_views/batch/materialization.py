@@ -11,7 +11,7 @@ from dbt.adapters.base import available
 from dbt.adapters.contracts.connection import AdapterResponse
 from dbt.adapters.spark.impl import SparkAdapter
 
-from dbt.adapters.window_views.batch import incremental, swap
+from dbt.adapters.window_views.batch import incremental, swap, unchanged
 from dbt.adapters.window_views.batch import statement as batch
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from dbt.adapters.window_views.spark.session import refresh_inputs
@@ -52,7 +52,8 @@ class BatchMaterialization(SparkAdapter):
         refresh_inputs(self, plan.inputs)
         inputs = batch.InputColumns(self)
         output = batch.checked_output(self, plan, inputs)
-        batch_run = incremental.BatchRun(self, plan, relation, location_root, output)
+        digest = None if full_refresh else unchanged.digest(self, plan)
+        batch_run = incremental.BatchRun(self, plan, relation, location_root, output, digest)
         return incremental.run(batch_run, full_refresh, inputs.types_of)
 
     @available
