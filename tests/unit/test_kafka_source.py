@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.model.kafka_source import UNPARSED, KafkaSource, KafkaSourceError
 from dbt.adapters.window_views.spark import kafka_jars, lakehouse
@@ -88,3 +89,48 @@ def test_the_session_gets_the_connector_only_when_asked(tmp_path, monkeypatch):
     (folder / lakehouse.MANIFEST).write_text(json.dumps({"coordinates": runtime.coordinates, "jars": ["a.jar"]}))
     settings = kafka_jars.with_kafka({kafka_jars.KAFKA_KEY: "true", "spark.jars": "/x.jar"})
     assert settings == {"spark.jars": f"/x.jar,{folder / 'a.jar'}"}
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"kafka": "yes"}, "profile setting 'kafka' = 'yes' is not valid; expected true or false"),
+        ({"kafka": True, "method": "thrift"}, "adds Spark's Kafka connector to the Spark the plugin starts"),
+        ({"kafka": True, "warm_spark": True}, "(method: session, without warm_spark)"),
+    ],
+)
+def test_profile_refuses_a_bad_kafka(fields, message):
+    from dbt.adapters.window_views.connections import WindowViewsCredentials
+
+    data = {"schema": "s", "database": "s", "host": "h", **fields}
+    with pytest.raises(DbtRuntimeError) as raised:
+        WindowViewsCredentials.from_dict(WindowViewsCredentials.__pre_deserialize__(data))
+    assert message in str(raised.value)
+
+
+def test_profile_hands_kafka_to_the_session():
+    from dbt.adapters.window_views.connections import WindowViewsCredentials
+
+    data = {"schema": "s", "database": "s", "kafka": True}
+    creds = WindowViewsCredentials.from_dict(WindowViewsCredentials.__pre_deserialize__(data))
+    assert creds.server_side_parameters[kafka_jars.KAFKA_KEY] == "true"
+    plain = WindowViewsCredentials.from_dict(
+        WindowViewsCredentials.__pre_deserialize__({"schema": "s", "database": "s"})
+    )
+    assert kafka_jars.KAFKA_KEY not in plain.server_side_parameters
+
+
+def test_an_unreachable_maven_is_named_with_the_connector_and_its_fetch(tmp_path, monkeypatch):
+    import subprocess
+
+    monkeypatch.setenv(lakehouse.CACHE_ENV, str(tmp_path))
+    ivy_says = "[unresolved dependency: org.apache.spark#spark-sql-kafka-0-10_2.13;4.2.0: not found]\n"
+    monkeypatch.setattr(
+        lakehouse.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=ivy_says)
+    )
+    assert kafka_jars.main(["fetch"]) == 1
+    with pytest.raises(DbtRuntimeError) as raised:
+        lakehouse.fetch(kafka_jars.connector("4.3.0"), kafka_jars.FETCH_COMMAND)
+    message = str(raised.value)
+    assert "could not fetch org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 from Maven Central" in message
+    assert "spark-sql-kafka-0-10_2.13;4.2.0: not found" in message and kafka_jars.FETCH_COMMAND in message

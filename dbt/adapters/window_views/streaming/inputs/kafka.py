@@ -37,22 +37,22 @@ def stream(spark: Any, source: KafkaSource) -> Any:
     return rows.selectExpr(*map(to_sql, inner)).selectExpr(*map(to_sql, outer))
 
 
-def streams(read: Callable[[str], Any]) -> Callable[[str], Any]:
-    """`read` (DataStreamReader.table of a session) with Kafka sources read from their topics."""
-    spark = _session_of(read)
-    if spark is None:
-        return read
+def stream_reader(spark: Any) -> Callable[[str], Any]:
+    """A stream's reader of its inputs: a Kafka source's view from its topic, any other table
+    by readStream.table."""
 
     def reading(name: str) -> Any:
         source = declared(spark, name)
-        return read(name) if source is None else stream(spark, source)
+        return spark.readStream.table(name) if source is None else stream(spark, source)
 
     return reading
 
 
-def _session_of(read: Callable[[str], Any]) -> Any:
-    """The session a bound `readStream.table` reads with (classic or Connect); None otherwise."""
+def streams(read: Callable[[str], Any]) -> Callable[[str], Any]:
+    """`read` as stream_reader reads, when it is a session's `readStream.table` (what the runner
+    gives columns_read.reader); any other reader as it is."""
     reader = getattr(read, "__self__", None)
     if type(reader).__name__ != "DataStreamReader":
-        return None
-    return getattr(reader, "_spark", None) or getattr(reader, "_session", None)
+        return read
+    spark = getattr(reader, "_spark", None) or getattr(reader, "_client", None)  # classic, Connect
+    return read if spark is None else stream_reader(spark)
