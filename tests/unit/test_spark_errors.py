@@ -14,6 +14,7 @@ from dbt.adapters.window_views.streaming.spark_errors import (
     _cancelled,
     _mismatch,
     chain,
+    changed_input,
     spark_error,
     unreadable_file,
     unwritable_checkpoint,
@@ -220,3 +221,28 @@ def test_spark_denied_its_checkpoint_names_the_folder_and_the_fix(text):
 def test_a_denied_file_outside_the_checkpoint_is_not_the_checkpoints():
     text = "terminated with exception: /data/input/part-0.parquet (Permission denied)"
     assert unwritable_checkpoint("x", text, "/wh/x__checkpoint") is None
+
+
+@pytest.mark.parametrize(
+    "text, said",
+    [
+        (
+            "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: [DELTA_SOURCE_IGNORE_DELETE] "
+            "Detected deleted data (for example part-00001-1e.snappy.parquet) from streaming source at version 3. "
+            "This is currently not supported. If you'd like to ignore deletes, set the option 'ignoreDeletes' to "
+            "'true'. The source table can be found at path file:/wh/s.db/bid. SQLSTATE: XXKST",
+            "the Delta table at file:/wh/s.db/bid deleted rows in its version 3; a stream reads the rows",
+        ),
+        (
+            "terminated with exception: [DELTA_SOURCE_TABLE_IGNORE_CHANGES] Detected a data update (for example "
+            "part-0.parquet) in the source table at version 12. This is currently not supported.",
+            "a Delta input updated rows in its version 12; a stream reads the rows",
+        ),
+    ],
+)
+def test_a_delta_input_that_changed_rows_is_named_with_the_rebuild(text, said):
+    failure = changed_input("rev", text, "/wh/rev__checkpoint")
+    assert failure is not None
+    assert failure.msg.startswith(f"window_view model 'rev' at /wh/rev__checkpoint: {said}"), failure.msg
+    assert "`dbt run --full-refresh -s rev`" in failure.msg and "runId" not in failure.msg
+    assert changed_input("rev", "[DIVIDE_BY_ZERO] Division by zero.", "/wh/rev__checkpoint") is None

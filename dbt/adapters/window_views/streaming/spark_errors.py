@@ -125,6 +125,33 @@ def unwritable_checkpoint(model: str, text: str, checkpoint: str) -> Optional[St
     return None
 
 
+# Delta's streaming source reads the files a version adds: one that deleted or rewrote rows fails
+_DELTA_CHANGED = re.compile(
+    r"\[(?P<what>DELTA_SOURCE_IGNORE_DELETE|DELTA_SOURCE_TABLE_IGNORE_CHANGES)\].*?at version (?P<version>\d+)"
+    r"(?:.*?The source table can be found at path (?P<path>\S+?)\.?(?:\s|$))?",
+    re.DOTALL,
+)
+
+
+def changed_input(model: str, text: str, checkpoint: str) -> Optional[StreamFailure]:
+    """A Delta input whose version deleted or updated rows, which a stream of the rows it appends
+    cannot take back from the windows they are in: named, with the rebuild that reads the table as
+    it is now. None: Spark's text says no such thing."""
+    found = _DELTA_CHANGED.search(text)
+    if found is None:
+        return None
+    what = "deleted" if found.group("what") == "DELTA_SOURCE_IGNORE_DELETE" else "updated"
+    table = f"the Delta table at {found.group('path')}" if found.group("path") else "a Delta input"
+    return StreamFailure(
+        model,
+        f"{table} {what} rows in its version {found.group('version')}; a stream reads the rows an input "
+        "appends, so the windows and rows built from the changed ones would stay as they were",
+        f"rebuild it from the table as it is now: `dbt run --full-refresh -s {model}` (it streams on from there); "
+        "inputs whose rows change in place stream only through a rebuild for now (docs/delta-iceberg.md)",
+        path=checkpoint,
+    )
+
+
 @dataclass(frozen=True)
 class Mismatch:
     """A column a file of an input holds as another type than the input's table declares."""
