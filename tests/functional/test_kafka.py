@@ -116,11 +116,19 @@ def test_missing_topic_is_named(project, broker):
     assert "at org.apache" not in message
 
 
-def test_broker_down_is_named(project, broker):
-    (port,) = kafka.free_ports(1)
-    sources(project, f"127.0.0.1:{port}", [("bids", "bids")])
-    project.model("m", TUMBLE.format(execution="batch", table="bids"))
+def test_stopped_broker_is_named(project, tmp_path):
+    """A broker of its own, stopped after a first run: the next run names it, and the table stays."""
+    own = kafka.Broker(tmp_path).start()
+    try:
+        own.create_topic("bids")
+        sources(project, own.bootstrap, [("bids", "bids")])
+        project.model("m", TUMBLE.format(execution="streaming", table="bids"))
+        own.produce("bids", bids([("08:07", 2, "A"), ("08:21", 3, "B")]))
+        project.dbt("run", "-s", "m")
+    finally:
+        own.stop()
     message = errors(project.dbt("run", "-s", "m", ok=False))
-    assert f"topic 'bids' at 127.0.0.1:{port}: no broker answers" in message
+    assert f"Kafka source 'events.bids': topic 'bids' at {own.bootstrap}: no broker answers" in message
     assert "fix: start the broker" in message
     assert "at org.apache" not in message
+    assert [r[2:] for r in project.rows("m", "window_start")] == [(1, 2)]
