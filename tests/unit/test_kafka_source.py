@@ -134,3 +134,42 @@ def test_an_unreachable_maven_is_named_with_the_connector_and_its_fetch(tmp_path
     message = str(raised.value)
     assert "could not fetch org.apache.spark:spark-sql-kafka-0-10_2.13:4.2.0 from Maven Central" in message
     assert "spark-sql-kafka-0-10_2.13;4.2.0: not found" in message and kafka_jars.FETCH_COMMAND in message
+
+
+class FakeCatalog:
+    def __init__(self, exists: bool) -> None:
+        self.exists = exists
+
+    def tableExists(self, name):  # noqa: N802 (Spark's name)
+        return self.exists
+
+    def createTable(self, name, source=None, **options):  # noqa: N802
+        raise RuntimeError("[DATA_SOURCE_NOT_FOUND] Failed to find the data source: kafka. SQLSTATE: 42K02")
+
+
+class FakeSpark:
+    """A Spark without the connector, whose catalog has `exists` at the source's name."""
+
+    def __init__(self, exists: bool = False) -> None:
+        self.catalog = FakeCatalog(exists)
+
+    def sql(self, text):
+        return type("Rows", (), {"collect": lambda self: []})()
+
+
+def test_a_spark_without_the_connector_is_named_with_the_fix():
+    from dbt.adapters.window_views.streaming import kafka_sources
+
+    source = KafkaSource.from_node(node())
+    with pytest.raises(KafkaSourceError) as raised:
+        kafka_sources.declare(FakeSpark(), source)
+    assert "this Spark has no Kafka connector (spark-sql-kafka-0-10)" in raised.value.msg
+    assert kafka_jars.FETCH_COMMAND in raised.value.msg and "kafka: true" in raised.value.msg
+
+
+def test_a_table_of_its_own_at_the_source_is_not_replaced():
+    from dbt.adapters.window_views.streaming import kafka_sources
+
+    with pytest.raises(KafkaSourceError) as raised:
+        kafka_sources.declare(FakeSpark(exists=True), KafkaSource.from_node(node()))
+    assert "raw.bids is a table of its own" in raised.value.msg and "fix: drop it" in raised.value.msg
