@@ -107,6 +107,27 @@ def test_stream_equals_batch_minus_late(project, broker):
     assert stream == [(t("08:00"), 2, 6), (t("08:10"), 2, 8), (t("08:20"), 1, 1)]
 
 
+def test_another_topic_needs_a_rebuild(project, broker):
+    """The checkpoint holds one topic's offsets: a source declared again on another is refused
+    until the model is rebuilt from it."""
+    for topic in ("first", "second"):
+        broker.create_topic(topic)
+    broker.produce("first", bids([("08:07", 2, "A"), ("08:21", 3, "B")]))
+    broker.produce("second", bids([("09:07", 5, "C"), ("09:21", 7, "D")]))
+    sources(project, broker.bootstrap, [("bids", "first")])
+    project.model("m", TUMBLE.format(execution="streaming", table="bids"))
+    project.dbt("run", "-s", "m")
+    sources(project, broker.bootstrap, [("bids", "second")])
+    message = errors(project.dbt("run", "-s", "m", ok=False))
+    assert (
+        "is at another location than when this stream last read it (kafka topic first, now kafka topic second)"
+        in message
+    )
+    assert "--full-refresh -s m" in message
+    project.dbt("run", "-s", "m", "--full-refresh")
+    assert [(r[0].hour, *r[2:]) for r in project.rows("m", "window_start")] == [(9, 1, 5)]
+
+
 def test_missing_topic_is_named(project, broker):
     sources(project, broker.bootstrap, [("nothing", "no_such_topic")])
     project.model("m", TUMBLE.format(execution="streaming", table="nothing"))

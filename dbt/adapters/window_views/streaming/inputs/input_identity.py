@@ -5,7 +5,8 @@ counted twice, and an input at another location (a streaming upstream rebuilt be
 longer holds the files the checkpoint names. Either refuses the run before anything is read.
 
 A table created again over the files the stream read (a source declared again) is the same
-input: the run goes on."""
+input: the run goes on. A Kafka source's location is its topic: a source declared again on
+another topic is another input, whose offsets the checkpoint does not have."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from dbt.adapters.window_views.storage import commit_files as storage
 from dbt.adapters.window_views.storage import paths
 from dbt.adapters.window_views.streaming.commit.commits import read_record
 from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
+from dbt.adapters.window_views.streaming.inputs import kafka
 
 # Spark's file-source log files read back from the newest, looking for the files one input gave
 LOG_FILES_READ = 20
@@ -30,6 +32,9 @@ def identities(run: StreamRun) -> InputsRecord:
     for table in dict.fromkeys(i.source for i in run.plan.inputs):
         described = {r[0]: r[1] for r in run.spark.sql(ddl.describe_extended(table)).collect()}
         location = paths.normalize(described["Location"]) if described.get("Location") else ""
+        if described.get("Type") == "VIEW":  # a Kafka source's view: where it reads is its topic
+            source = kafka.declared(run.spark, table)
+            location = kafka.location(source) if source is not None else location
         found.append(InputIdentity(table, location, str(described.get("Created Time") or "")))
     return InputsRecord(tuple(found))
 

@@ -30,6 +30,11 @@ def declared(spark: Any, relation: str) -> Optional[KafkaSource]:
     return KafkaSource.from_json(relation, relation, text) if text else None
 
 
+def location(source: KafkaSource) -> str:
+    """Where a Kafka source's stream reads, as the inputs' identity records it (input_identity.py)."""
+    return f"kafka topic {source.topic}"
+
+
 def stream(spark: Any, source: KafkaSource) -> Any:
     """The source's rows as a stream: from the topic, parsed as the view parses them."""
     inner, outer = source.parsing()
