@@ -7,6 +7,7 @@ them are in tests/conftest.py.
 - oracles: the window semantics replayed in Python
 - nexmark: Nexmark's queries on DuckDB without TVFs, and bench/nexmark/project on the shared session
 - cluster: a Spark standalone cluster on loopback (the `standalone_cluster` fixture)
+- kafka: an Apache Kafka broker (KRaft) on loopback from its Maven jars, its topics and messages
 - faults, objectstore: crash points of the commit protocol and an object store's semantics,
   installed in a process
 """
