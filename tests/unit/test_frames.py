@@ -137,6 +137,15 @@ def zip_rows(got: dict, want: dict) -> list:
         "current row)",
         "row_number() over (order by ts, id groups between 1 preceding and current row)",
         "lag(v) over (partition by k order by ts, id rows between 1 preceding and 1 following exclude ties)",
+        # a NULL time's frame is its peers, and past them every other row where an UNBOUNDED bound reaches
+        "sum(v) over (order by ts nulls last range between unbounded preceding and interval 1 minutes preceding "
+        "exclude ties)",
+        "avg(v) filter (where v > 2) over (partition by k order by ts nulls first range between interval 2 minutes "
+        "preceding and unbounded following exclude group)",
+        "count(*) over (partition by k order by ts desc nulls last range between unbounded preceding and interval "
+        "1 minutes following exclude ties)",
+        "min(v) over (order by ts desc nulls first range between interval 1 minutes preceding and unbounded "
+        "following exclude group)",
     ],
 )
 def test_a_rewritten_call_gives_duckdbs_rows(call):
@@ -314,6 +323,8 @@ IN_REACH = [
     "max(v) over (partition by k order by ts range between interval 2 hours preceding and interval 1 hour "
     "following exclude group)",
     "avg(v) over (partition by k order by ts range between interval 2 hours preceding and current row exclude ties)",
+    "sum(v) over (partition by k order by ts range between unbounded preceding and interval 1 hour following "
+    "exclude group)",
     "count(distinct v) over (partition by k order by ts rows between 3 preceding and current row)",
     "min(distinct v) over (partition by k order by ts range between interval 1 hour preceding and current row)",
     "nth_value(v, 2) from first over (partition by k order by ts, id rows between 3 preceding and current row)",
@@ -327,10 +338,6 @@ OUT_OF_REACH = [
     ("sum(v) over (partition by k order by ts groups between 1 preceding and current row)", "the dense rank"),
     ("sum(v) over (order by ts range between unbounded preceding and current row exclude ties)", "the dense rank"),
     ("count(v) over (order by ts groups between current row and unbounded following exclude group)", "the dense rank"),
-    (
-        "sum(v) over (order by ts range between unbounded preceding and interval 1 hour following exclude group)",
-        "the dense rank",  # a NULL time's frame is its peers: the groups before them are ranks
-    ),
     (
         "sum(v) over (order by ts range between interval 2 hours preceding and current row exclude current row)",
         "the number of each row",
@@ -384,3 +391,14 @@ def test_the_bounds_the_rewrite_splits_a_range_frame_at_read_back_as_microsecond
         )
     )
     assert (call.frame.start.micros, call.frame.end.micros) == (7_200_000_000, 1)
+
+
+def test_an_engine_refusing_a_rewritten_call_quotes_it_as_the_model_writes_it():
+    sql = (
+        "select id, ts, sum(v) over (order by ts rows between current row and unbounded following "
+        "exclude current row) as c from main.ev"
+    )
+    with pytest.raises(ModelSqlError) as refused:
+        plan(sql, **PARTIAL_RUNS["streaming"])
+    message = str(refused.value).upper()
+    assert "UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW)` HAS A FRAME ENDING IN UNBOUNDED FOLLOWING" in message, message

@@ -24,7 +24,7 @@ from dbt.adapters.window_views import names
 from dbt.adapters.window_views.errors import AnalysisError, IntervalError
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.query.intervals import Interval
-from dbt.adapters.window_views.query.shown import shown
+from dbt.adapters.window_views.query.shown import WRITTEN, shown
 
 # a frame bound as sqlexpr.frame takes it: (value, side)
 Bound = Tuple[object, Optional[str]]
@@ -178,7 +178,10 @@ class _Select:
         out_of_reach = []
         for window, form in lacking_calls:
             call = shown(window)
-            window.replace(_Call(_resolved(window, self.select), call, self.helpers).spark())
+            rewritten = _Call(_resolved(window, self.select), call, self.helpers).spark()
+            for piece in rewritten.find_all(exp.Window):  # an engine's message quotes the call as written
+                piece.meta[WRITTEN] = call
+            window.replace(rewritten)
             if call in self.helpers.out_of_reach:
                 out_of_reach.append(OutOfReach(call, form, *self.helpers.out_of_reach[call]))
         named = self.select.args.get("windows") or []
@@ -342,13 +345,12 @@ _AFTER: Bound = (exp.Literal.number(1), "FOLLOWING")
 # what a call's rewrite reads out of its frame's reach, and the fix that keeps the form in reach
 _PEER_RANK = (
     "the dense rank of its rows' peer groups from the partition's start, which no frame's reach bounds",
-    "write the frame as ROWS, or as RANGE between INTERVAL offsets on the time (with EXCLUDE GROUP or TIES: "
-    "no UNBOUNDED bound)",
+    "write the frame as ROWS, or as RANGE with INTERVAL offsets on the time",
 )
 _ROW_NUMBER = (
     "the number of each row from the partition's start, which no frame's reach bounds",
     "exclude the current row from a ROWS frame, or the current row's peers (EXCLUDE GROUP or TIES) from a RANGE "
-    "frame between INTERVAL offsets",
+    "frame with INTERVAL offsets",
 )
 _REVERSED = (
     "its order reversed (its frame's last row first), which no reach in ascending order of time bounds",
@@ -494,8 +496,8 @@ class _Excluded:
     """sum / count / min / max / avg with EXCLUDE: the frame split into pieces Spark can frame,
     each aggregated, and the aggregates combined (the current row added back for TIES)."""
 
-    def __init__(self, call: _Call, frame: _Frame) -> None:
-        self.call, self.frame = call, frame
+    def __init__(self, call: _Call, frame: _Frame, at_null: bool = False) -> None:
+        self.call, self.frame, self.at_null = call, frame, at_null  # at_null: the frame of a NULL value
         func, condition = _peeled(call.window)
         if not isinstance(func, _EXCLUDED) or isinstance(func.this, exp.Distinct):
             raise FrameError(
@@ -510,7 +512,7 @@ class _Excluded:
             # a NULL value's offset bounds are its peers' (the NULLs), which no interval reaches past
             key = _keys(self.call.order)[0].this
             self._holds_peers()  # a numeric offset is refused before anything is built
-            at_null = _Excluded(self.call, self.frame.at_null).combined()
+            at_null = _Excluded(self.call, self.frame.at_null, at_null=True).combined()
             return exp.If(this=exp.Is(this=key.copy(), expression=exp.Null()), true=at_null, false=self.combined())
         return self.combined()
 
@@ -539,11 +541,12 @@ class _Excluded:
                     "peers; fix: use a GROUPS or RANGE frame, or EXCLUDE CURRENT ROW"
                 )
             return self._around(frame, "ROWS", _BEFORE, _AFTER)
-        pieces = (
-            self._around(frame, "RANGE", (_MICRO, "PRECEDING"), (_MICRO, "FOLLOWING"))
-            if frame.kind == "RANGE" and not frame.by_peers
-            else self._around_ranks(frame)
-        )
+        if frame.kind == "RANGE" and not frame.by_peers:
+            pieces = self._around(frame, "RANGE", (_MICRO, "PRECEDING"), (_MICRO, "FOLLOWING"))
+        else:
+            pieces = (
+                _beyond_nulls(call, frame, self.func, self.condition) if self.at_null else self._around_ranks(frame)
+            )
         if frame.exclude == "CURRENT ROW":  # the current row's peers but itself, in their fixed order
             peers = [*call.partition, *(k.this for k in _keys(call.order))]
             by_row = [sqlexpr.ordered(call.row_number())]
@@ -612,6 +615,24 @@ class _Excluded:
             )
             return exp.Tuple(expressions=[value, counted])
         return value
+
+
+def _beyond_nulls(
+    call: _Call, frame: _Frame, func: exp.Expression, condition: Optional[exp.Expression]
+) -> List[exp.Window]:
+    """The frame of a NULL value (its offset bounds at its peers, the NULLs) beyond them, with no
+    rank: the NULLs sort first or last, so before them lie no rows or every other row of the
+    partition (a whole-partition window of those), and after them the same, as far as an
+    UNBOUNDED bound reaches."""
+    key = _keys(call.order)[0]
+    first = bool(key.args.get("nulls_first"))
+    if not (frame.start == UNBOUNDED_PRECEDING and not first or frame.end == UNBOUNDED_FOLLOWING and first):
+        return []
+    where: exp.Expression = exp.Not(this=exp.Is(this=key.this.copy(), expression=exp.Null()))
+    if condition is not None:
+        where = sqlexpr.node(exp.and_(condition.copy(), where))
+    filtered = exp.Filter(this=func.copy(), expression=exp.Where(this=where))
+    return [sqlexpr.window(filtered, call.partition)]
 
 
 def _keys(order: Optional[exp.Order]) -> List[exp.Ordered]:

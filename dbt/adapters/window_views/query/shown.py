@@ -4,7 +4,8 @@ The compiled SQL holds what the TVF macros expanded: the window arithmetic, the 
 names and the `/* window_views:tvf:v1 ... */` marker. A message names the model's own SQL
 instead: a subquery that is a TVF's expansion reads as the call (`window_views.hop(s.bid,
 time_col=ts, slide=2 seconds, size=10 seconds)`, from its marker), a subquery that holds one
-deeper as `(...)`, no comments, no reserved name, and at most `CAP` characters.
+deeper as `(...)`, no comments, no reserved name, and at most `CAP` characters. A window call
+the plugin rewrote into Spark SQL (query/frames.py) reads as the model wrote it.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ CAP = 200
 ELLIPSIS = "..."
 HIDDEN = "..."  # what stands for SQL the macros wrote
 _RESERVED = re.compile(re.escape(RESERVED_PREFIX) + r"\w*", re.IGNORECASE)
+# a window call the plugin rewrote (query/frames.py) keeps, in its node's meta, the call as written
+WRITTEN = "window_views.written"
 
 
 def _window(select: exp.Expression) -> Optional[tvf.WindowTvf]:
@@ -57,8 +60,9 @@ def _user_form(node: exp.Expression) -> exp.Expression:
 
 def shown(node: exp.Expression, cap: int = CAP) -> str:
     """`node` as the model's SQL reads it, for a message: TVF expansions as their calls, at most
-    `cap` characters (cut with an ellipsis)."""
-    text = sqlexpr.model_sql(node.copy().transform(_user_form))
+    `cap` characters (cut with an ellipsis); a call the plugin rewrote as the model wrote it."""
+    written = node.meta.get(WRITTEN) if isinstance(node, exp.Window) else None
+    text = written if isinstance(written, str) else sqlexpr.model_sql(node.copy().transform(_user_form))
     # a reserved name outside a subquery (a generated column): the plugin's, not the user's
     text = _RESERVED.sub(HIDDEN, text)
     return text if len(text) <= cap else text[: cap - len(ELLIPSIS)].rstrip() + ELLIPSIS
