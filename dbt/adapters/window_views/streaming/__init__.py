@@ -6,7 +6,7 @@ update mode for session windows and OVER windows altogether, and cannot honour b
 on the same SQL. So each micro-batch (foreachBatch) does what a window operator does, keeping
 its state in files. The stream's plan is `plans/stream.py`, decided before anything runs; here:
 
-- runner.py: tables, checkpoint and the query's lifecycle;
+- runner.py: tables, checkpoint and the query's lifecycle; result.py: what a run sums up;
 - batch_writer.py: one micro-batch, idempotent for its batch id;
 - shapes/: the strategy per model kind and emit, its output and state;
 - inputs/: how the inputs reach a batch; commit/: the checkpoint, commit log, lock and rebuilds.

@@ -1,25 +1,24 @@
 """A streaming run: check the model's output against its tables and checkpoint, start the
-Structured Streaming query with the batch writer, wait for what the trigger asks, and sum up."""
+Structured Streaming query with the batch writer, wait for what the trigger asks, and sum up
+(result.py)."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from pyspark.errors import AnalysisException
 from pyspark.sql.types import StructType
-from sqlglot import exp
 
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError, StreamFailure
 from dbt.adapters.window_views.kinds import model_kind
 from dbt.adapters.window_views.model.config import LateData, OnChange
 from dbt.adapters.window_views.names import RESERVED_PREFIX, is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
-from dbt.adapters.window_views.query import ddl, time_nulls
-from dbt.adapters.window_views.query.intervals import describe_epoch_micros
+from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.records import ModelRecord, RebuildStep
 from dbt.adapters.window_views.spark.connect import is_connect
 from dbt.adapters.window_views.spark.session import spark_gone
@@ -32,34 +31,13 @@ from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
 from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, sides
+from dbt.adapters.window_views.streaming.result import StreamResult, result_of
 from dbt.adapters.window_views.streaming.shapes import pane_state
 from dbt.adapters.window_views.streaming.spark_errors import spark_stopped, unwritable_checkpoint
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
 LOCATION_PROPERTY = rebuild.LOCATION_PROPERTY
-
-
-@dataclass
-class StreamResult:
-    batches: int = 0
-    rows_in: int = 0
-    rows_out: int = 0
-    late: int = 0
-    watermark: Optional[int] = None
-    properties: Dict[str, str] = field(default_factory=dict)
-    empty: bool = False  # a `--empty` run: nothing streamed
-    idle: int = 0  # idle steps among the batches (streaming/idle.py)
-    state_rows: int = 0  # input rows the state keeps for windows and frames still open
-
-    def message(self) -> str:
-        if self.empty:
-            return "EMPTY: --empty leaves the streaming table, late table and checkpoint untouched"
-        idle_steps = f" ({self.idle} idle)" if self.idle else ""
-        return (
-            f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}{idle_steps}, {self.rows_in:,} in, "
-            f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_epoch_micros(self.watermark)}"
-        )
 
 
 def locations(spark: Any, plan: StreamPlan, schema: str, identifier: str) -> Locations:
@@ -325,38 +303,11 @@ def run(spark: Any, plan: StreamPlan, relation: Target, run_id: str, full_refres
     """Start the stream, wait until it has processed what the trigger asks for, and sum up; one
     run at a time per checkpoint. (The adapter's entry: the one place the run is assembled.)"""
     where = locations(spark, plan, relation.schema, relation.identifier)
-    target, late_target = relation.table, relation.late_table
     fs = filesystems.for_client(spark)
-    home = StreamRun(spark, fs, plan, where, target, late_target, run_id, full_refresh=full_refresh)
-    live: Optional[StreamRun] = None  # the version the streaming table reads, and where
-    if spark.catalog.tableExists(target):
-        properties = _properties(spark, target)
-        if properties.get("window_views.execution") == "streaming":
-            live = _live(home, properties)
-            if not full_refresh:
-                _check_moved(home.at(rebuild.slot(where, live.version, _configured(plan)), live.version), properties)
-        else:  # a batch window view or another table in the way: replace it, as dbt does
-            home = home.at(where, 1, full_refresh=True)
+    home = StreamRun(spark, fs, plan, where, relation.table, relation.late_table, run_id, full_refresh=full_refresh)
+    home, live = _versions(home)
     lock = RunLock(fs, where.lock, run_id)
-    try:
-        lock.acquire()
-    except LockHeld as held:
-        raise StreamFailure(
-            plan.model,
-            f"another run of this model holds its checkpoint: {held}",
-            "wait for that run to end; a lock left by a run that died is taken over by the next run "
-            "(on the same host once its process is gone, from other hosts after 5 minutes without heartbeat)",
-            path=str(lock.path),
-        ) from None
-    except OSError as exc:
-        raise StreamFailure(
-            plan.model,
-            f"cannot write its checkpoint ({exc.strerror or exc})",
-            _storage_fix(
-                exc, "make the checkpoint directory writable for the user running dbt, or set checkpoint_location"
-            ),
-            path=where.checkpoint,
-        ) from None
+    _acquire(lock, home)
     try:
         return _run(home) if live is None else _run_live(home, live)
     except OSError as exc:
@@ -377,6 +328,46 @@ def run(spark: Any, plan: StreamPlan, relation: Target, run_id: str, full_refres
         raise spark_stopped(plan.model, gone, where.checkpoint) from None
     finally:
         _release(lock, spark)
+
+
+def _versions(home: StreamRun) -> Tuple[StreamRun, Optional[StreamRun]]:
+    """Slot 1's run (refreshed when another table is in the way) and the version the streaming
+    table reads, and where (None: no streaming table yet), its locations checked unmoved."""
+    spark, target = home.spark, home.target
+    if not spark.catalog.tableExists(target):
+        return home, None
+    properties = _properties(spark, target)
+    if properties.get("window_views.execution") != "streaming":
+        # a batch window view or another table in the way: replace it, as dbt does
+        return home.at(home.where, 1, full_refresh=True), None
+    live = _live(home, properties)
+    if not home.full_refresh:
+        slot = rebuild.slot(home.where, live.version, _configured(home.plan))
+        _check_moved(home.at(slot, live.version), properties)
+    return home, live
+
+
+def _acquire(lock: RunLock, home: StreamRun) -> None:
+    """The run's lock taken, or why not: another run holds it, or the checkpoint is unwritable."""
+    try:
+        lock.acquire()
+    except LockHeld as held:
+        raise StreamFailure(
+            home.model,
+            f"another run of this model holds its checkpoint: {held}",
+            "wait for that run to end; a lock left by a run that died is taken over by the next run "
+            "(on the same host once its process is gone, from other hosts after 5 minutes without heartbeat)",
+            path=str(lock.path),
+        ) from None
+    except OSError as exc:
+        raise StreamFailure(
+            home.model,
+            f"cannot write its checkpoint ({exc.strerror or exc})",
+            _storage_fix(
+                exc, "make the checkpoint directory writable for the user running dbt, or set checkpoint_location"
+            ),
+            path=home.where.checkpoint,
+        ) from None
 
 
 def _release(lock: RunLock, spark: Any) -> None:
@@ -458,7 +449,7 @@ def _rebuild(old: StreamRun, new: StreamRun, lock_folder: str) -> StreamResult:
     rebuild.swap(new, record)
     if new.plan.config.trigger.processing_time is not None:
         return _run(new)
-    return _result(new)
+    return result_of(new)
 
 
 def _run(run: StreamRun) -> StreamResult:
@@ -467,7 +458,7 @@ def _run(run: StreamRun) -> StreamResult:
     run.spark.catalog.refreshTable(run.target)
     if run.plan.config.late_data == LateData.TABLE:
         run.spark.catalog.refreshTable(run.late_target)
-    return _result(run)
+    return result_of(run)
 
 
 def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
@@ -507,58 +498,6 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     if failure is not None and "InterruptedException" not in str(failure):
         raise _query_failed(run, failure)
     idle.catch_up(run, writer, log)
-
-
-def _result(run: StreamRun) -> StreamResult:
-    plan, where = run.plan, run.where
-    log = CommitLog(plan.model, where, run.run_id, run.fs)
-    totals = log.run_totals()
-    last = log.last()
-    result = StreamResult(
-        batches=totals.batches,
-        rows_in=totals.rows_in,
-        rows_out=totals.rows_out,
-        late=totals.late,
-        watermark=last.watermark if last is not None else None,
-        idle=totals.idle,
-        state_rows=last.state_rows if last is not None else 0,
-    )
-    _check_times(run, result)
-    keeps_late = plan.config.late_data == LateData.TABLE
-    result.properties = {
-        "window_views.watermark_reached": describe_epoch_micros(result.watermark),
-        "window_views.state_rows": str(result.state_rows),
-        rebuild.CHECKPOINT_PROPERTY: where.checkpoint,
-        LOCATION_PROPERTY["table"]: where.table,
-        rebuild.VERSION_PROPERTY: str(run.version),
-        "window_views.late_table": run.late_target if keeps_late else "none (late_data=drop)",
-    }
-    if keeps_late:
-        result.properties[LOCATION_PROPERTY["late table"]] = where.late
-    return result
-
-
-def _check_times(run: StreamRun, result: StreamResult) -> None:
-    """Rows came in and every one was kept aside with no watermark yet: no row has had a time
-    (late_rows.py keeps a NULL time aside), so the model's time column is NULL on every row,
-    a parse without a format upstream, and the table stays empty however long it streams."""
-    if not result.rows_in or result.late != result.rows_in or result.watermark is not None:
-        return
-    plan = run.plan
-    read = time_nulls.TimeRead(
-        plan.watermark.column,
-        " and ".join(i.source for i in plan.inputs),
-        model_kind.window_of(plan.kind) is not None,
-        exp.null(),
-    )
-    problem, fix = time_nulls.every_null(read, result.rows_in, None)
-    kept = f"its late table {run.late_target} keeps them" if plan.config.late_data == LateData.TABLE else "dropped"
-    raise StreamFailure(
-        plan.model,
-        f"{problem} (the stream counted them late: {kept})",
-        f"{fix}; then run `dbt run --full-refresh -s {plan.model}` to stream its rows again",
-        path=run.where.checkpoint,
-    )
 
 
 def empty(spark: Any, plan: StreamPlan, target: str) -> StreamResult:
