@@ -402,3 +402,15 @@ def test_an_engine_refusing_a_rewritten_call_quotes_it_as_the_model_writes_it():
         plan(sql, **PARTIAL_RUNS["streaming"])
     message = str(refused.value).upper()
     assert "UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW)` HAS A FRAME ENDING IN UNBOUNDED FOLLOWING" in message, message
+
+
+@pytest.mark.parametrize("mode", [*PARTIAL_RUNS, "filtered"])
+@pytest.mark.parametrize(("call", "reads"), OUT_OF_REACH)
+def test_each_form_out_of_reach_is_refused_in_each_run_over_part_of_the_input(call, reads, mode):
+    source = FILTERED.split(" from ", 1)[1] if mode == "filtered" else "main.ev"
+    with pytest.raises(ModelSqlError) as refused:
+        plan(f"select id, ts, {call} as c from {source}", **PARTIAL_RUNS.get(mode, {}))
+    message = str(refused.value)
+    assert f"window_view model 'm': `{shown(window(f'select {call}'))}` uses " in message, message
+    assert "which Spark SQL lacks and the plugin rewrites over " in message and reads in message, message
+    assert "; fix: " in message and "_wv_" not in message, message
