@@ -57,3 +57,7 @@ MACRO_NAMES = {
     "owned": OWNED,
     "panes": PANES,
 }
+
+# a pane's start, epoch micros, as a pane plan (kinds/partials/panes.py) names it: a streaming
+# window_aggregate's pane state and a session's partials keep it (streaming/shapes/pane_state.py)
+PANE = internal("p")

@@ -455,8 +455,9 @@ class _Call:
 
 # an aggregate of the distinct values a frame holds, over the set of them: Spark's own aggregate,
 # so its type is the one the aggregate has over the column
-_OF_SET = sqlexpr.parse("(SELECT :agg FROM explode(:set) AS _wv_set(_wv_value))")
-_SET_VALUE = sqlexpr.column(names.internal("value"))
+_OF_SET = sqlexpr.parse("(SELECT :agg FROM explode(:set) AS :name(:value))")
+_SET, _VALUE = names.internal("set"), names.internal("value")  # the exploded set, and its column
+_SET_VALUE = sqlexpr.column(_VALUE)
 
 
 def _distinct(call: _Call, ranked: bool) -> exp.Expression:
@@ -489,7 +490,8 @@ def _distinct(call: _Call, ranked: bool) -> exp.Expression:
         return exp.cast(exp.func("size", collected), exp.DataType.build("bigint"))
     aggregate = func.copy()
     aggregate.set("this", _SET_VALUE.copy())
-    return sqlexpr.fill(_OF_SET, agg=aggregate, set=call.helpers.of(collected))
+    name, value = exp.to_identifier(_SET), exp.to_identifier(_VALUE)
+    return sqlexpr.fill(_OF_SET, agg=aggregate, set=call.helpers.of(collected), name=name, value=value)
 
 
 class _Excluded:

@@ -19,7 +19,7 @@ import sqlglot
 from sqlglot import exp
 from sqlglot.errors import ParseError
 
-from dbt.adapters.window_views.names import NAME_RULE, internal, is_identifier, name_problem
+from dbt.adapters.window_views.names import NAME_RULE, PANE, PANES, TIME, internal, is_identifier, name_problem
 from dbt.adapters.window_views.query import sqlexpr, tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop, Tumble
 
@@ -107,8 +107,21 @@ def _n(value: int) -> exp.Expression:
 
 
 PARTIAL = internal("m")  # the prefix of a pane partial's column
+# the plan's own columns (and PANE, a pane's start; TIME, a row's, both epoch micros)
+_START = internal("s")  # a TUMBLE window's start, a CUMULATE's period start
+_NEXT = internal("q")  # the start of the key's next pane, NULL after its last
+_END = internal("e")  # a window's end
+_GAP_END = internal("gap_e")  # a CUMULATE window's end in the gap after a pane
+_PROBE = internal("probe_p")  # the pane start of a HOP window whose last pane is empty
+# the plan's steps: its CTEs after PANES, the subqueries and lateral views
+_SLOTS, _WINDOWS = internal("slots"), internal("windows")
+CTES = frozenset({PANES, _SLOTS, _WINDOWS})  # what a reader of the plan's input skips (slicing.py)
+_TUMBLE, _ENDS, _FOLLOWING = internal("tumble"), internal("ends"), internal("next")
+_GAPS, _PROBES = internal("gap"), internal("probe")
+# the named windows over the panes (a WINDOW clause)
+_FRAME, _UPTO, _BEFORE = internal("frame"), internal("upto"), internal("before")
 
-# the plan's scalar shapes, parsed once and filled with nodes (sqlexpr.fill)
+# the plan's scalar shapes, parsed once and filled with nodes (_fill)
 _PRESENT = sqlexpr.parse(":ts IS NOT NULL")
 _LEAF = {
     "count": sqlexpr.parse("count(:x)"),
@@ -118,26 +131,43 @@ _LEAF = {
     "hll": sqlexpr.parse("hll_sketch_agg(cast(:x as string))"),
 }
 _OVER_FRAME = {
-    "sum": sqlexpr.parse("sum(:c) OVER _wv_frame"),
-    "min": sqlexpr.parse("min(:c) OVER _wv_frame"),
-    "max": sqlexpr.parse("max(:c) OVER _wv_frame"),
+    "sum": sqlexpr.parse("sum(:c) OVER :frame"),
+    "min": sqlexpr.parse("min(:c) OVER :frame"),
+    "max": sqlexpr.parse("max(:c) OVER :frame"),
 }
-_SKETCH = sqlexpr.parse("hll_sketch_estimate(hll_union_agg(:c, true) OVER _wv_frame)")
-_RUNNING = sqlexpr.parse("(sum(:c) OVER _wv_upto - coalesce(sum(:c) OVER _wv_before, 0))")
-_BIGINT_RUNNING = sqlexpr.parse("if(typeof(:c) = 'bigint', :running, sum(:c) OVER _wv_frame)")
+_SKETCH = sqlexpr.parse("hll_sketch_estimate(hll_union_agg(:c, true) OVER :frame)")
+_RUNNING = sqlexpr.parse("(sum(:c) OVER :upto - coalesce(sum(:c) OVER :before, 0))")
+_BIGINT_RUNNING = sqlexpr.parse("if(typeof(:c) = 'bigint', :running, sum(:c) OVER :frame)")
 _SUM = sqlexpr.parse("if(:count = 0, NULL, :sum)")
 _AVG = sqlexpr.parse("if(:count = 0, NULL, :sum / :count)")
-_LEAD = sqlexpr.parse("lead(_wv_p)")
-_REAL = sqlexpr.parse("if((_wv_probe_p IS NULL OR _wv_probe_p = _wv_p), :c, NULL)")
-_AFTER_PANE = sqlexpr.parse("_wv_p + :pane")
-_PERIOD_LAST = sqlexpr.parse("coalesce(_wv_q, _wv_s + :size)")
-_CUMULATE_END = sqlexpr.parse("coalesce(_wv_gap_e, _wv_p + :pane)")
-_CUMULATE_GAPS = sqlexpr.parse("explode(if(:last > _wv_p + :pane, sequence(_wv_p + :pane, :last, :pane), NULL))")
-_HOP_LAST_PROBE = sqlexpr.parse("least(coalesce(_wv_q, _wv_p + :size), _wv_p + :size)")
+_LEAD = sqlexpr.parse("lead(:p)")
+_REAL = sqlexpr.parse("if((:probe IS NULL OR :probe = :p), :c, NULL)")
+_AFTER_PANE = sqlexpr.parse(":p + :pane")
+_PERIOD_LAST = sqlexpr.parse("coalesce(:next, :start + :size)")
+_CUMULATE_END = sqlexpr.parse("coalesce(:gap_end, :p + :pane)")
+_CUMULATE_GAPS = sqlexpr.parse("explode(if(:last > :p + :pane, sequence(:p + :pane, :last, :pane), NULL))")
+_HOP_LAST_PROBE = sqlexpr.parse("least(coalesce(:next, :p + :size), :p + :size)")
 _HOP_PROBES = sqlexpr.parse(
-    "explode(if(:first <= :last, concat(array(_wv_p), sequence(:first - :pane, :last - :pane, :slide)), NULL))"
+    "explode(if(:first <= :last, concat(array(:p), sequence(:first - :pane, :last - :pane, :slide)), NULL))"
 )
-_HOP_KEEP = sqlexpr.parse("pmod(_wv_e - :phase, :slide) = 0")
+_HOP_KEEP = sqlexpr.parse("pmod(:e - :phase, :slide) = 0")
+# what the shapes' placeholders for the plan's own names stand for
+_OWN: Dict[str, exp.Expr] = {
+    "p": exp.column(PANE),
+    "next": exp.column(_NEXT),
+    "start": exp.column(_START),
+    "e": exp.column(_END),
+    "gap_end": exp.column(_GAP_END),
+    "probe": exp.column(_PROBE),
+    "frame": exp.to_identifier(_FRAME),
+    "upto": exp.to_identifier(_UPTO),
+    "before": exp.to_identifier(_BEFORE),
+}
+
+
+def _fill(template: exp.Expr, **values: exp.Expr) -> exp.Expression:
+    """One of the plan's shapes with `values` and the plan's own names filled in."""
+    return sqlexpr.fill(template, **_OWN, **values)
 
 
 def decompose(node: exp.Expr) -> Optional[List[Leaf]]:
@@ -169,18 +199,18 @@ def _over_panes(column: str, leaf: Leaf, sliding: bool) -> exp.Expression:
     """A leaf's pane partials aggregated over the window's panes."""
     partial = _col(column)
     if leaf.combine == "hll":
-        return sqlexpr.fill(_SKETCH, c=partial)
+        return _fill(_SKETCH, c=partial)
     if sliding and leaf.combine in ("count", "sum"):
         # HOP: the difference of two running totals, O(1) per window where a sliding frame
         # re-aggregates all its panes for every window. Exact for counts and integral sums
         # (bigint; dbt-spark keeps ANSI off, so a total that overflows wraps and the difference
         # is still exact), not for doubles or decimals: those keep the frame. Spark folds
         # typeof(), so only one of the two is computed.
-        running = sqlexpr.fill(_RUNNING, c=partial)
+        running = _fill(_RUNNING, c=partial)
         if leaf.combine == "count":
             return running
-        return sqlexpr.fill(_BIGINT_RUNNING, c=partial, running=running)
-    return sqlexpr.fill(_OVER_FRAME["sum" if leaf.combine == "count" else leaf.combine], c=partial)
+        return _fill(_BIGINT_RUNNING, c=partial, running=running)
+    return _fill(_OVER_FRAME["sum" if leaf.combine == "count" else leaf.combine], c=partial)
 
 
 def _combined(columns: Sequence[str], node: exp.Expr) -> exp.Expression:
@@ -215,7 +245,7 @@ def _named_window(name: str, partition: Sequence[exp.Expression], frame: exp.Win
     return exp.Window(
         this=exp.to_identifier(name),
         partition_by=[p.copy() for p in partition] or None,
-        order=exp.Order(expressions=[sqlexpr.ordered(_col("_wv_p"))]),
+        order=exp.Order(expressions=[sqlexpr.ordered(_col(PANE))]),
         spec=frame,
     )
 
@@ -230,15 +260,15 @@ def _tumble(rows: _Rows, window: Tumble, measures: List[Measure]) -> Plan:
     start = window.start_sql(rows.micros())
     aggregates = [exp.alias_(m.tree.copy(), m.alias, quoted=True) for m in measures]
     per_window = (
-        exp.select(*rows.key_columns(), exp.alias_(start, "_wv_s"), *aggregates)
+        exp.select(*rows.key_columns(), exp.alias_(start, _START), *aggregates)
         .from_(rows.relation.copy())
         .where(rows.present())
         .group_by(*rows.key_columns(), start.copy())
     )
-    s = _col("_wv_s")
+    s = _col(_START)
     bounds = sqlexpr.window_bounds(s, exp.Add(this=s.copy(), expression=_n(window.size)))
     query = exp.select(*rows.key_columns(), *bounds, *(sqlexpr.column(m.alias) for m in measures))
-    return Plan(query.from_(per_window.subquery("_wv_tumble")))
+    return Plan(query.from_(per_window.subquery(_TUMBLE)))
 
 
 def plan(relation: exp.Expression, window: Paned, measures: List[Measure], group_by: Sequence[str]) -> Plan:
@@ -294,13 +324,13 @@ class _Panes:
 
 
 def _panes(rows: _Rows, window: Union[Hop, Cumulate], pane: int, columns: Dict[Leaf, str]) -> _Panes:
-    pane_start = sqlexpr.window_floor(_col("_wv_t"), window.offset, pane)
+    pane_start = sqlexpr.window_floor(_col(TIME), window.offset, pane)
     period: List[exp.Expr] = []
     if isinstance(window, Cumulate):
-        period = [exp.alias_(window.period_sql(rows.micros()), "_wv_s")]
-    period_key = [_col("_wv_s")] if period else []
+        period = [exp.alias_(window.period_sql(rows.micros()), _START)]
+    period_key = [_col(_START)] if period else []
     partition = [*rows.key_columns(), *period_key]
-    row_times = exp.select(exp.Star(), exp.alias_(rows.micros(), "_wv_t"), *period)
+    row_times = exp.select(exp.Star(), exp.alias_(rows.micros(), TIME), *period)
     row_times = row_times.from_(rows.relation.copy()).where(rows.present())
     if rows.keys:
         # shuffle the rows once by key: panes, gaps and windows then all run in that partitioning
@@ -308,12 +338,12 @@ def _panes(rows: _Rows, window: Union[Hop, Cumulate], pane: int, columns: Dict[L
         row_times.set("hint", exp.Hint(expressions=[exp.Anonymous(this="REPARTITION", expressions=rows.key_columns())]))
     pane_aggregates = [exp.alias_(leaf.pane.copy(), column) for leaf, column in columns.items()]
     query = (
-        exp.select(*rows.key_columns(), *period_key, exp.alias_(pane_start, "_wv_p"), *pane_aggregates)
-        .from_(row_times.subquery("_wv_rows"))
+        exp.select(*rows.key_columns(), *period_key, exp.alias_(pane_start, PANE), *pane_aggregates)
+        .from_(row_times.subquery(sqlexpr.ROWS))
         .group_by(*rows.key_columns(), *[k.copy() for k in period_key], pane_start.copy())
     )
     over_panes = [exp.alias_(_over_panes(c, leaf, isinstance(window, Hop)), c) for leaf, c in columns.items()]
-    next_pane = exp.alias_(sqlexpr.window(_LEAD, partition, [sqlexpr.ordered(_col("_wv_p"))]), "_wv_q")
+    next_pane = exp.alias_(sqlexpr.window(_fill(_LEAD), partition, [sqlexpr.ordered(_col(PANE))]), _NEXT)
     return _Panes(rows, pane, query, partition, over_panes, next_pane, columns)
 
 
@@ -326,19 +356,19 @@ def _cumulate(panes: _Panes, window: Cumulate, outputs: List[exp.Expr]) -> exp.S
     as the window of the pane before it: each pane's row is copied to the window ends up to the
     next pane (or the period's end), after the one sort."""
     keys = panes.rows.key_columns()
-    windows = exp.select(*keys, _col("_wv_s"), _col("_wv_p"), panes.next_pane, *panes.over_panes)
-    windows = windows.from_("_wv_panes")
+    windows = exp.select(*keys, _col(_START), _col(PANE), panes.next_pane, *panes.over_panes)
+    windows = windows.from_(PANES)
     frame = sqlexpr.frame("ROWS", _UNBOUNDED, _CURRENT)
-    windows.set("windows", [_named_window("_wv_frame", panes.partition, frame)])
-    last = sqlexpr.fill(_PERIOD_LAST, size=_n(window.size))
+    windows.set("windows", [_named_window(_FRAME, panes.partition, frame)])
+    last = _fill(_PERIOD_LAST, size=_n(window.size))
     # no array for the common pane with a next pane right after it
-    gaps = _lateral(sqlexpr.fill(_CUMULATE_GAPS, last=last, pane=_n(panes.pane)), "_wv_gap", "_wv_gap_e")
-    ends = exp.select(exp.Star(), exp.alias_(sqlexpr.fill(_CUMULATE_END, pane=_n(panes.pane)), "_wv_e"))
-    ends = ends.from_("_wv_windows")
+    gaps = _lateral(_fill(_CUMULATE_GAPS, last=last, pane=_n(panes.pane)), _GAPS, _GAP_END)
+    ends = exp.select(exp.Star(), exp.alias_(_fill(_CUMULATE_END, pane=_n(panes.pane)), _END))
+    ends = ends.from_(_WINDOWS)
     ends.set("laterals", [gaps])
-    bounds = sqlexpr.window_bounds(_col("_wv_s"), _col("_wv_e"))
-    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_(ends.subquery("_wv_ends"))
-    return query.with_("_wv_panes", as_=panes.query).with_("_wv_windows", as_=windows)
+    bounds = sqlexpr.window_bounds(_col(_START), _col(_END))
+    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_(ends.subquery(_ENDS))
+    return query.with_(PANES, as_=panes.query).with_(_WINDOWS, as_=windows)
 
 
 def _hop(panes: _Panes, window: Hop, outputs: List[exp.Expr]) -> exp.Select:
@@ -346,38 +376,36 @@ def _hop(panes: _Panes, window: Hop, outputs: List[exp.Expr]) -> exp.Select:
     to the next pane or the pane's last window: the first window end after the pane's end (the
     last one at or before it, plus a slide), by slides."""
     keys = panes.rows.key_columns()
-    after_pane = sqlexpr.fill(_AFTER_PANE, pane=_n(panes.pane))
+    after_pane = _fill(_AFTER_PANE, pane=_n(panes.pane))
     first_probe = exp.Add(
         this=sqlexpr.window_floor(exp.paren(after_pane), window.end_phase, window.slide), expression=_n(window.slide)
     )
-    last_probe = sqlexpr.fill(_HOP_LAST_PROBE, size=_n(window.size))
-    probes = sqlexpr.fill(_HOP_PROBES, first=first_probe, last=last_probe, pane=_n(panes.pane), slide=_n(window.slide))
-    following = exp.select(exp.Star(), panes.next_pane).from_("_wv_panes")
+    last_probe = _fill(_HOP_LAST_PROBE, size=_n(window.size))
+    probes = _fill(_HOP_PROBES, first=first_probe, last=last_probe, pane=_n(panes.pane), slide=_n(window.slide))
+    following = exp.select(exp.Star(), panes.next_pane).from_(PANES)
     # every pane, plus a probe row for each window whose last pane is empty (the window is
     # still computed on that row); one pass, so the panes are aggregated once
-    real = [exp.alias_(sqlexpr.fill(_REAL, c=_col(c)), c) for c in panes.columns.values()]
-    slots = exp.select(*keys, exp.alias_(sqlexpr.coalesce(_col("_wv_probe_p"), _col("_wv_p")), "_wv_p"), *real)
-    slots = slots.from_(following.subquery("_wv_next"))
-    slots.set("laterals", [_lateral(probes, "_wv_probe", "_wv_probe_p")])
-    windows = exp.select(*panes.rows.key_columns(), exp.alias_(after_pane, "_wv_e"), *panes.over_panes)
-    windows = windows.from_("_wv_slots")
+    real = [exp.alias_(_fill(_REAL, c=_col(c)), c) for c in panes.columns.values()]
+    slots = exp.select(*keys, exp.alias_(sqlexpr.coalesce(_col(_PROBE), _col(PANE)), PANE), *real)
+    slots = slots.from_(following.subquery(_FOLLOWING))
+    slots.set("laterals", [_lateral(probes, _PROBES, _PROBE)])
+    windows = exp.select(*panes.rows.key_columns(), exp.alias_(after_pane, _END), *panes.over_panes)
+    windows = windows.from_(_SLOTS)
     reach = (_n(window.size - panes.pane), "PRECEDING")
     windows.set(
         "windows",
         [
-            _named_window("_wv_frame", panes.partition, sqlexpr.frame("RANGE", reach, _CURRENT)),
-            _named_window("_wv_upto", panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, _CURRENT)),
-            _named_window(
-                "_wv_before", panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, (_n(window.size), "PRECEDING"))
-            ),
+            _named_window(_FRAME, panes.partition, sqlexpr.frame("RANGE", reach, _CURRENT)),
+            _named_window(_UPTO, panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, _CURRENT)),
+            _named_window(_BEFORE, panes.partition, sqlexpr.frame("RANGE", _UNBOUNDED, (_n(window.size), "PRECEDING"))),
         ],
     )
-    e = _col("_wv_e")
+    e = _col(_END)
     bounds = sqlexpr.window_bounds(exp.Sub(this=e, expression=_n(window.size)), e)
-    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_("_wv_windows")
+    query = exp.select(*panes.rows.key_columns(), *bounds, *outputs).from_(_WINDOWS)
     if panes.pane != window.slide:  # with panes of a slide every pane ends a window
-        query = query.where(sqlexpr.fill(_HOP_KEEP, phase=_n(window.end_phase), slide=_n(window.slide)))
-    return query.with_("_wv_panes", as_=panes.query).with_("_wv_slots", as_=slots).with_("_wv_windows", as_=windows)
+        query = query.where(_fill(_HOP_KEEP, phase=_n(window.end_phase), slide=_n(window.slide)))
+    return query.with_(PANES, as_=panes.query).with_(_SLOTS, as_=slots).with_(_WINDOWS, as_=windows)
 
 
 def plan_from_config(relation: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:

@@ -18,11 +18,11 @@ from sqlglot import exp
 from dbt.adapters.window_views import names
 from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.kinds.partials.slicing import MERGE, Slicing, pane_subquery
-from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.names import PANE, internal
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.query.windows import Session
 
-START = internal("p")  # a session's first time, epoch micros: the pane start of pane_state's rows
+START = PANE  # a session's first time, epoch micros: the pane start of pane_state's rows
 LAST = internal("l")  # a session's last row time, epoch micros
 TIME = internal("t")
 FLAG = internal("new")  # a partial that starts a session

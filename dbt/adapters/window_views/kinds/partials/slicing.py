@@ -110,7 +110,7 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     subquery = pane_subquery(tree)
     if subquery is None:
         raise ValueError(f"the model has no window_aggregate pane plan ({PANES_CTE}) to keep as pane partials")
-    read = {t.name for t in subquery.find_all(exp.Table)} - {PANES_CTE, "_wv_slots", "_wv_windows"}
+    read = {t.name for t in subquery.find_all(exp.Table)} - panes.CTES
     if read != {view}:
         raise SlicingError(
             f"window_aggregate reads {', '.join(sorted(read))} (a CTE), and a stream keeps partial aggregates "

@@ -9,7 +9,7 @@ from typing import Any, Optional
 from pyspark.sql import functions as F
 
 from dbt.adapters.window_views.kinds.partials.slicing import Slicing
-from dbt.adapters.window_views.names import internal
+from dbt.adapters.window_views.names import PANE, internal
 from dbt.adapters.window_views.streaming.shapes.state import State
 
 # the state's event time: a pane's start, so that the window arithmetic on rows (which windows
@@ -18,7 +18,7 @@ T = internal("t")
 
 
 def _pane_time() -> Any:
-    return F.col(internal("p")).alias(T)
+    return F.col(PANE).alias(T)
 
 
 def partials(spark: Any, slicing: Slicing, rows: Any) -> Any:
