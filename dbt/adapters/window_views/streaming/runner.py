@@ -30,10 +30,10 @@ from dbt.adapters.window_views.streaming.commit.commits import CommitLog, read_r
 from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
-from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, sides
+from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, kafka, sides
 from dbt.adapters.window_views.streaming.result import StreamResult, result_of
 from dbt.adapters.window_views.streaming.shapes import pane_state
-from dbt.adapters.window_views.streaming.spark_errors import spark_stopped, unwritable_checkpoint
+from dbt.adapters.window_views.streaming.spark_errors import changed_input, spark_stopped, unwritable_checkpoint
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
@@ -467,7 +467,7 @@ def _stream(run: StreamRun, out_schema: Any, catch_up: bool) -> None:
     log = CommitLog(plan.model, where, run.run_id, run.fs)
     writer = BatchWriter(plan, where, run.run_id, out_schema)
     # several inputs: one query over their union, so its checkpoint keeps every source's offsets
-    read = sides.inputs_of(plan).rows(columns_read.reader(plan, spark.readStream.table))
+    read = sides.inputs_of(plan).rows(columns_read.reader(plan, kafka.stream_reader(spark)))
     idle.finish(run, writer, log)  # an idle step a crashed run left, before Spark's next batch
     stream = (
         read.writeStream.foreachBatch(writer)
@@ -516,9 +516,12 @@ def _query_failed(run: StreamRun, failure: Any) -> StreamFailure:
     gone = spark_gone(run.spark)
     if gone is not None:
         return spark_stopped(run.model, gone, run.where.checkpoint)
-    unwritable = unwritable_checkpoint(run.model, str(failure), run.where.checkpoint)
-    if unwritable is not None:
-        return unwritable
+    text = str(failure)
+    named = unwritable_checkpoint(run.model, text, run.where.checkpoint) or changed_input(
+        run.model, text, run.where.checkpoint
+    )
+    if named is not None:
+        return named
     return StreamFailure(
         run.model,
         f"the streaming query failed: {_first_line(failure)}",

@@ -18,7 +18,6 @@ from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import analysis
-from dbt.adapters.window_views.streaming.inputs import kafka
 
 # a pruned input row's file: the late rows, which the late table keeps whole, are read again from it
 # (batch_files.py)
@@ -77,9 +76,7 @@ def columns_read(plan: StreamPlan, columns: Sequence[Sequence[str]]) -> Optional
 
 def reader(plan: StreamPlan, read: Callable[[str], Any]) -> Callable[[str], Any]:
     """`read` (a table, or its stream), each input read as the columns the stream needs and its
-    file (FILE); as it is when all are needed, or its rows have no file (not a file source).
-    A Kafka source's stream is read from its topic (kafka.py)."""
-    read = kafka.streams(read)
+    file (FILE); as it is when all are needed, or its rows have no file (not a file source)."""
     frames = {i.source: read(i.source) for i in plan.inputs}
     needed = columns_read(plan, [frames[i.source].columns for i in plan.inputs])
     if needed is None or all(len(n) == len(frames[i.source].columns) for i, n in zip(plan.inputs, needed)):

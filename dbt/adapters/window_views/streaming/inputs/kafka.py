@@ -18,6 +18,7 @@ from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.query.sqlexpr import to_sql
 
 KAFKA_PROVIDER = "kafka"
+KAFKA_JAR = "spark-sql-kafka"  # the connector's jar, as spark.jars lists it (kafka_jars.py)
 
 
 def declared(spark: Any, relation: str) -> Optional[KafkaSource]:
@@ -46,18 +47,11 @@ def stream_reader(spark: Any) -> Callable[[str], Any]:
     """A stream's reader of its inputs: a Kafka source's view from its topic, any other table
     by readStream.table."""
 
+    # only a session started with the connector (the profile's kafka: true) reads a topic
+    topics = KAFKA_JAR in spark.conf.get("spark.jars", "")
+
     def reading(name: str) -> Any:
-        source = declared(spark, name)
+        source = declared(spark, name) if topics else None
         return spark.readStream.table(name) if source is None else stream(spark, source)
 
     return reading
-
-
-def streams(read: Callable[[str], Any]) -> Callable[[str], Any]:
-    """`read` as stream_reader reads, when it is a session's `readStream.table` (what the runner
-    gives columns_read.reader); any other reader as it is."""
-    reader = getattr(read, "__self__", None)
-    if type(reader).__name__ != "DataStreamReader":
-        return read
-    spark = getattr(reader, "_spark", None) or getattr(reader, "_client", None)  # classic, Connect
-    return read if spark is None else stream_reader(spark)
