@@ -28,7 +28,7 @@ class StreamResult:
     watermark: Optional[int] = None
     properties: Dict[str, str] = field(default_factory=dict)
     empty: bool = False  # a `--empty` run: nothing streamed
-    idle: int = 0  # idle steps among the batches (streaming/idle.py)
+    idle: int = 0  # idle steps among the batches (streaming/inputs/idle.py)
     state_rows: int = 0  # input rows the state keeps for windows and frames still open
 
     def message(self) -> str:
