@@ -6,7 +6,6 @@ stays without them. A dbt command never resolves Maven coordinates.
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -65,14 +64,13 @@ def _hint(runtime: KafkaConnector) -> str:
 def cached_jars(runtime: KafkaConnector) -> List[Path]:
     """The connector's jars as `fetch` left them, each checked to be there."""
     folder = lakehouse.cache_dir() / runtime.folder
-    manifest = folder / lakehouse.MANIFEST
-    if not manifest.is_file():
+    listed = lakehouse.listed_jars(folder)
+    if listed is None:
         raise DbtRuntimeError(
             f"profile setting 'kafka: true' needs Spark's Kafka connector ({runtime.coordinates}), which is not in "
             f"{folder}; " + _hint(runtime)
         )
-    jars = [folder / name for name in json.loads(manifest.read_text())["jars"]]
-    missing = [jar.name for jar in jars if not jar.is_file()]
+    jars, missing = listed
     if missing:
         raise DbtRuntimeError(
             f"Spark's Kafka connector in {folder} is incomplete ({', '.join(missing[:3])} missing); " + _hint(runtime)
@@ -99,13 +97,8 @@ def with_kafka(params: Mapping[str, str]) -> Dict[str, str]:
     if not wanted(params):
         return settings
     for jar in cached_jars(connector()):
-        settings["spark.jars"] = _appended(settings.get("spark.jars"), str(jar))
+        settings["spark.jars"] = lakehouse.appended(settings.get("spark.jars"), str(jar))
     return settings
-
-
-def _appended(current: Optional[str], item: str) -> str:
-    items = [x for x in (current or "").split(",") if x.strip()]
-    return ",".join(items if item in items else [*items, item])
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

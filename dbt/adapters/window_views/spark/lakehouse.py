@@ -21,7 +21,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Protocol, Sequence
+from typing import Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
 import pyspark
 from dbt_common.exceptions import DbtRuntimeError
@@ -98,17 +98,26 @@ def _fetch_hint(runtime: DeltaRuntime) -> str:
     return f"fix: run `{FETCH_COMMAND}` once with this venv's python (it downloads {runtime.coordinates} from Maven Central)"
 
 
+def listed_jars(folder: Path) -> Optional[Tuple[List[Path], List[str]]]:
+    """The jars `fetch` listed in `folder`'s manifest, and the names of those not there; None: no
+    manifest (never fetched)."""
+    manifest = folder / MANIFEST
+    if not manifest.is_file():
+        return None
+    jars = [folder / name for name in json.loads(manifest.read_text())["jars"]]
+    return jars, [jar.name for jar in jars if not jar.is_file()]
+
+
 def cached_jars(runtime: DeltaRuntime) -> List[Path]:
     """The runtime's jars as `fetch` left them, each checked to be there."""
     folder = cache_dir() / runtime.folder
-    manifest = folder / MANIFEST
-    if not manifest.is_file():
+    listed = listed_jars(folder)
+    if listed is None:
         raise DbtRuntimeError(
             f"lakehouse 'delta' needs Delta Lake's jars ({runtime.coordinates}), which are not in {folder}; "
             + _fetch_hint(runtime)
         )
-    jars = [folder / name for name in json.loads(manifest.read_text())["jars"]]
-    missing = [jar.name for jar in jars if not jar.is_file()]
+    jars, missing = listed
     if missing:
         raise DbtRuntimeError(
             f"lakehouse 'delta': Delta Lake's jars in {folder} are incomplete ({', '.join(missing[:3])} missing); "
@@ -134,7 +143,7 @@ def chosen(params: Mapping[str, str]) -> str:
     return value
 
 
-def _appended(current: Optional[str], item: str) -> str:
+def appended(current: Optional[str], item: str) -> str:
     items = [x for x in (current or "").split(",") if x.strip()]
     return ",".join(items if item in items else [*items, item])
 
@@ -147,8 +156,8 @@ def with_lakehouse(params: Mapping[str, str]) -> Dict[str, str]:
         return settings
     jars = cached_jars(delta_runtime())
     for jar in jars:
-        settings["spark.jars"] = _appended(settings.get("spark.jars"), str(jar))
-    settings[EXTENSIONS] = _appended(settings.get(EXTENSIONS), DELTA_EXTENSION)
+        settings["spark.jars"] = appended(settings.get("spark.jars"), str(jar))
+    settings[EXTENSIONS] = appended(settings.get(EXTENSIONS), DELTA_EXTENSION)
     settings.setdefault(CATALOG, DELTA_CATALOG)
     return settings
 
