@@ -132,7 +132,7 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
         table = _create(batch_run, found)
     elif _nothing_new(batch_run, table):
         response = AdapterResponse(_message="0 batch(es) written: no new input since the last run")
-        return _written(batch_run, None, table.latest_input, _property_value(table.record), response)
+        return _written(batch_run, None, table.latest_input, table.record, response)
     latest = _latest_input(adapter, shape.reads, table.latest_input)
     selection, requested = _selection(batch_run, table, latest, full_refresh)
     planned = sorted(set(table.record.pending) | {b.key for b in selection.batches})
@@ -153,9 +153,9 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     writer = _Writer(plan.model, shape, closing, types_of, output)
     failures = _write_batches(batch_run, table, selection, writer, unrecorded)
     done = {b.key for b in selection.batches} - set(failures)
-    left = _property_value(PendingBatches(tuple(k for k in planned if k not in done or k in unclosed)))
+    left = PendingBatches(tuple(k for k in planned if k not in done or k in unclosed))
     if failures:
-        _failed(batch_run, table, selection, failures, left)
+        _failed(batch_run, table, selection, failures, _property_value(left))
     if table.rebuild is not None:
         swap.into_place(
             adapter, table.rebuild.built, batch_run.relation, table.rebuild.replaces, batch_run.location_root
@@ -168,7 +168,7 @@ def _written(
     batch_run: BatchRun,
     closing: Optional[batch_reads.Closing],
     latest: Optional[datetime],
-    left: str,
+    left: PendingBatches,
     response: AdapterResponse,
 ) -> BatchesWritten:
     """What the materialization writes with the table: the plan's properties, the batch column,
@@ -179,12 +179,11 @@ def _written(
         properties["window_views.watermark_reached"] = WatermarkReached(closing.reached).describe()
     described = summary(properties)
     # the record goes with the other properties, in the materialization's one property write
-    properties[RECORD_PROPERTY] = left
+    properties[RECORD_PROPERTY] = _property_value(left)
     if latest is not None:
         properties[LATEST_PROPERTY] = latest.strftime(_LATEST_FORMAT)
     if batch_run.inputs_digest is not None:
-        pending = PendingBatches.from_json(json.loads(left)).pending
-        properties[unchanged.PROPERTY] = unchanged.InputsRead(batch_run.inputs_digest, pending).to_property()
+        properties[unchanged.PROPERTY] = unchanged.InputsRead(batch_run.inputs_digest, left.pending).to_property()
     return BatchesWritten(properties, described, response)
 
 
