@@ -113,15 +113,21 @@ def kinds(session_lookback: str = "1 day") -> Dict[str, Kind]:
 KINDS = kinds()
 
 
-def write_project(root: Path, chosen: List[str], paths: List[str], begin: str, session_lookback: str) -> None:
+def bids_project(root: Path, name: str, schema: str) -> None:
+    """A dbt project `name` on the embedded Spark, one thread, in `schema`, whose source
+    raw.bids is that schema's `bids` (event_time bidtime); its models are the caller's."""
     (root / "models").mkdir(parents=True)
     (root / "dbt_project.yml").write_text(
-        yaml.safe_dump({"name": "backfill", "version": "1.0", "config-version": 2, "profile": "backfill"})
+        yaml.safe_dump({"name": name, "version": "1.0", "config-version": 2, "profile": name})
     )
-    profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1}
-    (root / "profiles.yml").write_text(yaml.safe_dump({"backfill": {"target": "dev", "outputs": {"dev": profile}}}))
-    source = {"name": "raw", "schema": SCHEMA, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
+    profile = {"type": "window_views", "method": "session", "schema": schema, "threads": 1}
+    (root / "profiles.yml").write_text(yaml.safe_dump({name: {"target": "dev", "outputs": {"dev": profile}}}))
+    source = {"name": "raw", "schema": schema, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
     (root / "models" / "sources.yml").write_text(yaml.safe_dump({"version": 2, "sources": [source]}, sort_keys=False))
+
+
+def write_project(root: Path, chosen: List[str], paths: List[str], begin: str, session_lookback: str) -> None:
+    bids_project(root, "backfill", SCHEMA)
     shapes = kinds(session_lookback)
     for kind in chosen:
         shape = shapes[kind]

@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
-import yaml
 from dbt.cli.main import dbtRunner
 from pyspark.sql import Catalog, DataFrame, DataFrameWriter, SparkSession
 
+from bench.bench_backfill import bids_project
 from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
 
 SCHEMA = "fixed_cost"
@@ -113,14 +113,7 @@ def _words(text: str) -> str:
 
 
 def write_project(root: Path) -> None:
-    (root / "models").mkdir(parents=True)
-    (root / "dbt_project.yml").write_text(
-        yaml.safe_dump({"name": "fixed_cost", "version": "1.0", "config-version": 2, "profile": "fixed_cost"})
-    )
-    profile = {"type": "window_views", "method": "session", "schema": SCHEMA, "threads": 1}
-    (root / "profiles.yml").write_text(yaml.safe_dump({"fixed_cost": {"target": "dev", "outputs": {"dev": profile}}}))
-    source = {"name": "raw", "schema": SCHEMA, "tables": [{"name": "bids", "config": {"event_time": "bidtime"}}]}
-    (root / "models" / "sources.yml").write_text(yaml.safe_dump({"version": 2, "sources": [source]}, sort_keys=False))
+    bids_project(root, "fixed_cost", SCHEMA)
     for name, sql in MODELS.items():
         (root / "models" / f"{name}.sql").write_text(sql)
 
