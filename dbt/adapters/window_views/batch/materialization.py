@@ -52,7 +52,7 @@ class BatchMaterialization(SparkAdapter):
         refresh_inputs(self, plan.inputs)
         inputs = batch.InputColumns(self)
         output = batch.checked_output(self, plan, inputs)
-        digest = None if full_refresh else unchanged.digest(self, plan)
+        digest = unchanged.digest(self, plan)  # a full refresh reads every file too: its digest holds
         batch_run = incremental.BatchRun(self, plan, relation, location_root, output, digest)
         return incremental.run(batch_run, full_refresh, inputs.types_of)
 
