@@ -319,7 +319,7 @@ def test_failed_run_keeps_previous_table(bid_project):
     result = bid_project.dbt("run", "--select", "wv", ok=False)
     message = errors(result)
     assert "window_view model 'wv': file_format='delta' needs Delta Lake in the Spark this dbt command" in message
-    assert "fix: run dbt from a venv with the [delta] extra" in message, message
+    assert "fix: set lakehouse: delta in the profile and run dbt from a venv with the [delta] extra" in message
     assert bid_project.rows("wv") == before
 
 

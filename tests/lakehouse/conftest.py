@@ -13,7 +13,7 @@ import yaml
 from dbt.adapters.window_views.spark import lakehouse
 from tests.support.dbt_projects import DbtProject, spark_params
 
-if not lakehouse.delta_extra_installed():
+if not lakehouse.extra_installed(lakehouse.DELTA_LAKE):
     collect_ignore_glob = ["test_*.py"]
 
 

@@ -1,4 +1,4 @@
-"""The profile's lakehouse: which Delta runs on which PySpark, the settings that turn it on, and
+"""The profile's lakehouse: which Delta (and Iceberg) runs on which PySpark, the settings that turn it on, and
 the errors a user sees when its jars are missing or the PySpark has no Delta build (no Spark)."""
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def fetched(cache, runtime, names):
 
 def test_pyspark_4_3_has_no_delta_and_the_error_names_the_extra():
     with pytest.raises(DbtRuntimeError) as raised:
-        lakehouse.delta_runtime("4.3.0")
+        lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.3.0")
     message = str(raised.value)
     assert "PySpark 4.3.0" in message
     assert "io.delta:delta-spark_4.1_2.13:4.4.0" in message
@@ -36,31 +36,31 @@ def test_pyspark_4_3_has_no_delta_and_the_error_names_the_extra():
 
 
 def test_pyspark_4_1_runs_delta_4_4_for_spark_4_1():
-    assert lakehouse.delta_runtime("4.1.4").coordinates == "io.delta:delta-spark_4.1_2.13:4.4.0"
+    assert lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.1.4").coordinates == "io.delta:delta-spark_4.1_2.13:4.4.0"
 
 
 def test_missing_jars_name_the_coordinates_and_the_fetch_command(jar_cache):
-    runtime = lakehouse.delta_runtime("4.1.4")
+    runtime = lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.1.4")
     with pytest.raises(DbtRuntimeError) as raised:
-        lakehouse.cached_jars(runtime)
+        lakehouse.cached_jars(lakehouse.DELTA_LAKE, runtime)
     message = str(raised.value)
     assert runtime.coordinates in message
     assert lakehouse.FETCH_COMMAND in message
 
 
 def test_a_jar_gone_from_the_cache_is_named(jar_cache):
-    runtime = lakehouse.delta_runtime("4.1.4")
+    runtime = lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.1.4")
     folder = fetched(
         jar_cache, runtime, ["io.delta_delta-spark_4.1_2.13-4.4.0.jar", "io.delta_delta-storage-4.4.0.jar"]
     )
     (folder / "io.delta_delta-storage-4.4.0.jar").unlink()
     with pytest.raises(DbtRuntimeError, match="delta-storage-4.4.0.jar missing"):
-        lakehouse.cached_jars(runtime)
+        lakehouse.cached_jars(lakehouse.DELTA_LAKE, runtime)
 
 
 def test_delta_adds_the_cached_jars_extension_and_catalog(jar_cache, monkeypatch):
-    runtime = lakehouse.delta_runtime("4.1.4")
-    monkeypatch.setattr(lakehouse, "delta_runtime", lambda: runtime)
+    runtime = lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.1.4")
+    monkeypatch.setattr(lakehouse, "runtime_jar", lambda made: runtime)
     folder = fetched(jar_cache, runtime, ["a-1.jar", "b-2.jar"])
     settings = lakehouse.with_lakehouse(
         {lakehouse.LAKEHOUSE_KEY: "delta", "spark.jars": "/x/mine.jar", lakehouse.EXTENSIONS: "my.Extension"}
@@ -68,11 +68,11 @@ def test_delta_adds_the_cached_jars_extension_and_catalog(jar_cache, monkeypatch
     assert lakehouse.LAKEHOUSE_KEY not in settings
     assert settings["spark.jars"].split(",") == ["/x/mine.jar", str(folder / "a-1.jar"), str(folder / "b-2.jar")]
     assert settings[lakehouse.EXTENSIONS] == f"my.Extension,{lakehouse.DELTA_EXTENSION}"
-    assert settings[lakehouse.CATALOG] == lakehouse.DELTA_CATALOG
+    assert settings[lakehouse.CATALOG] == lakehouse.DELTA_LAKE.catalog
 
 
 def test_none_and_auto_without_the_extra_leave_the_settings_alone(monkeypatch):
-    monkeypatch.setattr(lakehouse, "delta_extra_installed", lambda: False)
+    monkeypatch.setattr(lakehouse, "extra_installed", lambda made: False)
     assert lakehouse.with_lakehouse({"spark.master": "local[1]"}) == {"spark.master": "local[1]"}
     assert lakehouse.with_lakehouse({lakehouse.LAKEHOUSE_KEY: "none"}) == {}
 
@@ -124,7 +124,7 @@ def test_an_unreachable_maven_is_named_with_the_coordinates_and_the_fix(jar_cach
     monkeypatch.setattr(
         lakehouse.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 1, stdout="", stderr=ivy_says)
     )
-    runtime = lakehouse.delta_runtime("4.1.4")
+    runtime = lakehouse.runtime_jar(lakehouse.DELTA_LAKE, "4.1.4")
     with pytest.raises(DbtRuntimeError) as raised:
         lakehouse.fetch(runtime)
     message = str(raised.value)

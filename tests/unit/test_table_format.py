@@ -13,7 +13,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.batch import swap
 from dbt.adapters.window_views.spark import lakehouse
-from dbt.adapters.window_views.storage import delta
+from dbt.adapters.window_views.storage import table_format
 from tests.unit.test_swap import MODEL, Catalog, Relation
 
 
@@ -26,7 +26,7 @@ class Session:
 
 def session_catalog(monkeypatch, tables, extensions=lakehouse.DELTA_EXTENSION):
     """dbt's relation cache on the embedded session (`extensions`: the session's), no folder listed."""
-    monkeypatch.setattr(delta, "spark_session", lambda params: Session(extensions))
+    monkeypatch.setattr(table_format, "spark_session", lambda params: Session(extensions))
     catalog = Catalog(tables)
     creds = SimpleNamespace(method=SparkConnectionMethod.SESSION, server_side_parameters={})
     catalog.config = SimpleNamespace(credentials=creds)
@@ -83,4 +83,4 @@ def test_delta_on_a_session_without_delta_names_the_model_and_the_fix(monkeypatc
         "window_view model 'm': file_format='delta' needs Delta Lake in the Spark this dbt command started" in message
     )
     assert "the profile's lakehouse: auto" in message
-    assert "fix: run dbt from a venv with the [delta] extra, or set lakehouse: delta in the profile" in message
+    assert "fix: set lakehouse: delta in the profile and run dbt from a venv with the [delta] extra" in message

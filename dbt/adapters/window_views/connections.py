@@ -113,17 +113,18 @@ class WindowViewsCredentials(SparkCredentials):
                 f"profile setting 'lakehouse' = {self.lakehouse!r} is not valid; expected one of: "
                 f"{', '.join(lakehouse.CHOICES)} (auto: Delta when the [delta] extra is installed)"
             )
-        if self.lakehouse == lakehouse.DELTA and self.method != SparkConnectionMethod.SESSION:
+        if self.lakehouse in lakehouse.LAKEHOUSES and self.method != SparkConnectionMethod.SESSION:
             raise DbtRuntimeError(
-                f"profile setting 'lakehouse' = 'delta' configures the Spark the plugin starts (method: session), "
-                f"not method: {self.method}, whose server has its own jars; fix: remove lakehouse, and give that "
-                "server Delta's jars and settings (docs/delta-iceberg.md)"
+                f"profile setting 'lakehouse' = '{self.lakehouse}' configures the Spark the plugin starts (method: "
+                f"session), not method: {self.method}, whose server has its own jars; fix: remove lakehouse, and give "
+                "that server the format's jars and settings (docs/delta-iceberg.md)"
             )
-        if self.warm_spark is True and lakehouse.chosen({lakehouse.LAKEHOUSE_KEY: self.lakehouse}) == lakehouse.DELTA:
-            why = "" if self.lakehouse == lakehouse.DELTA else " (auto: the [delta] extra is installed)"
+        found = lakehouse.chosen({lakehouse.LAKEHOUSE_KEY: self.lakehouse})
+        if self.warm_spark is True and found is not None:
+            why = "" if self.lakehouse == found.name else f" (auto: the [{found.name}] extra is installed)"
             raise DbtRuntimeError(
                 f"profile setting 'lakehouse' = '{self.lakehouse}'{why} needs Spark in the dbt process: the warm Spark "
-                "server does not start with Delta Lake's jars yet; fix: remove warm_spark, or set lakehouse: none"
+                f"server does not start with {found.title}'s jars yet; fix: remove warm_spark, or set lakehouse: none"
             )
         if self.lakehouse != lakehouse.AUTO and self.method == SparkConnectionMethod.SESSION:
             self.server_side_parameters = {**self.server_side_parameters, lakehouse.LAKEHOUSE_KEY: self.lakehouse}

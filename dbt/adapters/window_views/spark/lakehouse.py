@@ -1,10 +1,12 @@
-"""Delta Lake on the Spark the plugin starts: which Delta runs on the installed PySpark, its jars
-fetched once into the user's cache (`fetch`, run by scripts/setup.sh), and the session settings
-that turn it on (`with_lakehouse`). A dbt command never resolves Maven coordinates: it names the
-cached jars in `spark.jars`, or fails with the command that fetches them.
+"""Table formats on the Spark the plugin starts (Delta Lake, Apache Iceberg): which build of each
+runs on the installed PySpark, its jars fetched once into the user's cache (`fetch`, run by
+scripts/setup.sh), and the session settings that turn it on (`with_lakehouse`). A dbt command
+never resolves Maven coordinates: it names the cached jars in `spark.jars`, or fails with the
+command that fetches them. One `Lakehouse` record per format; the format's table part is in
+storage/ (storage/delta.py, storage/iceberg.py), looked up by `file_format` in batch/swap.py.
 
-The profile's `lakehouse` (connections.py) chooses: `delta`, `none`, or `auto` (the default):
-Delta when the `[delta]` extra (the delta-spark package) is installed beside the plugin.
+The profile's `lakehouse` (connections.py) chooses: a format's name, `none`, or `auto` (the
+default): Delta when the `[delta]` extra (the delta-spark package) is installed beside the plugin.
 
 WINDOW_VIEWS_JAR_CACHE: where the jars live (default: the user's cache directory).
 """
@@ -19,7 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Mapping, Optional, Protocol, Sequence, Tuple
 
@@ -28,44 +30,73 @@ from dbt_common.exceptions import DbtRuntimeError
 
 # the profile's choice, put in server_side_parameters by connections.py; never sent to Spark
 LAKEHOUSE_KEY = "window_views.lakehouse"
-AUTO, NONE, DELTA = "auto", "none", "delta"
-CHOICES = (AUTO, NONE, DELTA)
+AUTO, NONE = "auto", "none"
 CACHE_ENV = "WINDOW_VIEWS_JAR_CACHE"
 MANIFEST = "jars.json"
 FETCH_TIMEOUT = 900  # seconds: a first fetch downloads ~90 MB
 FETCH_COMMAND = "python -m dbt.adapters.window_views.spark.lakehouse fetch"
 EXTENSIONS = "spark.sql.extensions"
 CATALOG = "spark.sql.catalog.spark_catalog"
-DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
-DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
-INSTALL_EXTRA = (
-    "install the [delta] extra in a venv of its own, `pip install 'dbt-window-views[delta]'` "
-    "(it pins the PySpark Delta runs on), as scripts/setup.sh does in .venv-delta"
-)
 
 
 @dataclass(frozen=True)
-class DeltaRuntime:
-    """Delta's Spark jar for one Spark line (Maven coordinates)."""
+class MavenJar:
+    """A format's Spark jar for one Spark line (Maven coordinates), cached in a folder of its own."""
 
+    group: str
     artifact: str
     version: str
 
     @property
     def coordinates(self) -> str:
-        return f"io.delta:{self.artifact}:{self.version}"
+        return f"{self.group}:{self.artifact}:{self.version}"
 
     @property
     def folder(self) -> str:
         return f"{self.artifact}-{self.version}"
 
 
+@dataclass(frozen=True)
+class Lakehouse:
+    """A table format's runtime on the embedded Spark: its jar per Spark line, the extension and
+    `spark_catalog` class that turn it on (with the catalog's and Hadoop's settings it needs), and
+    the pip extra that pins a PySpark it runs on (`package`: the Python distribution that extra
+    installs, so `auto` picks the format; None: never picked by `auto`)."""
+
+    name: str  # the profile's `lakehouse` and the models' `file_format`
+    title: str
+    jars: Mapping[str, MavenJar]
+    extension: str
+    catalog: str
+    settings: Mapping[str, str] = field(default_factory=dict)
+    package: Optional[str] = None
+
+    @property
+    def install_extra(self) -> str:
+        return (
+            f"install the [{self.name}] extra in a venv of its own, `pip install 'dbt-window-views[{self.name}]'` "
+            f"(it pins the PySpark {self.title} runs on), as scripts/setup.sh does in .venv-delta"
+        )
+
+
+def _by_spark(group: str, version: str, artifacts: Mapping[str, str]) -> Dict[str, MavenJar]:
+    return {line: MavenJar(group, artifact, version) for line, artifact in artifacts.items()}
+
+
 # Delta 4.4 has builds for Spark 4.0, 4.1 and 4.2 and none for 4.3 (docs/research/lakehouse-runtimes.md:
 # its 4.2 build fails on Spark 4.3 as soon as it reads a table)
-DELTA_BY_SPARK: Dict[str, DeltaRuntime] = {
-    "4.0": DeltaRuntime("delta-spark_4.0_2.13", "4.4.0"),
-    "4.1": DeltaRuntime("delta-spark_4.1_2.13", "4.4.0"),
-}
+DELTA_LAKE = Lakehouse(
+    "delta",
+    "Delta Lake",
+    _by_spark("io.delta", "4.4.0", {"4.0": "delta-spark_4.0_2.13", "4.1": "delta-spark_4.1_2.13"}),
+    "io.delta.sql.DeltaSparkSessionExtension",
+    "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    package="delta-spark",
+)
+LAKEHOUSES: Dict[str, Lakehouse] = {made.name: made for made in (DELTA_LAKE,)}
+DELTA = DELTA_LAKE.name
+DELTA_EXTENSION = DELTA_LAKE.extension
+CHOICES = (AUTO, NONE, *LAKEHOUSES)
 
 
 def spark_line(version: str = pyspark.__version__) -> str:
@@ -73,15 +104,16 @@ def spark_line(version: str = pyspark.__version__) -> str:
     return ".".join(version.split(".")[:2])
 
 
-def delta_runtime(version: str = pyspark.__version__) -> DeltaRuntime:
-    """The Delta build for the installed PySpark, or an error naming what to install."""
-    found = DELTA_BY_SPARK.get(spark_line(version))
+def runtime_jar(lakehouse: Lakehouse, version: str = pyspark.__version__) -> MavenJar:
+    """The format's build for the installed PySpark, or an error naming what to install."""
+    found = lakehouse.jars.get(spark_line(version))
     if found is None:
-        lines = ", ".join(sorted(DELTA_BY_SPARK))
+        lines = ", ".join(sorted(lakehouse.jars))
+        newest = lakehouse.jars[max(lakehouse.jars)]
         raise DbtRuntimeError(
-            f"lakehouse 'delta' needs PySpark {lines}, and this install has PySpark {version}: Delta Lake "
-            f"({DELTA_BY_SPARK['4.1'].coordinates}) has no build for Spark {spark_line(version)}; fix: {INSTALL_EXTRA}, "
-            "or set lakehouse: none in the profile"
+            f"lakehouse '{lakehouse.name}' needs PySpark {lines}, and this install has PySpark {version}: "
+            f"{lakehouse.title} ({newest.coordinates}) has no build for Spark {spark_line(version)}; "
+            f"fix: {lakehouse.install_extra}, or set lakehouse: none in the profile"
         )
     return found
 
@@ -94,10 +126,6 @@ def cache_dir() -> Path:
     return Path(base) / "dbt-window-views" / "jars"
 
 
-def _fetch_hint(runtime: DeltaRuntime) -> str:
-    return f"fix: run `{FETCH_COMMAND}` once with this venv's python (it downloads {runtime.coordinates} from Maven Central)"
-
-
 def listed_jars(folder: Path) -> Optional[Tuple[List[Path], List[str]]]:
     """The jars `fetch` listed in `folder`'s manifest, and the names of those not there; None: no
     manifest (never fetched)."""
@@ -108,39 +136,44 @@ def listed_jars(folder: Path) -> Optional[Tuple[List[Path], List[str]]]:
     return jars, [jar.name for jar in jars if not jar.is_file()]
 
 
-def cached_jars(runtime: DeltaRuntime) -> List[Path]:
-    """The runtime's jars as `fetch` left them, each checked to be there."""
-    folder = cache_dir() / runtime.folder
+def cached_jars(lakehouse: Lakehouse, jar: MavenJar) -> List[Path]:
+    """The format's jars as `fetch` left them, each checked to be there."""
+    folder = cache_dir() / jar.folder
     listed = listed_jars(folder)
+    hint = (
+        f"fix: run `{FETCH_COMMAND}` once with this venv's python (it downloads {jar.coordinates} from Maven Central)"
+    )
     if listed is None:
         raise DbtRuntimeError(
-            f"lakehouse 'delta' needs Delta Lake's jars ({runtime.coordinates}), which are not in {folder}; "
-            + _fetch_hint(runtime)
+            f"lakehouse '{lakehouse.name}' needs {lakehouse.title}'s jars ({jar.coordinates}), which are not in "
+            f"{folder}; {hint}"
         )
     jars, missing = listed
     if missing:
         raise DbtRuntimeError(
-            f"lakehouse 'delta': Delta Lake's jars in {folder} are incomplete ({', '.join(missing[:3])} missing); "
-            + _fetch_hint(runtime)
+            f"lakehouse '{lakehouse.name}': {lakehouse.title}'s jars in {folder} are incomplete "
+            f"({', '.join(missing[:3])} missing); {hint}"
         )
     return jars
 
 
-def delta_extra_installed() -> bool:
-    """The [delta] extra is installed: its delta-spark package (Delta's Python API) is."""
+def extra_installed(lakehouse: Lakehouse) -> bool:
+    """The format's pip extra is installed: the Python package it brings (delta-spark) is."""
+    if lakehouse.package is None:
+        return False
     try:
-        importlib.metadata.version("delta-spark")
+        importlib.metadata.version(lakehouse.package)
     except importlib.metadata.PackageNotFoundError:
         return False
     return True
 
 
-def chosen(params: Mapping[str, str]) -> str:
-    """The profile's lakehouse, `auto` read as Delta when the [delta] extra is installed."""
+def chosen(params: Mapping[str, str]) -> Optional[Lakehouse]:
+    """The profile's lakehouse; `auto`, the first format whose extra is installed; None: none."""
     value = params.get(LAKEHOUSE_KEY, AUTO)
     if value == AUTO:
-        return DELTA if delta_extra_installed() else NONE
-    return value
+        return next((made for made in LAKEHOUSES.values() if extra_installed(made)), None)
+    return LAKEHOUSES.get(value)
 
 
 def appended(current: Optional[str], item: str) -> str:
@@ -149,17 +182,24 @@ def appended(current: Optional[str], item: str) -> str:
 
 
 def with_lakehouse(params: Mapping[str, str]) -> Dict[str, str]:
-    """The embedded session's settings with Delta's jars, extension and catalog when the
-    lakehouse is Delta (the profile's own spark_catalog, if any, kept); the profile's key removed."""
+    """The embedded session's settings with the chosen format's jars, extension, catalog and
+    settings (the profile's own spark_catalog and settings, if any, kept); the profile's key removed."""
     settings = {k: v for k, v in params.items() if k != LAKEHOUSE_KEY}
-    if chosen(params) != DELTA:
+    lakehouse = chosen(params)
+    if lakehouse is None:
         return settings
-    jars = cached_jars(delta_runtime())
-    for jar in jars:
+    for jar in cached_jars(lakehouse, runtime_jar(lakehouse)):
         settings["spark.jars"] = appended(settings.get("spark.jars"), str(jar))
-    settings[EXTENSIONS] = appended(settings.get(EXTENSIONS), DELTA_EXTENSION)
-    settings.setdefault(CATALOG, DELTA_CATALOG)
+    settings[EXTENSIONS] = appended(settings.get(EXTENSIONS), lakehouse.extension)
+    settings.setdefault(CATALOG, lakehouse.catalog)
+    for key, value in lakehouse.settings.items():
+        settings.setdefault(key, value)
     return settings
+
+
+def has_extension(settings: Mapping[str, Optional[str]], lakehouse: Lakehouse) -> bool:
+    """A running session's settings turn the format on (its extension is listed)."""
+    return lakehouse.extension in (settings.get(EXTENSIONS) or "")
 
 
 def _artifact(name: str) -> str:
@@ -175,7 +215,8 @@ def _bundled(name: str, spark_jars: Sequence[str]) -> bool:
 
 
 class MavenPackage(Protocol):
-    """Jars by Maven coordinates, cached in a folder of their own (Delta's; Kafka's: kafka_jars.py)."""
+    """Jars by Maven coordinates, cached in a folder of their own (a format's `MavenJar`; Kafka's:
+    kafka_jars.py)."""
 
     @property
     def coordinates(self) -> str: ...
@@ -228,17 +269,21 @@ def fetch(runtime: MavenPackage, fetch_command: str = FETCH_COMMAND) -> Path:
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """`fetch`: the Delta jars for this PySpark into the cache (setup.sh runs it in .venv-delta)."""
+    """`fetch`: the jars of every format with a build for this PySpark into the cache (setup.sh
+    runs it in .venv-delta)."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args != ["fetch"]:
         print(f"usage: {FETCH_COMMAND}", file=sys.stderr)
         return 2
+    runnable = [made for made in LAKEHOUSES.values() if spark_line() in made.jars]
     try:
-        folder = fetch(delta_runtime())
+        if not runnable:
+            runtime_jar(DELTA_LAKE)  # raises: no format runs on this PySpark, names the extra to install
+        for made in runnable:
+            print(f"{made.title}'s jars for PySpark {pyspark.__version__}: {fetch(runtime_jar(made))}")
     except DbtRuntimeError as exc:
         print(exc.msg, file=sys.stderr)
         return 1
-    print(f"Delta Lake's jars for PySpark {pyspark.__version__}: {folder}")
     return 0
 
 

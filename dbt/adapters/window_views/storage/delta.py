@@ -10,14 +10,12 @@ import json
 import re
 from typing import Any, Dict, Optional
 
-import pyspark
-from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views.spark.lakehouse import AUTO, DELTA_EXTENSION, EXTENSIONS, LAKEHOUSE_KEY
-from dbt.adapters.window_views.spark.session import remote_url, spark_session
+from dbt.adapters.window_views.spark import lakehouse
+from dbt.adapters.window_views.spark.session import spark_session
 from dbt.adapters.window_views.storage import filesystems, paths
-from dbt.adapters.window_views.storage.table_format import Build, TableFormat
+from dbt.adapters.window_views.storage.table_format import Build, TableFormat, check_session
 
 PROVIDER = re.compile(r"^Provider: delta\s*$", re.M | re.I)
 LOG = "_delta_log"
@@ -39,7 +37,7 @@ class DeltaTables:
         self._other = other
 
     def build(self, adapter: Any, relation: Any, existing: Any, location_root: Optional[str]) -> Build:
-        _check_delta_session(adapter, relation)
+        check_session(adapter, relation, lakehouse.DELTA_LAKE)
         if existing is not None and not is_delta(existing):
             return self._other.build(adapter, relation, existing, location_root)
         location = None
@@ -54,24 +52,6 @@ class DeltaTables:
     def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
         if not build.replace:
             self._other.into_place(adapter, build, relation, existing)
-
-
-def _check_delta_session(adapter: Any, relation: Any) -> None:
-    """The Spark the plugin started has Delta's extension (the profile's lakehouse), or the model
-    is named with the fix instead of Spark's DATA_SOURCE_NOT_FOUND. A server elsewhere (thrift,
-    spark.remote) has its own settings: Spark names what it lacks."""
-    creds = adapter.config.credentials
-    params = creds.server_side_parameters
-    if creds.method != SparkConnectionMethod.SESSION or remote_url(params):
-        return
-    extensions = spark_session(params).conf.get(EXTENSIONS, None) or ""
-    if DELTA_EXTENSION not in extensions:
-        raise DbtRuntimeError(
-            f"window_view model '{relation.identifier}': file_format='delta' needs Delta Lake in the Spark this dbt "
-            f"command started, and it started without it (PySpark {pyspark.__version__}, the profile's lakehouse: "
-            f"{params.get(LAKEHOUSE_KEY, AUTO)}); fix: run dbt from a venv with the [delta] extra, or set "
-            "lakehouse: delta in the profile (docs/delta-iceberg.md), or leave file_format unset (parquet)"
-        )
 
 
 def _first_metadata(adapter: Any, location: str) -> Optional[Dict[str, Any]]:

@@ -2,12 +2,19 @@
 batch engine (batch/swap.py) looks the format up by the model's `file_format` and never asks
 which one it holds. Parquet (and every format without transactions) builds beside the table and
 swaps it in by renames (batch/swap.py); Delta Lake replaces the table in one commit of its log
-(delta.py)."""
+(delta.py), Iceberg too (iceberg.py)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
+
+import pyspark
+from dbt.adapters.spark.connections import SparkConnectionMethod
+from dbt_common.exceptions import DbtRuntimeError
+
+from dbt.adapters.window_views.spark import lakehouse
+from dbt.adapters.window_views.spark.session import remote_url, spark_session
 
 
 @dataclass(frozen=True)
@@ -41,3 +48,24 @@ def run_location(location_root: Optional[str], alias: str, invocation_id: str) -
     if location_root is None:
         return None
     return f"{location_root.rstrip('/')}/{alias}/run={invocation_id}"
+
+
+def check_session(adapter: Any, relation: Any, format_runtime: lakehouse.Lakehouse) -> None:
+    """The Spark the plugin started has the format's extension (the profile's lakehouse), or the
+    model is named with the fix instead of Spark's DATA_SOURCE_NOT_FOUND. A server elsewhere
+    (thrift, spark.remote) has its own settings: Spark names what it lacks."""
+    creds = adapter.config.credentials
+    params = creds.server_side_parameters
+    if creds.method != SparkConnectionMethod.SESSION or remote_url(params):
+        return
+    conf = spark_session(params).conf
+    if lakehouse.has_extension({lakehouse.EXTENSIONS: conf.get(lakehouse.EXTENSIONS, None)}, format_runtime):
+        return
+    name = format_runtime.name
+    raise DbtRuntimeError(
+        f"window_view model '{relation.identifier}': file_format='{name}' needs {format_runtime.title} in the Spark "
+        f"this dbt command started, and it started without it (PySpark {pyspark.__version__}, the profile's "
+        f"lakehouse: {params.get(lakehouse.LAKEHOUSE_KEY, lakehouse.AUTO)}); fix: set lakehouse: {name} in the "
+        f"profile and run dbt from a venv with the [{name}] extra (docs/delta-iceberg.md), or leave file_format "
+        "unset (parquet)"
+    )
