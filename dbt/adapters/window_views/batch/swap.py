@@ -14,8 +14,8 @@ from dbt_common.invocation import get_invocation_id
 
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.storage import paths
-from dbt.adapters.window_views.storage.delta import DeltaTables
-from dbt.adapters.window_views.storage.table_format import Build, TableFormat, run_location
+from dbt.adapters.window_views.storage.delta import DeltaFolder
+from dbt.adapters.window_views.storage.table_format import Build, ReplacedInPlace, TableFormat, run_location
 
 
 class RenameSwap:
@@ -34,7 +34,10 @@ class RenameSwap:
 
 
 RENAME_SWAP = RenameSwap()
-FORMATS: Dict[str, TableFormat] = {"delta": DeltaTables(RENAME_SWAP)}
+# the formats that replace a table in one transaction of their own: one folder check each
+FORMATS: Dict[str, TableFormat] = {
+    folder.runtime.name: ReplacedInPlace(folder, RENAME_SWAP) for folder in (DeltaFolder(),)
+}
 
 
 def table_format(file_format: str) -> TableFormat:

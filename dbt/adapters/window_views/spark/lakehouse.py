@@ -65,6 +65,7 @@ class Lakehouse:
 
     name: str  # the profile's `lakehouse` and the models' `file_format`
     title: str
+    a_table: str  # "a Delta table": how messages name one of its tables
     jars: Mapping[str, MavenJar]
     extension: str
     catalog: str
@@ -88,6 +89,7 @@ def _by_spark(group: str, version: str, artifacts: Mapping[str, str]) -> Dict[st
 DELTA_LAKE = Lakehouse(
     "delta",
     "Delta Lake",
+    "a Delta table",
     _by_spark("io.delta", "4.4.0", {"4.0": "delta-spark_4.0_2.13", "4.1": "delta-spark_4.1_2.13"}),
     "io.delta.sql.DeltaSparkSessionExtension",
     "org.apache.spark.sql.delta.catalog.DeltaCatalog",

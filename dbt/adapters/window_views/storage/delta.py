@@ -10,12 +10,9 @@ import json
 import re
 from typing import Any, Dict, Optional
 
-from dbt_common.exceptions import DbtRuntimeError
-
 from dbt.adapters.window_views.spark import lakehouse
 from dbt.adapters.window_views.spark.session import spark_session
 from dbt.adapters.window_views.storage import filesystems, paths
-from dbt.adapters.window_views.storage.table_format import Build, TableFormat, check_session
 
 PROVIDER = re.compile(r"^Provider: delta\s*$", re.M | re.I)
 LOG = "_delta_log"
@@ -29,29 +26,21 @@ def is_delta(relation: Any) -> bool:
     return bool(getattr(relation, "is_delta", False) or PROVIDER.search(getattr(relation, "information", None) or ""))
 
 
-class DeltaTables:
-    """Delta's own atomic replace; a table of another format (a parquet or streaming window
-    view switching to Delta, a view) is replaced once by `other` (the rename swap) instead."""
+class DeltaFolder:
+    """Delta's tables and folders as `ReplacedInPlace` asks about them (storage/table_format.py)."""
 
-    def __init__(self, other: TableFormat) -> None:
-        self._other = other
+    runtime = lakehouse.DELTA_LAKE
 
-    def build(self, adapter: Any, relation: Any, existing: Any, location_root: Optional[str]) -> Build:
-        check_session(adapter, relation, lakehouse.DELTA_LAKE)
-        if existing is not None and not is_delta(existing):
-            return self._other.build(adapter, relation, existing, location_root)
-        location = None
-        if location_root is not None:
-            # the table's one folder: the one it has, or <root>/<alias> for its first build
-            found = adapter.table_location(existing) if existing is not None else None
-            location = found or f"{location_root.rstrip('/')}/{relation.identifier}"
-            if found is None:
-                _check_no_foreign_table(adapter, relation, location)
-        return Build(relation, replace=True, location=location)
+    def holds(self, relation: Any) -> bool:
+        return is_delta(relation)
 
-    def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
-        if not build.replace:
-            self._other.into_place(adapter, build, relation, existing)
+    def foreign_columns(self, adapter: Any, location: str) -> Optional[str]:
+        """A Delta table in the folder that no window view made: its first commit's columns."""
+        metadata = _first_metadata(adapter, location)
+        if metadata is None or WINDOW_VIEW_PROPERTY in (metadata.get("configuration") or {}):
+            return None
+        fields = json.loads(metadata.get("schemaString") or "{}").get("fields", [])
+        return ", ".join(f["name"] for f in fields) or "none"
 
 
 def _first_metadata(adapter: Any, location: str) -> Optional[Dict[str, Any]]:
@@ -63,20 +52,3 @@ def _first_metadata(adapter: Any, location: str) -> Optional[Dict[str, Any]]:
     text = files.read_bytes(paths.join(paths.normalize(location), LOG, commits[0])).decode()
     actions = [json.loads(line) for line in text.splitlines() if line.strip()]
     return next((a["metaData"] for a in actions if "metaData" in a), {})
-
-
-def _check_no_foreign_table(adapter: Any, relation: Any, location: str) -> None:
-    """A model's first Delta build, into a folder that already holds a Delta table the catalog
-    does not know: CREATE OR REPLACE would silently make another tool's table an old version of
-    this one. A window view's own table (a metastore lost, the folder kept) is replaced."""
-    metadata = _first_metadata(adapter, location)
-    if metadata is None or WINDOW_VIEW_PROPERTY in (metadata.get("configuration") or {}):
-        return
-    fields = json.loads(metadata.get("schemaString") or "{}").get("fields", [])
-    columns = ", ".join(f["name"] for f in fields) or "none"
-    raise DbtRuntimeError(
-        f"window_view model '{relation.identifier}': its folder {paths.shown(location)} already holds a Delta table "
-        f"that no window view made (columns: {columns}), and the catalog has no table {relation} there; building "
-        "would replace that table; fix: move that table elsewhere or set another location_root (or, to replace it, "
-        "delete the folder first)"
-    )

@@ -1,8 +1,8 @@
 """How a batch window view's table is replaced by a new build, one part per file format: the
 batch engine (batch/swap.py) looks the format up by the model's `file_format` and never asks
 which one it holds. Parquet (and every format without transactions) builds beside the table and
-swaps it in by renames (batch/swap.py); Delta Lake replaces the table in one commit of its log
-(delta.py), Iceberg too (iceberg.py)."""
+swaps it in by renames (batch/swap.py); Delta Lake (delta.py) and Iceberg (iceberg.py) replace
+the table in one transaction of their own (`ReplacedInPlace`)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.spark import lakehouse
 from dbt.adapters.window_views.spark.session import remote_url, spark_session
+from dbt.adapters.window_views.storage import paths
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,22 @@ class Build:
     relation: Any
     replace: bool
     location: Optional[str]
+
+
+class FormatFolder(Protocol):
+    """What one transactional format (Delta, Iceberg) tells of its tables: the runtime that
+    writes them, whether a catalog table is one, and the columns of one that a folder holds."""
+
+    runtime: lakehouse.Lakehouse
+
+    def holds(self, relation: Any) -> bool:
+        """`relation` is a table of this format."""
+        ...
+
+    def foreign_columns(self, adapter: Any, location: str) -> Optional[str]:
+        """The columns of a table of this format at `location` that no window view made; None:
+        no such table there (none, or a window view's own, its metastore entry lost)."""
+        ...
 
 
 class TableFormat(Protocol):
@@ -40,6 +57,48 @@ class TableFormat(Protocol):
     def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
         """After the CREATE: the new table takes `relation`'s name, the replaced one's files go."""
         ...
+
+
+class ReplacedInPlace:
+    """A format that replaces a table in one transaction of its own (CREATE OR REPLACE: Delta's
+    log, Iceberg's metadata): readers see the old table or the new one whole, and it keeps its
+    name and folder. A table of another format (a parquet or streaming window view switching
+    format, a view) is replaced once by `other` (the rename swap) instead."""
+
+    def __init__(self, folder: FormatFolder, other: TableFormat) -> None:
+        self._folder = folder
+        self._other = other
+
+    def build(self, adapter: Any, relation: Any, existing: Any, location_root: Optional[str]) -> Build:
+        check_session(adapter, relation, self._folder.runtime)
+        if existing is not None and not self._folder.holds(existing):
+            return self._other.build(adapter, relation, existing, location_root)
+        location = None
+        if location_root is not None:
+            # the table's one folder: the one it has, or <root>/<alias> for its first build
+            found = adapter.table_location(existing) if existing is not None else None
+            location = found or f"{location_root.rstrip('/')}/{relation.identifier}"
+            if found is None:
+                self._check_no_foreign_table(adapter, relation, location)
+        return Build(relation, replace=True, location=location)
+
+    def into_place(self, adapter: Any, build: Build, relation: Any, existing: Any) -> None:
+        if not build.replace:
+            self._other.into_place(adapter, build, relation, existing)
+
+    def _check_no_foreign_table(self, adapter: Any, relation: Any, location: str) -> None:
+        """A model's first build into a folder that already holds a table of the format the
+        catalog does not know: CREATE OR REPLACE would silently make another tool's table an old
+        version of this one."""
+        columns = self._folder.foreign_columns(adapter, location)
+        if columns is None:
+            return
+        raise DbtRuntimeError(
+            f"window_view model '{relation.identifier}': its folder {paths.shown(location)} already holds "
+            f"{self._folder.runtime.a_table} that no window view made (columns: {columns}), and the catalog has no "
+            f"table {relation} there; building would replace that table; fix: move that table elsewhere or set "
+            "another location_root (or, to replace it, delete the folder first)"
+        )
 
 
 def run_location(location_root: Optional[str], alias: str, invocation_id: str) -> Optional[str]:
