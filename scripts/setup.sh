@@ -42,3 +42,10 @@ if [ "${WINDOW_VIEWS_KAFKA:-1}" != 0 ]; then
   .venv/bin/python -W ignore::RuntimeWarning -m dbt.adapters.window_views.spark.kafka_jars fetch
   .venv/bin/python -m tests.support.kafka fetch
 fi
+
+# S3 (docs/s3.md): hadoop-aws and the AWS SDK's S3 modules (not its 686 MB bundle) for `s3` in the
+# profile, fetched once from Maven Central into the user's cache. WINDOW_VIEWS_S3=0 skips them
+# (tests/functional/test_s3a.py then does not run; moto, its S3 server, comes with the [test] extra)
+if [ "${WINDOW_VIEWS_S3:-1}" != 0 ]; then
+  .venv/bin/python -W ignore::RuntimeWarning -m dbt.adapters.window_views.spark.s3 fetch
+fi

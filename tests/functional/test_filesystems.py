@@ -62,12 +62,12 @@ def test_the_contract(store, tmp_path):
 
 def test_hadoop_errors_are_os_errors(spark, tmp_path):
     """A Java error reaches the runner as the OSError it reports (no py4j traceback): a store
-    Spark has no jars for names the scheme."""
+    Spark has no jars for names the scheme (gs: the tests' session has hadoop-aws when fetched)."""
     fs = HadoopFileSystem(spark)
     with pytest.raises(
-        OSError, match="no Hadoop filesystem for scheme 's3a' in this Spark session .*S3AFileSystem not found"
+        OSError, match="no Hadoop filesystem for scheme 'gs' in this Spark session .*GoogleHadoopFileSystem not found"
     ):
-        fs.write_bytes("s3a://bucket/cp/model.json", b"{}")
+        fs.write_bytes("gs://bucket/cp/model.json", b"{}")
 
 
 def test_the_file_log_spells_files_as_spark_lists_them(spark, tmp_path):

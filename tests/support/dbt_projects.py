@@ -37,12 +37,13 @@ def sources_yml(*tables: str) -> str:
 def spark_params(home: Path) -> Dict[str, str]:
     """Profile settings that point every test project at the session's one metastore, and the
     tests' JVM options (TEST_JVM) for a driver they start."""
-    from dbt.adapters.window_views.spark import kafka_jars
+    from dbt.adapters.window_views.spark import kafka_jars, s3
     from dbt.adapters.window_views.spark.session import java_options
 
     # Kafka's connector when fetched (scripts/setup.sh): four jars on the classpath cost the
-    # session's start nothing measurable, and the Kafka tests then share it (tests/functional/test_kafka.py)
-    jars = ",".join(str(jar) for jar in kafka_jars.jars_if_cached())
+    # session's start nothing measurable, and the Kafka tests then share it (tests/functional/test_kafka.py);
+    # hadoop-aws likewise for the S3 tests (tests/functional/test_s3a.py), which set its bucket's settings
+    jars = ",".join(str(jar) for jar in [*kafka_jars.jars_if_cached(), *s3.jars_if_cached()])
     return {
         "spark.sql.warehouse.dir": str(home / "warehouse"),
         "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Tuple, Union
+from typing import Any, Dict, Tuple, Union
 
 from dbt.adapters.contracts.connection import Connection, ConnectionState
 from dbt.adapters.spark.connections import (
@@ -18,7 +18,7 @@ from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.errors import IntervalError
 from dbt.adapters.window_views.query.intervals import Interval
-from dbt.adapters.window_views.spark import kafka_jars, lakehouse
+from dbt.adapters.window_views.spark import kafka_jars, lakehouse, s3
 from dbt.adapters.window_views.spark.session import WindowViewsConnection
 
 DEFAULT_IDLE_TIMEOUT = "30 minutes"
@@ -77,10 +77,13 @@ class WindowViewsCredentials(SparkCredentials):
     lakehouse: Any = lakehouse.AUTO
     # Spark's Kafka connector in the embedded session, for Kafka sources (docs/kafka.md)
     kafka: Any = False
+    # hadoop-aws and the S3 settings in the embedded session, for s3a:// locations (docs/s3.md)
+    s3: Any = None
 
     def __post_init__(self) -> None:
         self._check_lakehouse()
         self._check_kafka()
+        self._check_s3()
         if not isinstance(self.warm_spark, bool):
             raise DbtRuntimeError(
                 f"profile setting 'warm_spark' = {self.warm_spark!r} is not valid; expected true or false"
@@ -142,6 +145,26 @@ class WindowViewsCredentials(SparkCredentials):
         if self.kafka:
             self.server_side_parameters = {**self.server_side_parameters, kafka_jars.KAFKA_KEY: "true"}
 
+    def _check_s3(self) -> None:
+        """The profile's s3: hadoop-aws's jars (s3.py) and the endpoint's settings in
+        server_side_parameters; the credentials only where the session starts (s3_secrets)."""
+        settings = s3.S3Settings.from_profile(self.s3)
+        if settings is None:
+            return
+        if self.method != SparkConnectionMethod.SESSION or self.warm_spark is True:
+            raise DbtRuntimeError(
+                "profile setting 's3' adds hadoop-aws and the S3 settings to the Spark the plugin starts in the dbt "
+                "process (method: session, without warm_spark); fix: remove it, and give the server you connect to "
+                "hadoop-aws's jars and its fs.s3a settings (docs/s3.md)"
+            )
+        self.server_side_parameters = {**self.server_side_parameters, **settings.hadoop(), s3.S3_KEY: "true"}
+
+    def s3_secrets(self) -> Dict[str, str]:
+        """The profile's S3 credentials as Spark settings, kept out of server_side_parameters,
+        which `dbt debug` shows."""
+        settings = s3.S3Settings.from_profile(self.s3)
+        return {} if settings is None else settings.secrets()
+
     @property
     def idle_timeout_seconds(self) -> float:
         return Interval.parse(self.warm_spark_idle_timeout).micros / 1_000_000
@@ -199,7 +222,7 @@ class WindowViewsConnectionManager(SparkConnectionManager):
         if creds.method != SparkConnectionMethod.SESSION:
             return super().open(connection)
         connection.handle = WindowViewsConnectionWrapper(
-            WindowViewsConnection(server_side_parameters=creds.server_side_parameters)
+            WindowViewsConnection(server_side_parameters={**creds.server_side_parameters, **creds.s3_secrets()})
         )
         connection.state = ConnectionState.OPEN
         return connection

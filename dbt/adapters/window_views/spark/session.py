@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.session import Connection, Cursor
 from dbt_common.exceptions import DbtRuntimeError
-from py4j.protocol import Py4JError
+from py4j.protocol import Py4JError, Py4JJavaError
 from pyspark.errors import AnalysisException, PySparkException
 from pyspark.sql import Row, SparkSession
 
 from dbt.adapters.window_views.query import ddl
-from dbt.adapters.window_views.spark import class_archive, kafka_jars, lakehouse, warm_up
+from dbt.adapters.window_views.spark import class_archive, kafka_jars, lakehouse, s3, warm_up
 from dbt.adapters.window_views.spark.connect import is_connect
 from dbt.adapters.window_views.spark.spark_messages import without_plan
 
@@ -221,8 +221,8 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
         _check_no_warm_server(params)
         check_java()
         # Delta's jars, extension and catalog when the profile's lakehouse is Delta (lakehouse.py);
-        # Kafka's connector when the profile asks for it (kafka_jars.py)
-        params = class_archive.with_archive(kafka_jars.with_kafka(lakehouse.with_lakehouse(params)))
+        # Kafka's connector when the profile asks for it (kafka_jars.py); hadoop-aws for its s3 (s3.py)
+        params = class_archive.with_archive(s3.with_s3(kafka_jars.with_kafka(lakehouse.with_lakehouse(params))))
         builder = SparkSession.builder.enableHiveSupport()
     for key, value in params.items():
         if key != "spark.remote":
@@ -321,7 +321,7 @@ class WindowViewsCursor(Cursor):
             try:
                 self._df = self._spark.sql(statement)
             except AnalysisException as exc:
-                raise DbtRuntimeError(without_plan(str(exc))) from exc
+                raise DbtRuntimeError(s3.named(str(exc)) or without_plan(str(exc))) from exc
 
     def fetchall(self) -> Optional[List[Row]]:
         with self._stopped_spark():
@@ -344,7 +344,10 @@ class WindowViewsCursor(Cursor):
             if gone is not None:
                 raise DbtRuntimeError(statement_stopped(gone)) from exc
             if isinstance(exc, PySparkException):  # a job's failure: Spark's message, as dbt names a model's error
-                raise DbtRuntimeError(without_plan(str(exc))) from exc
+                raise DbtRuntimeError(s3.named(str(exc)) or without_plan(str(exc))) from exc
+            said = s3.named(str(exc)) if isinstance(exc, Py4JJavaError) else None
+            if said is not None:  # Hadoop's S3 error, raised outside Spark's own errors
+                raise DbtRuntimeError(said) from exc
             raise
 
 

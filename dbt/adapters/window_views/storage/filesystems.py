@@ -35,6 +35,7 @@ from typing import Any, Callable, Dict, List, Sequence, Tuple
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.errors import StorageError
+from dbt.adapters.window_views.spark import s3
 from dbt.adapters.window_views.spark.connect import is_connect
 from dbt.adapters.window_views.storage import paths
 
@@ -162,6 +163,9 @@ def _os_error(exc: BaseException, location: str) -> OSError:
     name = _java_class(exc)
     java = getattr(exc, "java_exception", None)
     text = (java.getMessage() if java is not None else None) or str(exc).strip().splitlines()[0]
+    said = s3.named(f"{paths.spark_uri(location)}: {name}: {text}")
+    if said is not None:  # a missing bucket, refused credentials, no endpoint: named with the fix
+        return OSError(errno.EIO, said, location)
     if name.endswith("FileNotFoundException"):
         return FileNotFoundError(errno.ENOENT, text, location)
     if name.endswith(("AccessControlException", "AccessDeniedException")):
