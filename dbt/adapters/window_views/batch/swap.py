@@ -15,6 +15,7 @@ from dbt_common.invocation import get_invocation_id
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.storage import paths
 from dbt.adapters.window_views.storage.delta import DeltaFolder
+from dbt.adapters.window_views.storage.iceberg import IcebergFolder
 from dbt.adapters.window_views.storage.table_format import Build, ReplacedInPlace, TableFormat, run_location
 
 
@@ -36,7 +37,7 @@ class RenameSwap:
 RENAME_SWAP = RenameSwap()
 # the formats that replace a table in one transaction of their own: one folder check each
 FORMATS: Dict[str, TableFormat] = {
-    folder.runtime.name: ReplacedInPlace(folder, RENAME_SWAP) for folder in (DeltaFolder(),)
+    folder.runtime.name: ReplacedInPlace(folder, RENAME_SWAP) for folder in (DeltaFolder(), IcebergFolder())
 }
 
 

@@ -95,7 +95,27 @@ DELTA_LAKE = Lakehouse(
     "org.apache.spark.sql.delta.catalog.DeltaCatalog",
     package="delta-spark",
 )
-LAKEHOUSES: Dict[str, Lakehouse] = {made.name: made for made in (DELTA_LAKE,)}
+# Iceberg 1.12 has a runtime for Spark 4.1, 1.11 the newest for 4.0; none for 4.2 or 4.3 (as Delta)
+ICEBERG = Lakehouse(
+    "iceberg",
+    "Apache Iceberg",
+    "an Iceberg table",
+    {
+        "4.0": MavenJar("org.apache.iceberg", "iceberg-spark-runtime-4.0_2.13", "1.11.0"),
+        "4.1": MavenJar("org.apache.iceberg", "iceberg-spark-runtime-4.1_2.13", "1.12.0"),
+    },
+    "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
+    "org.apache.iceberg.spark.SparkSessionCatalog",
+    {
+        f"{CATALOG}.type": "hive",  # Iceberg tables beside the others, in the metastore dbt lists
+        # commit by the metastore's checked alter_table (Hive 2.3.10 has it, HIVE-26882): an
+        # embedded Derby metastore never grants Iceberg's table lock, and the commit would wait
+        "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
+        # the metastore client Iceberg opens pools with BoneCP by default, which Spark does not ship
+        "spark.hadoop.datanucleus.connectionPoolingType": "HikariCP",
+    },
+)
+LAKEHOUSES: Dict[str, Lakehouse] = {made.name: made for made in (DELTA_LAKE, ICEBERG)}
 DELTA = DELTA_LAKE.name
 DELTA_EXTENSION = DELTA_LAKE.extension
 CHOICES = (AUTO, NONE, *LAKEHOUSES)
