@@ -2,7 +2,8 @@
 would read the same files with the same SQL as when its last run ended, so they would come out
 the same. What a run read is a digest, kept with the table: the plugin's version, the model's
 SQL and config, and every file each input holds (a table's files tell what it holds: a loader or
-a writer adds or replaces files, and Spark, Delta and Iceberg never rewrite one in place).
+a writer adds or replaces files, and Spark, Delta and Iceberg never rewrite one in place; of an
+Iceberg table, its current metadata file, new with every commit).
 
 Not skipped, so computed as before: an input that is a view or not a table of files, SQL whose
 value changes from run to run over the same rows (current_date, rand, ...), a backfill or a full
@@ -21,6 +22,7 @@ from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.window_views.__version__ import version
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from dbt.adapters.window_views.query import ddl, sqlexpr
+from dbt.adapters.window_views.storage import iceberg
 
 PROPERTY = "window_views.inputs_read"
 _VERSION = "v1"
@@ -80,6 +82,9 @@ def _files(adapter: Any, spark: Any, schema: str, name: str) -> Optional[Sequenc
     relation = adapter.get_relation(database=None, schema=schema, identifier=name) if schema else None
     if relation is None or relation.is_view:
         return None
+    if iceberg.is_iceberg(relation):  # Spark lists no files of one (inputFiles() is empty)
+        current = iceberg.metadata_location(relation)
+        return None if current is None else [current]
     provider = _PROVIDER.search(relation.information or "")
     if provider is None or provider.group(1).lower() not in FILE_PROVIDERS:
         return None

@@ -20,6 +20,7 @@ from dbt.adapters.window_views.storage import filesystems, paths
 TABLE_TYPE = re.compile(r"\btable_type=ICEBERG\b|^Provider: iceberg\s*$", re.M | re.I)
 METADATA = "metadata"
 METADATA_FILE = re.compile(r"^(\d+)-.*\.metadata\.json$")
+METADATA_LOCATION = re.compile(r"\bmetadata_location=([^,\]\s]+)")
 WINDOW_VIEW_PROPERTY = "window_views.execution"  # every window view's table has it (model/config.py)
 
 
@@ -29,6 +30,13 @@ def is_iceberg(relation: Any) -> bool:
         return False
     information = getattr(relation, "information", None) or ""
     return bool(getattr(relation, "is_iceberg", False) or TABLE_TYPE.search(information))
+
+
+def metadata_location(relation: Any) -> Optional[str]:
+    """The metadata file of the table's current snapshot, as the catalog listed it: every commit
+    writes a new one, so it tells what the table holds (Spark lists no data files of it)."""
+    found = METADATA_LOCATION.search(getattr(relation, "information", None) or "")
+    return found.group(1) if found else None
 
 
 class IcebergFolder:
