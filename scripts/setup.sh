@@ -20,16 +20,16 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e ".[test]"
 
-# Delta Lake (docs/delta-iceberg.md): Delta has no build for PySpark 4.3, so a second venv holds
-# PySpark 4.1 with the [delta] extra (its sdist builds once, a few minutes; pip keeps the wheel),
-# and Delta's jars are fetched once from Maven Central into the user's cache: no dbt command
-# resolves them. WINDOW_VIEWS_DELTA=0 skips it (tests/lakehouse then does not run)
+# Delta Lake and Iceberg (docs/delta-iceberg.md): neither has a build for PySpark 4.3, so a second
+# venv holds PySpark 4.1 with the [delta] and [iceberg] extras (its sdist builds once, a few minutes;
+# pip keeps the wheel), and their jars are fetched once from Maven Central into the user's cache:
+# no dbt command resolves them. WINDOW_VIEWS_DELTA=0 skips it (tests/lakehouse then does not run)
 if [ "${WINDOW_VIEWS_DELTA:-1}" != 0 ]; then
   if [ ! -x .venv-delta/bin/python ]; then
     "$PYTHON" -m venv .venv-delta
   fi
   .venv-delta/bin/python -m pip install -q --upgrade pip >/dev/null
-  .venv-delta/bin/python -m pip install -q -e ".[delta]" "pytest>=8"
+  .venv-delta/bin/python -m pip install -q -e ".[delta,iceberg]" "pytest>=8"
   # -W: the package imports the module before runpy runs it, which runpy warns of
   .venv-delta/bin/python -W ignore::RuntimeWarning -m dbt.adapters.window_views.spark.lakehouse fetch
 fi

@@ -15,7 +15,8 @@ bash scripts/setup.sh
 where=tests
 for arg in "$@"; do
   case "$arg" in
-    tests/lakehouse*) # Delta Lake's tests run in the second venv only (setup.sh)
+    tests/lakehouse*) # Delta's and Iceberg's tests run in the second venv only (setup.sh); name one
+      # format's tests at a time: tests/lakehouse/iceberg needs a session of its own
       exec .venv-delta/bin/python -m pytest -q -p no:cacheprovider "$@" ;;
     -*) ;;
     *) if [ -e "${arg%%::*}" ]; then where=; fi ;;
@@ -27,8 +28,11 @@ done
 status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
   --durations=15 --ignore=tests/lakehouse $where "$@" || status=$?
-# the whole suite (no arguments): then Delta Lake's, one Spark session with Delta in .venv-delta
+# the whole suite (no arguments): then Delta Lake's, one Spark session with Delta in .venv-delta,
+# and Iceberg's in a process of its own (a session's catalog class is fixed when it starts)
 if [ $# -eq 0 ] && [ -x .venv-delta/bin/python ]; then
-  .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=5 tests/lakehouse || status=$?
+  .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=5 --ignore=tests/lakehouse/iceberg \
+    tests/lakehouse || status=$?
+  .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=3 tests/lakehouse/iceberg || status=$?
 fi
 exit $status
