@@ -132,3 +132,29 @@ def test_an_unreachable_maven_is_named_with_the_coordinates_and_the_fix(jar_cach
     assert "unresolved dependency: io.delta#delta-spark_4.1_2.13;4.4.0: not found" in message
     assert "reaches https://repo1.maven.org" in message and lakehouse.FETCH_COMMAND in message
     assert not (jar_cache / runtime.folder).exists()  # nothing half fetched is left as if whole
+
+
+def test_iceberg_runs_on_pyspark_4_1_and_names_its_extra_on_4_3():
+    assert lakehouse.runtime_jar(lakehouse.ICEBERG, "4.1.4").coordinates == (
+        "org.apache.iceberg:iceberg-spark-runtime-4.1_2.13:1.12.0"
+    )
+    with pytest.raises(DbtRuntimeError) as raised:
+        lakehouse.runtime_jar(lakehouse.ICEBERG, "4.3.0")
+    message = str(raised.value)
+    assert "lakehouse 'iceberg' needs PySpark 4.0, 4.1, and this install has PySpark 4.3.0" in message
+    assert "pip install 'dbt-window-views[iceberg]'" in message
+
+
+def test_iceberg_adds_its_session_catalog_over_the_metastore(jar_cache, monkeypatch):
+    runtime = lakehouse.runtime_jar(lakehouse.ICEBERG, "4.1.4")
+    monkeypatch.setattr(lakehouse, "runtime_jar", lambda made: runtime)
+    folder = fetched(jar_cache, runtime, ["iceberg-runtime-1.jar"])
+    mine = "spark.hadoop.datanucleus.connectionPoolingType"
+    settings = lakehouse.with_lakehouse({lakehouse.LAKEHOUSE_KEY: "iceberg", mine: "DBCP"})
+    assert settings["spark.jars"] == str(folder / "iceberg-runtime-1.jar")
+    assert settings[lakehouse.CATALOG] == "org.apache.iceberg.spark.SparkSessionCatalog"
+    assert settings[f"{lakehouse.CATALOG}.type"] == "hive"
+    assert settings["spark.hadoop.iceberg.engine.hive.lock-enabled"] == "false"
+    assert settings[mine] == "DBCP"  # the profile's own setting is kept
+    # auto never picks Iceberg: it has no Python package of its own to tell it was installed
+    assert not lakehouse.extra_installed(lakehouse.ICEBERG)

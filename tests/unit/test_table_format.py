@@ -84,3 +84,29 @@ def test_delta_on_a_session_without_delta_names_the_model_and_the_fix(monkeypatc
     )
     assert "the profile's lakehouse: auto" in message
     assert "fix: set lakehouse: delta in the profile and run dbt from a venv with the [delta] extra" in message
+
+
+@dataclass(frozen=True)
+class IcebergTable(Relation):
+    information: str = (
+        "Type: EXTERNAL\nProvider: hive\nTable Properties: [format=iceberg/parquet, table_type=ICEBERG]\n"
+    )
+
+
+def test_iceberg_replaces_its_table_in_place_and_a_parquet_one_once(monkeypatch):
+    catalog = session_catalog(monkeypatch, {"m"}, extensions=lakehouse.ICEBERG.extension)
+    iceberg = swap.table_format("iceberg")
+    build = iceberg.build(catalog, MODEL, IcebergTable("s", "m"), None)
+    assert (build.relation, build.replace, catalog.calls) == (MODEL, True, [])
+    build = iceberg.build(catalog, MODEL, Relation("s", "m"), None)
+    iceberg.into_place(catalog, build, MODEL, Relation("s", "m"))
+    assert not build.replace and ("rename", "m__wv_tmp", "m") in catalog.calls
+
+
+def test_iceberg_on_a_session_without_iceberg_names_the_model_and_the_fix(monkeypatch):
+    catalog = session_catalog(monkeypatch, set(), extensions=lakehouse.DELTA_EXTENSION)
+    with pytest.raises(DbtRuntimeError) as raised:
+        swap.table_format("iceberg").build(catalog, MODEL, None, None)
+    message = str(raised.value)
+    assert "window_view model 'm': file_format='iceberg' needs Apache Iceberg in the Spark this dbt" in message
+    assert "fix: set lakehouse: iceberg in the profile and run dbt from a venv with the [iceberg] extra" in message
