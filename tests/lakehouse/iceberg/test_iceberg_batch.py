@@ -6,6 +6,7 @@ incremental batch window view is read again when it has new snapshots."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from tests.support.dbt_projects import errors, sources_yml
@@ -72,6 +73,14 @@ def test_a_batch_window_view_is_replaced_in_one_iceberg_commit_a_build(project):
     assert properties(project, "revenue")["team"] == "auctions"
     assert not project.spark.catalog.tableExists(f"{project.schema}.revenue__wv_tmp")
     assert after == int(properties(project, "revenue")["current-snapshot-id"])
+
+    # dbt docs: the row count and the window summary of the Iceberg table
+    project.dbt("docs", "generate")
+    catalog = json.loads((project.root / "target" / "catalog.json").read_text())
+    assert catalog["errors"] is None
+    stats = catalog["nodes"]["model.wv_test.revenue"]["stats"]
+    assert stats["rows"]["value"] == 3
+    assert "windows: tumble(time_col=bidtime, size=10 minutes)" in stats["window_view"]["value"]
 
 
 def test_location_root_keeps_one_folder_and_refuses_another_tables(project, tmp_path):
