@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -177,8 +176,8 @@ def test_s3_failures_are_named_with_the_fix(project, server, bucket, says, execu
 
 def test_a_profile_s_s3_reaches_the_store_and_its_secret_is_never_shown(server, tmp_path):
     """A dbt process of its own, its Spark started from the profile's `s3` alone: the model is
-    written to the bucket with the profile's credentials, and neither dbt's output nor its debug
-    log shows the secret."""
+    written to the bucket with the profile's credentials, and neither `dbt debug`, dbt's output nor
+    its debug log shows the secret."""
     home = tmp_path / "spark"
     schema = "t_s3_profile"
     (tmp_path / "models").mkdir()
@@ -208,13 +207,22 @@ def test_a_profile_s_s3_reaches_the_store_and_its_secret_is_never_shown(server, 
         "select window_start, window_end, sum(price) as price, count(*) as bids\n"
         "from {{ window_views.tumble('bids', 'bidtime', '10 minutes') }}\ngroup by window_start, window_end\n"
     )
+    # `dbt debug` (it prints the profile's connection settings) and `dbt --debug run`, in one process
+    where = ["--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)]
+    driver = (
+        "import sys; from dbt.cli.main import dbtRunner\n"
+        f"shown = dbtRunner().invoke(['debug', *{where!r}]).success\n"
+        f"ran = dbtRunner().invoke(['--debug', 'run', *{where!r}]).success\n"
+        "sys.exit(0 if shown and ran else 1)\n"
+    )
     env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONPATH": str(REPO)}
-    command = [str(Path(sys.executable).parent / "dbt"), "--debug", "run", "--project-dir", str(tmp_path)]
     done = subprocess.run(
-        [*command, "--profiles-dir", str(tmp_path)], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+        [sys.executable, "-c", driver], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
     )
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert [k for k in server.keys(f"{schema}/totals/") if k.endswith(".parquet")]
+    # what `dbt debug` shows of the connection holds the endpoint, and no credential
+    assert f"'spark.hadoop.fs.s3a.endpoint': '{server.endpoint}'" in done.stdout, done.stdout[-3000:]
     log = (tmp_path / "logs" / "dbt.log").read_text()
     for text in (done.stdout, done.stderr, log):
         assert server.secret_access_key not in text
