@@ -4,7 +4,6 @@ caught up; readers see the old table until then, and a rebuild that fails or die
 table, late table and checkpoint as they were."""
 
 import subprocess
-import threading
 from pathlib import Path
 from typing import Dict, List
 
@@ -13,6 +12,7 @@ from test_streaming import DELIVERIES, TUMBLE_SUM, deliver, make_source, run, t,
 from test_streaming_failures import assert_clean, checkpoint, schema_dir
 
 from tests.support.dbt_projects import errors
+from tests.support.readers import Reader
 
 WITH_TOP = TUMBLE_SUM.replace("count(*) as bids", "count(*) as bids, max(price) as top")
 REBUILD = "{{ config(on_change='rebuild') }}\n"
@@ -34,38 +34,6 @@ def batch_result(project, columns: str = "sum(price), count(*)") -> List[tuple]:
 
 def snapshot(folder: Path) -> Dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
-
-
-class Reader(threading.Thread):
-    """Reads the table in a loop (on the session dbt runs in, or another one), keeping every
-    result and every error."""
-
-    def __init__(self, project, name: str, spark=None) -> None:
-        super().__init__(daemon=True)
-        self.project, self.name, self.spark = project, name, spark or project.spark
-        self.seen: List[List[tuple]] = []
-        self.counts: List[int] = []
-        self.failures: List[str] = []
-        self.done = threading.Event()
-
-    def run(self) -> None:
-        while not self.done.is_set():
-            self.read()
-
-    def read(self) -> None:
-        spark, table = self.spark, f"{self.project.schema}.{self.name}"
-        try:
-            self.seen.append([tuple(r) for r in spark.sql(f"select * from {table} order by all").collect()])
-            self.counts.append(spark.sql(f"select count(*) from {table}").first()[0])
-        except Exception as exc:  # noqa: BLE001 - a reader's error is what the test looks for
-            self.failures.append(str(exc).splitlines()[0])
-
-    def stop(self) -> None:
-        """Stop reading, then read once more: the loop's last read may have begun before the
-        run it watched ended, so `seen[-1]` is what a reader sees once the run is done."""
-        self.done.set()
-        self.join(60)
-        self.read()
 
 
 def streamed_twice(project, name: str, select: str = TUMBLE_SUM) -> List[tuple]:
