@@ -9,16 +9,19 @@ its partition as it was. The batches a run leaves unfinished are recorded with t
 where a kill could otherwise lose one, batches.record_first); the next run redoes them.
 A full refresh (or a table of another shape) is built beside the table and swapped in once every
 batch is written (swap.py, as a batch build), so a failed rebuild leaves the table as it was.
+That is parquet's part (`PartitionFolders`); the run itself looks its table's part up by
+`file_format` (batch_table.BatchTables): Delta's is delta_batches.py.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Dict, List, NoReturn, Optional, Sequence, Tuple
+from typing import Any, Dict, List, NoReturn, Optional, Sequence, Set, Tuple
 from urllib.parse import unquote
 
 from dbt.adapters.contracts.connection import AdapterResponse
@@ -27,10 +30,25 @@ from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
 from dbt.adapters.window_views.batch import swap, unchanged
+from dbt.adapters.window_views.batch.batch_table import (
+    COLUMN_PROPERTY,
+    BatchQueries,
+    BatchRun,
+    BatchTables,
+    Described,
+    Rebuild,
+    Table,
+    Writes,
+    batch_column,
+    record_pending,
+)
+from dbt.adapters.window_views.batch.batch_table import contiguous as _contiguous
+from dbt.adapters.window_views.batch.batch_table import first_line as _first_line
+from dbt.adapters.window_views.batch.delta_batches import DeltaBatches
 from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.kinds.partials import tvf_panes
-from dbt.adapters.window_views.model.config import Batches, Emit, naive_utc
+from dbt.adapters.window_views.model.config import Emit, naive_utc
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans import batch_reads
 from dbt.adapters.window_views.plans.batches import (
@@ -42,49 +60,23 @@ from dbt.adapters.window_views.plans.batches import (
     select,
 )
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
-from dbt.adapters.window_views.query import analysis, ddl
+from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.records import OtherVersion, PendingBatches, PendingBatchesUnreadable
-from dbt.adapters.window_views.spark.spark_messages import error_line, without_internal
 from dbt.adapters.window_views.storage import paths
 
 logger = AdapterLogger("WindowViews")
 BATCHES_DIR = internal("batches")  # under the table's location: one directory per batch written
 STAGING_DIR = internal("staging")  # under BATCHES_DIR: batches computed as one, before each moves to its own
 _STAGED_BY = internal("batch_dir")  # the column their rows are written by: their batch's directory name
-COLUMN_PROPERTY = "window_views.batch_column"
 # the latest input time a run found: the next run's scan for its own reads only what is not older
 LATEST_PROPERTY = "window_views.latest_input_time"
 _LATEST_FORMAT = "%Y-%m-%d %H:%M:%S.%f"
-# contiguous batches computed in one query, at most: each row finds its batch's directory in a CASE
-# of this many branches (a year of hours: 88 queries, not 8,760)
-_COMPUTED_AS_ONE = 100
 _ADDED_PER_STATEMENT = 500  # a new table's partitions per ADD PARTITION statement (a year of hours: 18)
 _EPOCH = datetime(1970, 1, 1)
 
 
 class BatchesFailed(DbtRuntimeError):
     """Some batches of an incremental batch window view failed; the others are written."""
-
-
-@dataclass(frozen=True)
-class Table:
-    """The table as a run finds (or makes) it."""
-
-    name: str
-    location: str
-    written: Tuple[str, ...]  # the batch keys it holds
-    record: PendingBatches  # the batches an earlier run planned and did not finish
-    rebuild: Optional["Rebuild"] = None  # built beside the model's table, to replace it
-    latest_input: Optional[datetime] = None  # the latest input time the last run found
-    inputs_read: Optional[unchanged.InputsRead] = None  # what the last whole run read (unchanged.py)
-
-
-@dataclass(frozen=True)
-class Rebuild:
-    """A table built beside the model's (`built`) that replaces it (`replaces`) once whole."""
-
-    built: Any
-    replaces: Any
 
 
 @dataclass(frozen=True)
@@ -96,40 +88,18 @@ class BatchesWritten:
     response: AdapterResponse
 
 
-def batch_column(config: Batches) -> str:
-    """The table's partition column: the batch period of event_time, e.g. window_time_day."""
-    return f"{config.event_time}_{config.size}"
-
-
-@dataclass(frozen=True)
-class BatchRun:
-    """One run of an incremental batch window view: what its steps share. `output`: the model's
-    columns and types; `location_root`: the model's config (None: the catalog's default)."""
-
-    adapter: Any
-    plan: WindowViewPlan
-    relation: Any
-    location_root: Optional[str]
-    output: Sequence[Tuple[str, str]]
-    inputs_digest: Optional[str] = None  # what its batches read now (unchanged.py); None: not known
-
-    @property
-    def column(self) -> str:
-        """The table's batch column (batch_column)."""
-        return batch_column(self.plan.config.required_batches)
-
-
 def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) -> BatchesWritten:
-    """Compute the batches the run owes (batches.select) and replace each one's partition.
-    `types_of`: the inputs' column types (for the pane rewrite).
-    Raises BatchesFailed naming the failed batches."""
+    """Compute the batches the run owes (batches.select) and replace each one's rows, through
+    the part of the table's file format (`tables_of`). `types_of`: the inputs' column types (for
+    the pane rewrite). Raises BatchesFailed naming the failed batches."""
     adapter, plan, output = batch_run.adapter, batch_run.plan, batch_run.output
     shape = plan.required_batch_shape
+    tables = tables_of(plan)
     _partition_column(plan, output)
     found = _in_catalog(adapter, str(batch_run.relation))
     table = _existing(batch_run, found) if not full_refresh else None
     if table is None:
-        table = _create(batch_run, found)
+        table = tables.new(batch_run, found)
     elif _nothing_new(batch_run, table):
         response = AdapterResponse(_message="0 batch(es) written: no new input since the last run")
         return _written(batch_run, None, table.latest_input, table.record, response)
@@ -150,18 +120,22 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
         if record_first(selection.batches, unclosed, table.record, requested.backfill, lookback):
             _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
             unrecorded = None
-    writer = _Writer(plan.model, shape, closing, types_of, output)
-    failures = _write_batches(batch_run, table, selection, writer, unrecorded)
-    done = {b.key for b in selection.batches} - set(failures)
-    left = PendingBatches(tuple(k for k in planned if k not in done or k in unclosed))
+    queries = BatchQueries(plan.model, shape, closing, types_of, output)
+    selected = {b.key for b in selection.batches}
+    whole = _property_value(_left(planned, selected, unclosed))  # the record if every batch is written
+    failures = tables.write(batch_run, table, Writes(selection, queries, unrecorded, whole))
+    left = _left(planned, selected - set(failures), unclosed)
     if failures:
         _failed(batch_run, table, selection, failures, _property_value(left))
     if table.rebuild is not None:
-        swap.into_place(
-            adapter, table.rebuild.built, batch_run.relation, table.rebuild.replaces, batch_run.location_root
-        )
+        tables.into_place(batch_run, table)
     response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
     return _written(batch_run, closing, latest, left, response)
+
+
+def _left(planned: Sequence[str], done: Set[str], unclosed: Set[str]) -> PendingBatches:
+    """The record a run leaves: its planned batches not written, or written but still open."""
+    return PendingBatches(tuple(k for k in planned if k not in done or k in unclosed))
 
 
 def _written(
@@ -208,7 +182,7 @@ def _selection(
     requested = Requested(full_refresh or not table.written, start, end)
     selection = select(config, last_time, table.written, table.record, requested)
     if not selection.batches and latest is not None and latest < config.begin:
-        _drop_rebuild(batch_run.adapter, table)
+        tables_of(plan).drop(batch_run, table)
         raise ModelOutputError(
             plan.model,
             f"config 'begin' = '{config.begin}' is after the latest input time '{latest}', so no batch has input",
@@ -224,7 +198,7 @@ def _failed(batch_run: BatchRun, table: Table, selection: Selection, failures: D
     first_key, first = next(iter(failures.items()))
     if table.rebuild is None:
         _set_property(batch_run.adapter, table.name, RECORD_PROPERTY, left)
-    _drop_rebuild(batch_run.adapter, table)
+    tables_of(batch_run.plan).drop(batch_run, table)
     kept = (
         "the table is as it was before this run: a rebuild replaces it only once every batch is written"
         if table.rebuild is not None
@@ -270,89 +244,108 @@ def _closing(adapter: Any, plan: WindowViewPlan, output: Sequence[Tuple[str, str
     return batch_reads.Closing(watermark.column, reached.micros, tuple(c for c, _ in output))
 
 
-@dataclass(frozen=True)
-class _Writer:
-    """How each batch's rows are made: the model's batch shape, closed windows only (or all),
-    HOP and CUMULATE aggregates from panes where exact (tvf_panes.py, as a full build does), cast
-    to the table's types (`output`: a running call's summary can widen one, a decimal SUM's)."""
+class PartitionFolders:
+    """Parquet's part (batch_table.BatchTables): a partition per batch, each a directory of its
+    own; a batch writes a new directory and its partition is pointed at it; a first run's
+    partitions are added together after its last batch; a rebuild is a table beside the model's,
+    swapped in by renames (swap.py)."""
 
-    model: str
-    shape: batch_reads.BatchShape
-    closing: Optional[batch_reads.Closing]
-    types_of: tvf_panes.TypesOf
-    output: Sequence[Tuple[str, str]]
+    def holds(self, provider: Optional[str]) -> bool:
+        return provider is None or provider.lower() == "parquet"
 
-    def query(self, batch: BatchSpan, parts: Sequence[BatchSpan] = ()) -> exp.Expression:
-        query = analysis.parse(self.shape.sql(batch, self.closing, parts))
-        paned = tvf_panes.paned(query, self.types_of)
-        return query if paned is None else paned
+    def check(self, batch_run: BatchRun, described: Described) -> None:
+        pass  # a table partitioned otherwise fails its first partition statement, in Spark's words
 
-    def write(self, adapter: Any, batch: BatchSpan, location: str) -> None:
-        """The batch computed alone, written to its new directory."""
-        adapter.execute(ddl.write_directory(location, self.query(batch), self.output))
+    def new(self, batch_run: BatchRun, found: Any) -> Table:
+        return _create(batch_run, found)
 
-    def staged(self, adapter: Any, batches: Sequence[BatchSpan], batches_dir: str, names: Dict[str, str]) -> bool:
-        """Contiguous batches computed as one, over one read of their widened input, in one Spark
-        job whose rows go to a directory per batch, each then moved to its batch's new directory
-        (`names`, by key, in `batches_dir`): a first run's 30 batches cost about one build, not 30.
-        False where nothing was written: one batch, no SparkSession to write with, or a failure
-        (each batch then computes its own, so a failure stays the failing batch's alone)."""
-        if len(batches) < 2:
-            return False
-        directory = exp.Case(
-            ifs=[exp.If(this=self.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
+    def write(self, batch_run: BatchRun, table: Table, writes: Writes) -> Dict[str, str]:
+        return _write_batches(batch_run, table, writes)
+
+    def into_place(self, batch_run: BatchRun, table: Table) -> None:
+        assert table.rebuild is not None
+        swap.into_place(
+            batch_run.adapter, table.rebuild.built, batch_run.relation, table.rebuild.replaces, batch_run.location_root
         )
-        sql = ddl.typed(
-            self.query(BatchSpan(batches[0].start, batches[-1].end), batches),
-            self.output,
-            exp.alias_(directory, _STAGED_BY),
-        )
-        staging = f"{batches_dir}/{STAGING_DIR}-{uuid.uuid4().hex[:12]}"
-        try:
-            if not adapter.write_partitioned(sql, staging, _STAGED_BY):
-                return False
-            adapter.move_directories(
-                [(f"{staging}/{_STAGED_BY}={names[b.key]}", f"{batches_dir}/{names[b.key]}") for b in batches]
-            )
-        except Exception as exc:  # noqa: BLE001 - each batch then runs alone, and names its own failure
-            first, last = batches[0].key, batches[-1].key
-            logger.info(
-                f"{self.model}: batches {first} to {last} as one failed, so each runs alone: {_first_line(exc)}"
-            )
-            for b in batches:
-                adapter.remove_location(f"{batches_dir}/{names[b.key]}")
+
+    def drop(self, batch_run: BatchRun, table: Table) -> None:
+        _drop_rebuild(batch_run.adapter, table)
+
+
+PARTITION_FOLDERS = PartitionFolders()
+TABLES: Dict[str, BatchTables] = {"delta": DeltaBatches()}
+
+
+def tables_of(plan: WindowViewPlan) -> BatchTables:
+    """The part that keeps the model's table in its file_format (batch_table.BatchTables)."""
+    return TABLES.get(plan.config.file_format.value, PARTITION_FOLDERS)
+
+
+def _write_alone(adapter: Any, queries: BatchQueries, batch: BatchSpan, location: str) -> None:
+    """The batch computed alone, written to its new directory."""
+    adapter.execute(ddl.write_directory(location, queries.query(batch), queries.output))
+
+
+def _staged(
+    adapter: Any, queries: BatchQueries, batches: Sequence[BatchSpan], batches_dir: str, names: Dict[str, str]
+) -> bool:
+    """Contiguous batches computed as one, over one read of their widened input, in one Spark
+    job whose rows go to a directory per batch, each then moved to its batch's new directory
+    (`names`, by key, in `batches_dir`): a first run's 30 batches cost about one build, not 30.
+    False where nothing was written: one batch, no SparkSession to write with, or a failure
+    (each batch then computes its own, so a failure stays the failing batch's alone)."""
+    if len(batches) < 2:
+        return False
+    directory = exp.Case(
+        ifs=[exp.If(this=queries.shape.holds(b), true=exp.Literal.string(names[b.key])) for b in batches]
+    )
+    sql = ddl.typed(
+        queries.query(BatchSpan(batches[0].start, batches[-1].end), batches),
+        queries.output,
+        exp.alias_(directory, _STAGED_BY),
+    )
+    staging = f"{batches_dir}/{STAGING_DIR}-{uuid.uuid4().hex[:12]}"
+    try:
+        if not adapter.write_partitioned(sql, staging, _STAGED_BY):
             return False
-        finally:
-            adapter.remove_location(staging)
-        return True
+        adapter.move_directories(
+            [(f"{staging}/{_STAGED_BY}={names[b.key]}", f"{batches_dir}/{names[b.key]}") for b in batches]
+        )
+    except Exception as exc:  # noqa: BLE001 - each batch then runs alone, and names its own failure
+        first, last = batches[0].key, batches[-1].key
+        logger.info(f"{queries.model}: batches {first} to {last} as one failed, so each runs alone: {_first_line(exc)}")
+        for b in batches:
+            adapter.remove_location(f"{batches_dir}/{names[b.key]}")
+        return False
+    finally:
+        adapter.remove_location(staging)
+    return True
 
 
-def _write_batches(
-    batch_run: BatchRun, table: Table, selection: Selection, writer: _Writer, unrecorded: Optional[str]
-) -> Dict[str, str]:
+def _write_batches(batch_run: BatchRun, table: Table, writes: Writes) -> Dict[str, str]:
     """Each batch written in turn, in time order (batches.record_first counts on it); the failed
-    ones' keys and first error lines. `unrecorded`: the record of every planned batch, when the
-    run has not written it: the first failure does, as a batch after it may be the last written.
+    ones' keys and first error lines. `writes.unrecorded`: the record of every planned batch, when
+    the run has not written it: the first failure does, as a batch after it may be the last written.
     A table without partitions (a first run, a rebuild) gets its batches' partitions in one
     statement after the last batch: no reader waits for them one by one, and a kill before it
     leaves no batch written, so the next run starts again from begin."""
-    adapter, column = batch_run.adapter, batch_run.column
+    adapter, column, unrecorded = batch_run.adapter, batch_run.column, writes.unrecorded
     failures: Dict[str, str] = {}
     written = set(table.written)
     batches_dir = f"{table.location}/{BATCHES_DIR}"
     # one listing for every batch's old directories (and a killed run's), not a DESCRIBE per batch
     listed = adapter.list_location(batches_dir) if table.written else []
-    # a killed run's staging directories (_Writer.staged): no batch's rows are in them
+    # a killed run's staging directories (_staged): no batch's rows are in them
     _remove_named(adapter, batches_dir, listed, f"{STAGING_DIR}-")
     added: List[Tuple[str, str]] = []
-    for group in _contiguous(selection.batches):
+    for group in _contiguous(writes.selection.batches):
         names = {b.key: f"{_prefix(b)}-{uuid.uuid4().hex[:12]}" for b in group}
-        staged = writer.staged(adapter, group, batches_dir, names)
+        staged = _staged(adapter, writes.queries, group, batches_dir, names)
         for batch in group:
             location = f"{batches_dir}/{names[batch.key]}"
             try:
                 if not staged:
-                    writer.write(adapter, batch, location)
+                    _write_alone(adapter, writes.queries, batch, location)
                 if not written:
                     added.append((batch.key, location))
                 else:
@@ -361,7 +354,7 @@ def _write_batches(
                 failures[batch.key] = _first_line(exc)
                 adapter.remove_location(location)
                 if unrecorded is not None:
-                    _set_property(adapter, table.name, RECORD_PROPERTY, unrecorded)
+                    record_pending(adapter, table.name, unrecorded)
                     unrecorded = None
                 continue
             # the partition points at `location` now: the batch's other directories are no one's
@@ -383,29 +376,6 @@ def _prefix(batch: BatchSpan) -> str:
     return batch.start.strftime("%Y%m%dT%H%M%S")
 
 
-def _contiguous(batches: Sequence[BatchSpan]) -> List[List[BatchSpan]]:
-    """The batches (in time order) as runs of batches each ending where the next starts, at most
-    _COMPUTED_AS_ONE each."""
-    groups: List[List[BatchSpan]] = []
-    for batch in batches:
-        if groups and groups[-1][-1].end == batch.start and len(groups[-1]) < _COMPUTED_AS_ONE:
-            groups[-1].append(batch)
-        else:
-            groups.append([batch])
-    return groups
-
-
-def _first_line(exc: Exception) -> str:
-    """Spark's error as dbt-spark raised it: its error class and message (`[DIVIDE_BY_ZERO] ...`),
-    not Py4J's "An error occurred while calling ..." nor dbt's "Runtime Error" heading."""
-    text = str(getattr(exc, "msg", None) or exc)
-    found = error_line(text)
-    if found is not None:
-        return without_internal(found)
-    lines = [line.strip() for line in text.splitlines() if line.strip() and line.strip() != "Runtime Error"]
-    return without_internal(lines[0]) if lines else type(exc).__name__
-
-
 def _point(batch_run: BatchRun, name: str, key: str, location: str, exists: bool) -> None:
     """The batch's partition (of the table `name`) pointed at its new directory: one catalog statement."""
     if exists:
@@ -421,17 +391,20 @@ def _in_catalog(adapter: Any, name: str) -> Any:
 
 
 def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
-    """The table of an earlier run (`found`) with the same batch column, or None (a first run):
-    two reads, one DESCRIBE (columns, location, properties) and one SHOW PARTITIONS."""
+    """The table of an earlier run (`found`) with the same batch column in the model's file
+    format, or None (a first run; a table of another shape or format is rebuilt): two reads, one
+    DESCRIBE (columns, location, properties) and one SHOW PARTITIONS."""
     if found is None:
         return None
     adapter, plan, column, output = batch_run.adapter, batch_run.plan, batch_run.column, batch_run.output
     name = str(batch_run.relation)
-    columns, details = _describe(adapter, name)
+    described = _describe(adapter, name)
+    details = described.details
     properties = details.get("Table Properties", "")
-    if _batch_column(properties) != column:
+    tables = tables_of(plan)
+    if _batch_column(properties) != column or not tables.holds(details.get("Provider")):
         return None
-    have = [c.lower() for c in columns if c.lower() != column.lower()]
+    have = [c.lower() for c in described.columns if c.lower() != column.lower()]
     want = [c.lower() for c, _ in output]
     if have != want:
         raise ModelOutputError(
@@ -440,8 +413,9 @@ def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
             "some batches",
             "run it with --full-refresh, which recomputes every batch from begin",
         )
+    tables.check(batch_run, described)
     _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
-    written = tuple(sorted(unquote(str(row[0]).partition("=")[2]) for row in rows.rows))
+    written = tuple(sorted(_partition_value(str(row[0]), column) for row in rows.rows))
     record = _record(properties, plan.model)
     location = _normalized(name, details.get("Location"))
     start = _property_start(properties, unchanged.PROPERTY)
@@ -449,19 +423,32 @@ def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
     return Table(name, location, written, record, latest_input=_latest(properties), inputs_read=read)
 
 
-def _describe(adapter: Any, name: str) -> Tuple[List[str], Dict[str, str]]:
+def _partition_value(row: str, column: str) -> str:
+    """A batch key from SHOW PARTITIONS: a Hive table's `column=<escaped value>`, Delta's value."""
+    prefix = f"{column}="
+    return unquote(row[len(prefix) :]) if row.lower().startswith(prefix.lower()) else row
+
+
+def _describe(adapter: Any, name: str) -> Described:
     """One DESCRIBE TABLE EXTENDED: the columns (the rows before the first blank or `#` one, as
-    dbt-spark reads them) and the table's details by name (Location, Table Properties, ...)."""
+    dbt-spark reads them), the table's details by name (Location, Table Properties, ...), and
+    the partition columns (the rows after `# col_name` in `# Partition Information`)."""
     _, table = adapter.execute(ddl.describe_extended(name), fetch=True)
     rows = [(str(row[0] or "").strip(), str(row[1] or "").strip()) for row in table.rows]
     end = next((i for i, (key, _) in enumerate(rows) if not key or key.startswith("#")), len(rows))
-    return [key for key, _ in rows[:end]], dict(rows[end + 1 :])
+    keys = [key for key, _ in rows]
+    section = keys.index("# Partition Information") + 1 if "# Partition Information" in keys else len(keys)
+    partitioned = []
+    if keys[section : section + 1] == ["# col_name"]:
+        partitioned = list(itertools.takewhile(lambda key: key and not key.startswith("#"), keys[section + 1 :]))
+    return Described([key for key, _ in rows[:end]], dict(rows[end + 1 :]), partitioned)
 
 
 def _property_start(properties: str, key: str) -> Optional[int]:
-    """Where `key`'s value starts in Spark's Table Properties row, `[k1=v1, k2=v2]` (values as
-    written: one may hold `, x=`, so each value is read by its own form from its start)."""
-    found = re.search(rf"(?:^\[|, ){re.escape(key)}=", properties)
+    """Where `key`'s value starts in Spark's Table Properties row, `[k1=v1, k2=v2]` (Delta's:
+    `[k1=v1,k2=v2]`; values as written: one may hold `, x=`, so each value is read by its own
+    form from its start)."""
+    found = re.search(rf"(?:^\[|, ?){re.escape(key)}=", properties)
     return None if found is None else found.end()
 
 
