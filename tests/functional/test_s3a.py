@@ -16,6 +16,9 @@ import pytest
 import yaml
 
 from dbt.adapters.window_views.spark import s3 as s3_jars
+from dbt.adapters.window_views.spark.processes import started
+from dbt.adapters.window_views.storage.filesystems import HadoopFileSystem
+from dbt.adapters.window_views.streaming.commit.lock import Holder, RunLock
 from tests.functional.test_streaming import DELIVERIES, TUMBLE_SUM, deliver, make_source, t
 from tests.support import s3
 from tests.support.dbt_projects import REPO, TEST_JVM, errors
@@ -109,8 +112,9 @@ def test_batch_window_views_on_s3a_equal_local_files(project, server, tmp_path):
 
 def test_a_streaming_window_view_commits_on_s3a(project, server):
     """Commits, checkpoint and the run lock on s3a: three runs give what the same stream gives on
-    local files (test_streaming's test_tumble_on_window_close), the late row kept; a run with
-    nothing new changes nothing; the bucket holds the table, its late table and the checkpoint."""
+    local files (test_streaming's test_tumble_on_window_close), the late row kept; a run while
+    another holds the lock fails at once; a run with nothing new changes nothing; the bucket holds
+    the table, its late table and the checkpoint."""
     make_source(project)
     project.model("eowc", streaming("eowc", root(server, project, "lake")))
     before = s3.statistics(project.spark, f"s3a://{server.bucket}/")
@@ -121,8 +125,22 @@ def test_a_streaming_window_view_commits_on_s3a(project, server):
     assert project.rows("eowc") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
     late = project.spark.sql(f"select bidtime, price, item from {project.schema}.eowc__late").collect()
     assert [tuple(r) for r in late] == [(t("8:08"), 9, "L")]
+    # the run lock on s3a: a live holder (a process of this host) fails the next run at once; once
+    # it is gone, the run after takes the lock over and reads nothing new
+    lock = f"{root(server, project, 'lake')}/eowc__checkpoint/run.lock"
+    holder = subprocess.Popen(["sleep", "120"])
+    try:
+        held = RunLock(HadoopFileSystem(project.spark), lock, "other-run-id")
+        held.me = Holder(held.me.run_id, held.me.host, holder.pid, started(holder.pid))
+        assert held._create()
+        text = errors(project.dbt("run", "-s", "eowc", ok=False))
+        assert "another run of this model holds its checkpoint: run other-run-id" in text, text
+    finally:
+        holder.kill()
+        holder.wait()
     (node,) = project.dbt("run", "-s", "eowc").result
     assert node.message.startswith("STREAM 0 batches, 0 in, 0 out, 0 late")
+    assert not [k for k in server.keys(f"{project.schema}/lake/eowc__checkpoint/") if "run.lock" in k]
     assert project.rows("eowc") == [(t("8:00"), t("8:10"), 11, 3), (t("8:10"), t("8:20"), 10, 3)]
     keys = server.keys(f"{project.schema}/lake/")
     assert any("/_spark_metadata/" in k for k in keys), keys
