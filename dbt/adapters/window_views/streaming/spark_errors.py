@@ -131,25 +131,66 @@ _DELTA_CHANGED = re.compile(
     r"(?:.*?The source table can be found at path (?P<path>\S+?)\.?(?:\s|$))?",
     re.DOTALL,
 )
+# an overwrite snapshot is what UPDATE, MERGE and a copy-on-write DELETE commit
+_ICEBERG_CHANGED = re.compile(r"Cannot process (?P<what>delete|overwrite) snapshot: (?P<snapshot>\d+)")
+
+
+@dataclass(frozen=True)
+class _Change:
+    """An input's version that deleted or updated rows, as its format's streaming source said."""
+
+    table: str
+    what: str
+    version: str
+    replays_history: bool  # a new stream of it reads every snapshot again, this one too
 
 
 def changed_input(model: str, text: str, checkpoint: str) -> Optional[StreamFailure]:
-    """A Delta input whose version deleted or updated rows, which a stream of the rows it appends
-    cannot take back from the windows they are in: named, with the rebuild that reads the table as
-    it is now. None: Spark's text says no such thing."""
+    """A Delta or Iceberg input whose version deleted or updated rows, which a stream of the rows
+    it appends cannot take back from the windows they are in: named, with the fix. None: Spark's
+    text says no such thing."""
+    change = _delta_change(text) or _iceberg_change(text)
+    if change is None:
+        return None
+    if change.replays_history:
+        fix = (
+            "build the model in batch, which reads the table as it is now: execution='batch' (with batch_size, "
+            "each run computes only the days it owes); a new stream of an Iceberg table reads every snapshot from "
+            "its oldest, this one too, so a --full-refresh meets it again (docs/delta-iceberg.md)"
+        )
+    else:
+        fix = (
+            f"rebuild it from the table as it is now: `dbt run --full-refresh -s {model}` (it streams on from there); "
+            "inputs whose rows change in place stream only through a rebuild for now (docs/delta-iceberg.md)"
+        )
+    return StreamFailure(
+        model,
+        f"{change.table} {change.what} rows in its {change.version}; a stream reads the rows an input "
+        "appends, so the windows and rows built from the changed ones would stay as they were",
+        fix,
+        path=checkpoint,
+    )
+
+
+def _delta_change(text: str) -> Optional[_Change]:
+    """Delta's streaming source names the version and the table's folder; a new stream of the
+    table starts from its current version whole."""
     found = _DELTA_CHANGED.search(text)
     if found is None:
         return None
     what = "deleted" if found.group("what") == "DELTA_SOURCE_IGNORE_DELETE" else "updated"
     table = f"the Delta table at {found.group('path')}" if found.group("path") else "a Delta input"
-    return StreamFailure(
-        model,
-        f"{table} {what} rows in its version {found.group('version')}; a stream reads the rows an input "
-        "appends, so the windows and rows built from the changed ones would stay as they were",
-        f"rebuild it from the table as it is now: `dbt run --full-refresh -s {model}` (it streams on from there); "
-        "inputs whose rows change in place stream only through a rebuild for now (docs/delta-iceberg.md)",
-        path=checkpoint,
-    )
+    return _Change(table, what, f"version {found.group('version')}", replays_history=False)
+
+
+def _iceberg_change(text: str) -> Optional[_Change]:
+    """Iceberg's streaming source names the snapshot, not the table; its hint (skip such
+    snapshots) would leave the windows wrong, so it is not passed on."""
+    found = _ICEBERG_CHANGED.search(text)
+    if found is None:
+        return None
+    what = "deleted" if found.group("what") == "delete" else "deleted or updated"
+    return _Change("an Iceberg input", what, f"snapshot {found.group('snapshot')}", replays_history=True)
 
 
 @dataclass(frozen=True)
