@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
-from dbt.adapters.window_views.kinds import emit, model_kind, overwindows
+from dbt.adapters.window_views.kinds import emit, model_kind, overwindows, time_bucket
 from dbt.adapters.window_views.model.config import (
     TIME_TYPES,
     Emit,
@@ -91,6 +91,7 @@ class WindowViewPlan:
     ) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
         compiled = _spark_frames(model, compiled, parsed)
+        compiled = _time_buckets(model, compiled, parsed)
         tree, analyzed = compiled.tree, compiled.analyzed
         columns: Tuple[ColumnUse, ...] = ()
         inputs: Tuple[Tuple[Optional[str], str], ...] = ()
@@ -400,6 +401,28 @@ def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/frames.md") from exc
     return dataclasses.replace(compiled, code=sqlexpr.to_sql(rewritten.tree), tree=rewritten.tree, analyzed=tree)
+
+
+def _time_buckets(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":
+    """A GROUP BY of a time bucket of the watermark column as the TUMBLE it is (kinds/time_bucket.py),
+    where windows matter: a stream, batches, on_window_close; a batch of all rows runs it as written."""
+    whole = config.execution is not Execution.STREAMING and config.batches is None
+    if (
+        compiled.tree is None
+        or compiled.windows
+        or config.watermark is None
+        or (whole and config.emit is Emit.ON_UPDATE)
+    ):
+        return compiled
+    try:
+        on_update = config.execution is Execution.STREAMING and config.emit is Emit.ON_UPDATE
+        tumbled = time_bucket.as_tumble(compiled.tree, config.watermark.column, on_update)
+    except AnalysisError as exc:
+        raise ModelSqlError.from_analysis(model, exc, "see docs/macros.md on a GROUP BY of a time bucket") from exc
+    if tumbled is None:
+        return compiled
+    code = sqlexpr.to_sql(tumbled)
+    return dataclasses.replace(compiled, code=code, tree=analysis.parse(code), windows=tuple(tvf.find(code)))
 
 
 def _partial_run(config: WindowViewConfig, tree: exp.Expression) -> Optional[Tuple[str, str]]:
