@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from tests.support.dbt_projects import errors, sources_yml
-from tests.support.readers import Reader
+from tests.support.lakehouse_checks import dbt_checks_and_readers
 
 REVENUE = """
 {{{{ config(materialized='window_view'{config}) }}}}
@@ -106,24 +106,5 @@ def test_a_delta_table_another_tool_left_in_the_folder(project, tmp_path):
     assert sorted(r.id for r in kept.collect()) == [0, 1, 2]
 
 
-def test_readers_during_a_build_see_the_old_version_or_the_new_one_whole(project):
-    source(project)
-    project.model("revenue", REVENUE.format(config=", file_format='delta'"))
-    project.dbt("run")
-    old = project.rows("revenue")
-    bids(project, ("08:25", 5), ("08:41", 1))
-    readers = [Reader(project, "revenue"), Reader(project, "revenue", project.spark.newSession())]
-    for reader in readers:
-        reader.start()
-    try:
-        project.dbt("run")
-    finally:
-        for reader in readers:
-            reader.stop()
-    new = project.rows("revenue")
-    assert len(new) == len(old) + 2
-    for reader in readers:
-        assert reader.failures == []
-        assert reader.seen and all(rows in (old, new) for rows in reader.seen), reader.seen
-        assert set(reader.counts) <= {len(old), len(new)}
-    assert readers[0].seen[-1] == new
+def test_readers_tests_contracts_and_show_on_a_delta_window_view(project):
+    dbt_checks_and_readers(project, "delta", REVENUE, source, bids)
