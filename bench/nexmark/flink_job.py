@@ -75,6 +75,56 @@ SELECT
     SESSION_END(B.`dateTime`, INTERVAL '10' SECOND) as endtime
 FROM bid B
 GROUP BY B.bidder, SESSION(B.`dateTime`, INTERVAL '10' SECOND)""",
+    "q15": """
+SELECT
+     DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,
+     count(*) AS total_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
+     count(distinct bidder) AS total_bidders,
+     count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+     count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+     count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
+     count(distinct auction) AS total_auctions,
+     count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+     count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+     count(distinct auction) filter (where price >= 1000000) AS rank3_auctions
+FROM bid
+GROUP BY DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')""",
+    "q16": """
+SELECT
+     channel,
+     DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,
+     max(DATE_FORMAT(`dateTime`, 'HH:mm')) as `minute`,
+     count(*) AS total_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
+     count(distinct bidder) AS total_bidders,
+     count(distinct bidder) filter (where price < 10000) AS rank1_bidders,
+     count(distinct bidder) filter (where price >= 10000 and price < 1000000) AS rank2_bidders,
+     count(distinct bidder) filter (where price >= 1000000) AS rank3_bidders,
+     count(distinct auction) AS total_auctions,
+     count(distinct auction) filter (where price < 10000) AS rank1_auctions,
+     count(distinct auction) filter (where price >= 10000 and price < 1000000) AS rank2_auctions,
+     count(distinct auction) filter (where price >= 1000000) AS rank3_auctions
+FROM bid
+GROUP BY channel, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')""",
+    "q17": """
+SELECT
+     auction,
+     DATE_FORMAT(`dateTime`, 'yyyy-MM-dd') as `day`,
+     count(*) AS total_bids,
+     count(*) filter (where price < 10000) AS rank1_bids,
+     count(*) filter (where price >= 10000 and price < 1000000) AS rank2_bids,
+     count(*) filter (where price >= 1000000) AS rank3_bids,
+     min(price) AS min_price,
+     max(price) AS max_price,
+     avg(price) AS avg_price,
+     sum(price) AS sum_price
+FROM bid
+GROUP BY auction, DATE_FORMAT(`dateTime`, 'yyyy-MM-dd')""",
     "q18": """
 SELECT auction, bidder, price, channel, url, `dateTime`, extra
  FROM (SELECT *, ROW_NUMBER() OVER (PARTITION BY bidder, auction ORDER BY `dateTime` DESC) AS rank_number

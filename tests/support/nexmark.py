@@ -38,6 +38,7 @@ class Query:
     inputs: Tuple[str, ...]
     columns: Tuple[str, ...]
     sql: str
+    least_rows: int = 10  # fewer rows than this in batch: the data cannot tell a wrong table from a right one
 
 
 def _tumble_start(size_us: int) -> str:
@@ -107,6 +108,42 @@ from (select *, row_number() over (partition by auction order by price desc) as 
 where rank_number <= 10
 """
 
+DAY = 86_400 * SECOND
+# a day as date_format(dateTime, 'yyyy-MM-dd') names it (UTC), and the counts by price level q15-q17 share
+_DAY = "strftime(make_timestamp(t - t % {day}), '%Y-%m-%d')".format(day=DAY)
+_LEVELS = ("price < 10000", "price >= 10000 and price < 1000000", "price >= 1000000")
+_BIDS = ", ".join(
+    ["count(*) as total_bids"] + [f"count(*) filter (where {w}) as rank{i}_bids" for i, w in enumerate(_LEVELS, 1)]
+)
+
+
+def _distinct(column: str) -> str:
+    levels = [f"count(distinct {column}) filter (where {w}) as rank{i}_{column}s" for i, w in enumerate(_LEVELS, 1)]
+    return ", ".join([f"count(distinct {column}) as total_{column}s", *levels])
+
+
+Q15 = f"""
+select {_DAY} as day, {_BIDS}, {_distinct("bidder")}, {_distinct("auction")}, t - t % {DAY} + {DAY} as _closes
+from bid group by t - t % {DAY}
+"""
+
+Q16 = f"""
+select channel, {_DAY} as day, max(strftime(make_timestamp(t), '%H:%M')) as minute, {_BIDS}, {_distinct("bidder")},
+  {_distinct("auction")}, t - t % {DAY} + {DAY} as _closes
+from bid group by channel, t - t % {DAY}
+"""
+
+Q17 = f"""
+select auction, {_DAY} as day, {_BIDS}, min(price) as min_price, max(price) as max_price, avg(price) as avg_price,
+  sum(price) as sum_price, t - t % {DAY} + {DAY} as _closes
+from bid group by auction, t - t % {DAY}
+"""
+
+_STATISTICS = (
+    "total_bids", "rank1_bids", "rank2_bids", "rank3_bids", "total_bidders", "rank1_bidders", "rank2_bidders",
+    "rank3_bidders", "total_auctions", "rank1_auctions", "rank2_auctions", "rank3_auctions",
+)  # fmt: skip
+
 QUERIES: Dict[str, Query] = {
     q.name: q
     for q in (
@@ -117,6 +154,14 @@ QUERIES: Dict[str, Query] = {
         Query("q18", ("bid",), ("auction", "bidder", "price", "channel", "url", "dateTime", "extra"), Q18),
         Query(
             "q19", ("bid",), ("auction", "bidder", "price", "channel", "url", "dateTime", "extra", "rank_number"), Q19
+        ),
+        Query("q15", ("bid",), ("day", *_STATISTICS), Q15, least_rows=2),  # a row a day: the events cross a midnight
+        Query("q16", ("bid",), ("channel", "day", "minute", *_STATISTICS), Q16),
+        Query(
+            "q17",
+            ("bid",),
+            ("auction", "day", *_STATISTICS[:4], "min_price", "max_price", "avg_price", "sum_price"),
+            Q17,
         ),
     )
 }
