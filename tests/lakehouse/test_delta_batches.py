@@ -1,8 +1,10 @@
-"""Incremental batch window views on Delta (file_format='delta' with batch_size): a first run is
-one commit of every batch; a later run replaces its contiguous batches in one commit by predicate
-on the batch column (REPLACE WHERE), the others' files untouched; a run after late input, a
+"""Incremental batch window views on Delta (file_format='delta' with batch_size): a model that
+was parquet becomes a Delta table partitioned by its batch column in one commit (built beside,
+renamed into place); a later run replaces its contiguous batches in one commit by predicate on
+the batch column (REPLACE WHERE), the other batches' files untouched; a run after late input, a
 backfill and a run redoing a failed batch each equal the full build; a failed batch commits
-nothing; a Delta table not partitioned by the batch column is refused until --full-refresh."""
+nothing; a Delta table not partitioned by the batch column is refused until --full-refresh,
+which replaces the table in place."""
 
 from __future__ import annotations
 
@@ -23,8 +25,8 @@ WINDOWS = "\nunion all\n".join(
     ]
 )
 INC = (
-    "{{ config(materialized='window_view', file_format='delta', event_time='window_time', batch_size='day', "
-    f"begin='{BEGIN}', lookback=var('lookback', 1), session_lookback='1 day') }}}}\n"
+    "{{{{ config(materialized='window_view', file_format='{format}', event_time='window_time', batch_size='day', "
+    f"begin='{BEGIN}', lookback=var('lookback', 1), session_lookback='1 day') }}}}}}}}\n"
 )
 COLUMNS = "kind, k, window_start, window_end, window_time, n, s"
 
@@ -60,18 +62,14 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
         "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
         "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
     )
-    project.model("inc", INC + WINDOWS)
+    project.model("inc", INC.format(format="parquet") + WINDOWS)
     project.model("full", "{{ config(materialized='window_view') }}\n" + WINDOWS)
     project.dbt("build")
     assert_equal_full(project)
-    detail = project.spark.sql(f"describe detail {project.schema}.inc").collect()[0]
-    assert (detail.format, detail.partitionColumns) == ("delta", ["window_time_day"])
-    # every batch in one commit, then the materialization's properties
-    assert [op for op, _ in writes(project)] == ["CREATE OR REPLACE TABLE AS SELECT", "SET TBLPROPERTIES"]
-    first, first_rows = batch_files(project), project.spark.sql(f"select * from {project.schema}.inc").count()
-    assert sorted(first) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04"]
 
-    # a new day and late input two days back (lookback 2): the three batches in one commit
+    # the model switches to Delta, with a new day and late input two days back: the table is made
+    # whole in one commit, beside the parquet one and renamed into place
+    project.model("inc", INC.format(format="delta") + WINDOWS)
     events_table = f"{project.schema}.events"
     project.spark.sql(
         f"insert into {events_table} values (9001, 'a', timestamp'2024-01-03 15:00:00', 7), "
@@ -79,26 +77,27 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
     )
     project.dbt("run", "--vars", "{lookback: 2}")
     assert_equal_full(project)
-    ops = writes(project)[2:]
-    keys = "'2024-01-03 00:00:00', '2024-01-04 00:00:00', '2024-01-05 00:00:00'"
-    assert ops == [("WRITE", f"(window_time_day IN ({keys}))"), ("SET TBLPROPERTIES", None)], ops
-    late = batch_files(project)
-    assert [d for d in first if first[d] == late[d]] == ["2024-01-01", "2024-01-02"]
-    # a reader of the version before the run still sees the first run's rows whole (Delta's snapshot)
-    assert project.spark.sql(f"select * from {project.schema}.inc version as of 1").count() == first_rows
+    detail = project.spark.sql(f"describe detail {project.schema}.inc").collect()[0]
+    assert (detail.format, detail.partitionColumns) == ("delta", ["window_time_day"])
+    assert writes(project) == [("CREATE TABLE AS SELECT", None), ("SET TBLPROPERTIES", None)]
+    assert not project.spark.catalog.tableExists(f"{project.schema}.inc__wv_tmp")
+    late, late_rows = batch_files(project), project.spark.sql(f"select * from {project.schema}.inc").count()
+    assert sorted(late) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"]
 
     # a middle day's input beyond the lookback: a backfill of that day alone
     project.spark.sql(f"insert into {events_table} values (9004, 'b', timestamp'2024-01-02 12:00:00', 11)")
     project.dbt("run", "--event-time-start", "2024-01-02", "--event-time-end", "2024-01-03")
     assert_equal_full(project)
     # the record of the range first (a plain run does not reach back to it), then the batch
-    assert writes(project)[4:] == [
+    assert writes(project)[2:] == [
         ("SET TBLPROPERTIES", None),
         ("WRITE", "(window_time_day = '2024-01-02 00:00:00')"),
         ("SET TBLPROPERTIES", None),
     ]
     backfilled = batch_files(project)
     assert [d for d in late if late[d] != backfilled[d]] == ["2024-01-02"]
+    # a reader of the version before it still sees that run's rows whole (Delta's snapshot)
+    assert project.spark.sql(f"select * from {project.schema}.inc version as of 1").count() == late_rows
 
     # a batch that fails in a backfill of three days: the three as one commit nothing, then each
     # alone; the failed one's rows stay, the others are written, and the next run redoes it
@@ -113,9 +112,15 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
     assert sorted(project.spark.sql(f"select * from {project.schema}.inc").collect()) == rows_before
     failed = batch_files(project)
     assert [d for d in backfilled if backfilled[d] != failed[d]] == ["2024-01-01", "2024-01-03"]
+    # the next run redoes the failed batch alone, and its last two (lookback) in one commit
     project.dbt("run", "-s", "inc")
     redone = batch_files(project)
     assert [d for d in failed if failed[d] != redone[d]] == ["2024-01-02", "2024-01-04", "2024-01-05"]
+    assert writes(project)[-3:] == [
+        ("WRITE", "(window_time_day = '2024-01-02 00:00:00')"),
+        ("WRITE", "(window_time_day IN ('2024-01-04 00:00:00', '2024-01-05 00:00:00'))"),
+        ("SET TBLPROPERTIES", None),
+    ]
     assert_equal_full(project)
 
     # another tool replaced the table with one not partitioned by the batch column: refused
@@ -135,4 +140,5 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
     assert "fix: run it with --full-refresh, which rebuilds the table partitioned by `window_time_day`" in text
     project.dbt("run", "-s", "inc", "--full-refresh")
     assert project.spark.sql(f"describe detail {table}").collect()[0].partitionColumns == ["window_time_day"]
+    assert [op for op, _ in writes(project)][-2:] == ["CREATE OR REPLACE TABLE AS SELECT", "SET TBLPROPERTIES"]
     assert_equal_full(project)
