@@ -38,7 +38,7 @@ killed, kill points, lost rows, duplicated rows, unexpected rows, failed recover
 exits 1 if any row was lost, duplicated or unexpected, or a recovery failed.
 
 Usage: bash scripts/kill_drill.sh [--rounds 20] [--seed 0] [--rows 24] [--workdir DIR] [--out summary.json]
-                                  [--parallel-reference] [--keep]
+                                  [--parallel-reference] [--keep] [--s3]
 """
 
 from __future__ import annotations
@@ -113,6 +113,19 @@ for step in plan["steps"]:
             from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
             spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
         spark.sql(step["sql"])
+    elif "snapshot" in step and plan.get("s3"):  # the tables' objects, as the local branch copies files
+        import boto3
+        store, target = plan["s3"], Path(step["snapshot"])
+        client = boto3.client("s3", endpoint_url=store["endpoint"], region_name=store["region"],
+                              aws_access_key_id=store["key"], aws_secret_access_key=store["secret"])
+        for table in plan["tables"]:
+            (target / table).mkdir(parents=True, exist_ok=True)
+            listed = client.get_paginator("list_objects_v2").paginate(
+                Bucket=store["bucket"], Prefix=f"{store['prefix']}/{table}/", Delimiter="/")
+            for item in (item for page in listed for item in page.get("Contents", [])):
+                name = item["Key"].rsplit("/", 1)[1]
+                if name.endswith(".parquet") and not name.startswith(("_", ".")):
+                    client.download_file(store["bucket"], item["Key"], str(target / table / name))
     elif "snapshot" in step:
         schema_dir, target = Path(plan["schema_dir"]), Path(step["snapshot"])
         for table in plan["tables"]:
@@ -241,15 +254,44 @@ def holds_files_under(directory: Path):
     return test
 
 
+def s3_plan(store: Optional[Any]) -> Optional[Dict[str, str]]:
+    """Where the driver's snapshots read the drilled tables on s3a (None: local files)."""
+    if store is None:
+        return None
+    return {
+        "endpoint": store.endpoint,
+        "region": "us-east-1",
+        "bucket": store.bucket,
+        "prefix": SCHEMA,
+        "key": store.access_key_id,
+        "secret": store.secret_access_key,
+    }
+
+
+def mirror(store: Any, folder: Path) -> None:
+    """The bucket's SCHEMA/ objects as files under `folder` (a folder per key prefix, as the
+    window views' folders are on local files)."""
+    shutil.rmtree(folder, ignore_errors=True)
+    client = store.s3()
+    for key in store.keys(f"{SCHEMA}/"):
+        if key.endswith("/"):  # S3A's marker of an empty directory: the folder is made for its files
+            continue
+        target = folder / key.removeprefix(f"{SCHEMA}/")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        client.download_file(store.bucket, key, str(target))
+
+
 class Project:
     """A dbt project with its own Spark home (Derby metastore + warehouse)."""
 
-    def __init__(self, root: Path, driver: Path, python: str) -> None:
+    def __init__(self, root: Path, driver: Path, python: str, store: Optional[Any] = None) -> None:
         self.root = root
+        self.store = store  # moto's S3 API (tests/support/s3.py): the window views on s3a://, under SCHEMA/
         self.name = root.name
         self.home = root / "spark"
         self.project = root / "project"
-        self.schema_dir = self.home / "warehouse" / f"{SCHEMA}.db"
+        # on s3a: a local copy of the bucket's SCHEMA/ objects, taken before the checkpoint is read
+        self.schema_dir = root / "mirror" if store else self.home / "warehouse" / f"{SCHEMA}.db"
         self.metastore = self.home / "metastore_db"
         self.snapshots = root / "snapshots"
         self.driver = driver
@@ -267,6 +309,7 @@ class Project:
             "schema": SCHEMA,
             "threads": 1,
             "server_side_parameters": self.spark_params(),
+            **({"s3": store.profile()} if store else {}),
         }
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}})
@@ -279,9 +322,10 @@ class Project:
                 }
             )
         )
+        located = f", location_root='s3a://{store.bucket}/{SCHEMA}'" if store else ""
         for model, (emit, sql) in MODELS.items():
             (self.project / "models" / f"{model}.sql").write_text(
-                f"{{{{ config({CONFIG.format(emit=emit)}) }}}}\n{sql}\n"
+                f"{{{{ config({CONFIG.format(emit=emit)}{located}) }}}}\n{sql}\n"
             )
 
     def spark_params(self) -> Dict[str, str]:
@@ -305,6 +349,7 @@ class Project:
                     "project": str(self.project),
                     "spark_params": self.spark_params(),
                     "schema_dir": str(self.schema_dir),
+                    "s3": s3_plan(self.store),
                     "tables": [t for m in MODELS for t in (m, f"{m}__late")],
                     "log": str(log),
                     "steps": steps,
@@ -365,6 +410,12 @@ class Project:
             p.unlink()
         self.lock_files_removed += len(locks)
         return [p.name for p in locks]
+
+    def refresh(self) -> None:
+        """On s3a: the bucket's SCHEMA/ objects copied anew into schema_dir, which the checkpoint's
+        reading below looks at."""
+        if self.store is not None:
+            mirror(self.store, self.schema_dir)
 
     # the checkpoint, read between runs (no process is running)
 
@@ -511,8 +562,27 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="run the reference project (its own metastore) while the drill runs, not after it: "
         "shorter wall time, a second Spark process on the machine",
     )
+    parser.add_argument(
+        "--s3",
+        action="store_true",
+        help="the drilled project's window views on s3a:// (location_root), against moto's S3 API on 127.0.0.1 "
+        "(tests/support/s3.py; hadoop-aws fetched by scripts/setup.sh); the reference stays on local files",
+    )
     args = parser.parse_args(argv)
+    if not args.s3:
+        return drill_all(args, parser, None)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, from the repository
+    from tests.support import s3
 
+    store = s3.Server().start()
+    try:
+        return drill_all(args, parser, store)
+    finally:
+        store.stop()
+
+
+def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: Optional[Any]) -> int:
+    """The drill itself, on local files or (with `store`) on s3a."""
     rng = random.Random(args.seed)
     deliveries = make_deliveries(rng, args.rounds + 1, args.rows)
     temp = args.workdir is None
@@ -522,10 +592,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     work.mkdir(parents=True, exist_ok=True)
     driver = work / "driver.py"
     driver.write_text(DRIVER)
-    print(f"kill drill: {args.rounds} rounds, seed {args.seed}, {args.rows} rows a delivery, in {work}", flush=True)
+    where = f", the drilled window views on s3a://{store.bucket}/{SCHEMA} at {store.endpoint}" if store else ""
+    print(
+        f"kill drill: {args.rounds} rounds, seed {args.seed}, {args.rows} rows a delivery, in {work}{where}", flush=True
+    )
 
     began = time.time()
-    drill = Project(work / "drill", driver, sys.executable)
+    drill = Project(work / "drill", driver, sys.executable, store)
     setup = [
         {"sql": f"create database if not exists {SCHEMA}"},
         {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
@@ -561,6 +634,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     for r in range(1, args.rounds + 1):
         full = statistics.median(durations[-5:]) + 2.0  # + the interpreter's start before the log
         delay = rng.uniform(0.02, 1.10) * full
+        drill.refresh()
         before = {m: drill.last_commit(m) for m in MODELS}
         proc, log_path, started = drill.start(f"r{r}-killed", [{"dbt": ["run"]}])
         while time.time() < started + delay and proc.poll() is None:
@@ -573,6 +647,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         drill.wait_until_free(proc.pid)
         locks = drill.clear_derby_locks()
         killed_log = read_log(log_path)
+        drill.refresh()
         phases = {m: drill.phase(m, before[m] + 1) for m in MODELS}
         record: Dict[str, Any] = {
             "round": r,
@@ -669,6 +744,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         "date": dt.datetime.now().astimezone().isoformat(timespec="seconds"),
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
         "seed": args.seed,
+        "store": f"s3a (moto at {store.endpoint})" if store else "local files",
         "rows_per_delivery": args.rows,
         "workdir": str(work),
         "rounds": args.rounds,
