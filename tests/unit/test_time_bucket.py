@@ -146,12 +146,14 @@ def test_a_bucket_over_a_join_is_refused():
         plan(grouped("to_date(dateTime)", source))
 
 
-def test_on_update_streaming_is_refused_with_the_fix():
-    with pytest.raises(CompilationError) as refused:
-        plan(grouped("to_date(dateTime)"), emit="on_update")
-    message = str(refused.value)
-    assert "a TUMBLE of 1 day: a stream with emit='on_update' replaces a window's rows" in message
-    assert "fix: set emit='on_window_close'" in message
+def test_on_update_keeps_the_bounds_it_replaces_a_window_by():
+    """emit='on_update' replaces a window's rows by its bounds: the table has them, added to the
+    select list where the model does not select them (here only window_end)."""
+    sql = grouped("date_trunc('DAY', dateTime)").replace(" AS b,", " AS window_start,")
+    stream = plan(sql, emit="on_update").stream_plan
+    assert (stream.bounds.start, stream.bounds.end, stream.bounds.hidden) == ("window_start", "window_end", ())
+    output = [p.alias_or_name for p in analysis.parse(stream.sql).expressions]
+    assert output == ["auction", "window_start", "total_bids", "rank1_bids", "rank1_bidders", "window_end"]
 
 
 def test_a_group_by_of_no_bucket_is_left_to_the_other_kinds():

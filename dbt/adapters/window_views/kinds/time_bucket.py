@@ -24,10 +24,11 @@ from sqlglot import exp
 from sqlglot.dialects.spark import Spark
 
 from dbt.adapters.window_views.errors import AnalysisError
-from dbt.adapters.window_views.query import macro_arguments, sqlexpr
+from dbt.adapters.window_views.query import macro_arguments, sqlexpr, window_columns
 from dbt.adapters.window_views.query.intervals import Interval
 from dbt.adapters.window_views.query.shown import shown
 from dbt.adapters.window_views.query.tvf import MARKER, VERSION
+from dbt.adapters.window_views.query.window_columns import Bound
 
 _US = {"second": 1_000_000, "minute": 60_000_000, "hour": 3_600_000_000, "day": 86_400_000_000}
 # date_format's fields from the coarsest; a bucket names a prefix of them down to the day or finer
@@ -54,10 +55,15 @@ class Bucket:
     size: str  # "1 day", as the TUMBLE's marker shows it
 
 
-def as_tumble(tree: exp.Expression, time_col: str, on_update: bool = False) -> Optional[exp.Expression]:
-    """`tree` (not changed) rewritten into the TUMBLE form if it groups by a bucket of `time_col`;
-    None if no GROUP BY holds a time bucket; BucketError for one a window cannot keep (`on_update`:
-    a stream that replaces a window's rows by its bounds, which the bucket's output is not)."""
+def as_tumble(tree: exp.Expression, time_col: Optional[str], on_update: bool = False) -> Optional[exp.Expression]:
+    """`tree` (not changed) rewritten into the TUMBLE form if it groups by a bucket of `time_col`
+    (None: no watermark; of the column its first GROUP BY's time function reads);
+    None if no GROUP BY holds a time bucket; BucketError for one a window cannot keep. `on_update`:
+    a stream that replaces a window's rows by its bounds, which are added to the output if the
+    model does not select them (window_start, window_end)."""
+    time_col = time_col or _first_time_column(tree)
+    if time_col is None:
+        return None
     found = [(select, buckets) for select in tree.find_all(exp.Select) if (buckets := _buckets(select, time_col))]
     if not found:
         return None
@@ -76,20 +82,25 @@ def as_tumble(tree: exp.Expression, time_col: str, on_update: bool = False) -> O
             "group by the bucket in a SELECT that reads one ref() or source() directly",
         )
     size = min(buckets, key=lambda b: Interval.parse(b.size).micros).size
-    if on_update:
-        raise BucketError(
-            f"it groups by `{shown(buckets[0].node)}`, a TUMBLE of {size}: a stream with emit='on_update' replaces a "
-            "window's rows in the table by its window_start and window_end, which a GROUP BY of a bucket does not "
-            "output",
-            "set emit='on_window_close' (each bucket's rows once the watermark passes its end), or write the model "
-            f"with window_views.tumble(..., '{time_col.strip('`')}', '{size}') and select window_start, window_end",
-        )
     tumbled = tree.copy()
     select = next(s for s in tumbled.find_all(exp.Select) if s == written)
     _regroup(select, time_col)
     table = select.args["from_"].this
     table.replace(_windowed(table.copy(), time_col, size))
+    if on_update:  # the stream replaces a window's rows by its bounds: the table keeps them
+        kept = window_columns.selected(select)
+        select.set("expressions", [*select.expressions, *(sqlexpr.column(b.value) for b in Bound if b not in kept)])
     return tumbled
+
+
+def _first_time_column(tree: exp.Expression) -> Optional[str]:
+    """The column of the first time function a GROUP BY of `tree` holds."""
+    for group in tree.find_all(exp.Group):
+        for item in group.expressions:
+            column = _time_column(item)
+            if column is not None:
+                return column.name
+    return None
 
 
 def _buckets(select: exp.Select, time_col: str) -> List[Bucket]:

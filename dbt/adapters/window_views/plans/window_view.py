@@ -404,19 +404,16 @@ def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -
 
 
 def _time_buckets(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":
-    """A GROUP BY of a time bucket of the watermark column as the TUMBLE it is (kinds/time_bucket.py),
-    where windows matter: a stream, batches, on_window_close; a batch of all rows runs it as written."""
+    """A GROUP BY of a time bucket of the watermark column (batches without one: of the bucket's) as
+    the TUMBLE it is (kinds/time_bucket.py), where windows matter: a stream, batches,
+    on_window_close; a batch of all rows runs it as written."""
     whole = config.execution is not Execution.STREAMING and config.batches is None
-    if (
-        compiled.tree is None
-        or compiled.windows
-        or config.watermark is None
-        or (whole and config.emit is Emit.ON_UPDATE)
-    ):
+    column = config.watermark.column if config.watermark is not None else None  # None: batches, by the bucket's
+    if compiled.tree is None or compiled.windows or (whole and (column is None or config.emit is Emit.ON_UPDATE)):
         return compiled
     try:
         on_update = config.execution is Execution.STREAMING and config.emit is Emit.ON_UPDATE
-        tumbled = time_bucket.as_tumble(compiled.tree, config.watermark.column, on_update)
+        tumbled = time_bucket.as_tumble(compiled.tree, column, on_update)
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, "see docs/macros.md on a GROUP BY of a time bucket") from exc
     if tumbled is None:
