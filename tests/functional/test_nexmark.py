@@ -29,7 +29,7 @@ import yaml
 
 from bench.nexmark import Landing, NexmarkConfig, generate
 from tests.support.dbt_projects import errors
-from tests.support.nexmark import QUERIES, SECOND, NexmarkDuckDB, copy_project, late_keys, spark_rows
+from tests.support.nexmark import DAY, QUERIES, SECOND, NexmarkDuckDB, copy_project, late_keys, spark_rows
 
 # 30,000 events over 150 s of event time: 15 TUMBLE windows, ~75 HOP windows, sessions of every
 # length; at 200 events a second no two events share a millisecond, so q18's ROW_NUMBER by
@@ -45,6 +45,9 @@ DELIVERIES = 3
 STREAM_DELAY_US = 0
 BATCH_SCHEMA, STREAM_SCHEMA = "nexmark_batch", "nexmark"
 ON_UPDATE = ("q18", "q19")  # their rows are never final: the stream keeps the current result
+# a GROUP BY of a day kept current too (emit='on_update'): a model beside the project's, streamed only;
+# its table has the day's bounds as well, by which the stream replaces a day's rows
+BUCKETS_ON_UPDATE = {"q15_on_update": "q15"}
 
 # what `dbt run --vars '{execution: streaming}'` answers today, verbatim (the project's schema
 # `nexmark`, as a run by hand names it)
@@ -89,20 +92,25 @@ def nexmark(tmp_path_factory, spark_home, spark) -> NexmarkRun:
     project = copy_project(root / "project", spark_home, {"batch": BATCH_SCHEMA, "stream": STREAM_SCHEMA})
     for schema in (BATCH_SCHEMA, STREAM_SCHEMA):
         spark.sql(f"drop database if exists {schema} cascade")
+    for model, query in BUCKETS_ON_UPDATE.items():
+        written = (project / "models" / f"{query}.sql").read_text()
+        (project / "models" / f"{model}.sql").write_text("{{ config(emit='on_update') }}\n" + written)
     stream_vars = yaml.safe_dump(
         {"landing": str(landing), "execution": "streaming", "watermark_delay": f"{STREAM_DELAY_US // SECOND} seconds"}
     )
 
     deliveries = generate(NexmarkConfig(events=EVENTS, seed=SEED, rate=RATE, start=START), Landing(landing, DELIVERIES))
     next(deliveries)
-    outcomes = stream_outcomes(dbt(project, "run", "--target", "stream", "--vars", stream_vars), list(QUERIES))
+    models = [*QUERIES, *BUCKETS_ON_UPDATE]
+    outcomes = stream_outcomes(dbt(project, "run", "--target", "stream", "--vars", stream_vars), models)
     for _ in deliveries:  # the later deliveries, each streamed by the models that took the first
         streaming = [q for q, message in outcomes.items() if message is None]
         if streaming:
             result = dbt(project, "run", "--target", "stream", "--vars", stream_vars, "-s", *streaming)
             outcomes.update(stream_outcomes(result, streaming))
 
-    result = dbt(project, "run", "--target", "batch", "--vars", yaml.safe_dump({"landing": str(landing)}))
+    batch_vars = yaml.safe_dump({"landing": str(landing)})
+    result = dbt(project, "run", "--target", "batch", "--vars", batch_vars, "--exclude", *BUCKETS_ON_UPDATE)
     assert result.success, f"the batch dbt run failed: {errors(result)}"
     return NexmarkRun(landing, NexmarkDuckDB(landing), outcomes)
 
@@ -185,3 +193,20 @@ def test_streaming_equals_batch_minus_late_rows(nexmark, spark, query):
     if query == "q19":
         got, expected = top10_ties_resolved(got), top10_ties_resolved(expected)
     assert Counter(got) == Counter(expected), f"{query}: {differences(got, expected)}"
+
+
+@pytest.mark.parametrize("model, query", list(BUCKETS_ON_UPDATE.items()))
+def test_a_day_kept_current_equals_batch_minus_late_rows(nexmark, spark, model, query):
+    """emit='on_update': every day, the open one too, as DuckDB computes it over the events minus
+    the late rows, with the day's bounds the table keeps."""
+    assert nexmark.streaming[model] is None, f"{model}: {nexmark.streaming[model]}"
+    q = QUERIES[query]
+    relation = f"{STREAM_SCHEMA}.{model}"
+    assert spark.table(relation).columns == [*q.columns, "window_start", "window_end"]
+    late = late_keys(spark, STREAM_SCHEMA, model, q.inputs)
+    assert late["bid"], f"{model}: no late rows, the late rule goes untested"
+    rest = NexmarkDuckDB(nexmark.landing)
+    rest.load(late)
+    expected = [row[:-1] + (row[-1] - DAY, row[-1]) for row in rest.rows(q)]
+    got = spark_rows(spark, relation)
+    assert len(expected) == 2 and Counter(got) == Counter(expected), f"{model}: {differences(got, expected)}"
