@@ -10,8 +10,10 @@ from typing import Dict, Optional
 import pytest
 from sqlglot import exp
 
+from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.query import analysis, sqlexpr
+from dbt.adapters.window_views.query import tvf as markers
 
 TYPES = {"auction": "bigint", "price": "int", "amount": "decimal(10,2)", "rate": "double", "datetime": "timestamp"}
 SPECS = {
@@ -44,7 +46,10 @@ def aggregate(measures: str = "count(*) as num", kind: str = "hop", extra: str =
 
 def paned(sql: str, types: Optional[Dict[str, str]] = TYPES) -> str:
     """The SQL a batch statement runs: from panes where tvf_panes rewrites it, else as written."""
-    query = tvf_panes.marked_query(sql)
+    try:
+        query = analysis.parse(sql) if markers.MARKER.search(sql) else None
+    except AnalysisError:  # sqlglot cannot parse it: it runs as written
+        query = None
     tree = None if query is None else tvf_panes.paned(query, lambda r: types if r == ("s", "bid") else None)
     return sql if tree is None else sqlexpr.to_sql(tree)
 

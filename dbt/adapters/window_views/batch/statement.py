@@ -15,7 +15,7 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelDataError, Mode
 from dbt.adapters.window_views.kinds import emit
 from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.plans.window_view import ColumnsOf, WindowViewPlan, summary
-from dbt.adapters.window_views.query import analysis, ddl, over_orders, sqlexpr, time_nulls
+from dbt.adapters.window_views.query import ddl, over_orders, sqlexpr, time_nulls, tvf
 
 logger = AdapterLogger("WindowViews")
 
@@ -78,11 +78,9 @@ def _first_value(adapter: Any, query: exp.Expression) -> Optional[str]:
 def check_orders(plan: WindowViewPlan, columns_of: ColumnsOf, first_value: over_orders.FirstValue) -> None:
     """Over windows ordered by a STRING column (over_orders.py): a RANGE offset frame refused,
     dates sorted as text warned of, once a model per run."""
-    try:
-        tree = analysis.parse(plan.sql)
-    except AnalysisError:
+    if plan.query is None:
         return  # SQL beyond sqlglot: Spark alone reads it
-    refused, warnings = over_orders.string_orders(tree, columns_of, first_value)
+    refused, warnings = over_orders.string_orders(plan.query.copy(), columns_of, first_value)
     if refused is not None:
         raise ModelSqlError(plan.model, *refused)
     for warning in warnings:
@@ -93,10 +91,9 @@ def null_times(adapter: Any, plan: WindowViewPlan) -> Optional[str]:
     """The rows whose time column is NULL, counted in one query over what the windows read:
     NULL on every row (a parse without a format) fails the build before it writes; on some, what
     the run's message says of them (None: none, or no time column the tree shows)."""
-    try:
-        tree = analysis.parse(plan.sql)
-    except AnalysisError:
+    if plan.query is None:
         return None  # SQL beyond sqlglot: Spark alone reads it
+    tree = plan.query.copy()
     reads = time_nulls.reads(tree, [use.column for use in plan.columns if use.time])
     if not reads:
         return None
@@ -129,7 +126,7 @@ def statement(adapter: Any, plan: WindowViewPlan) -> Dict[str, Any]:
         closed, reached = _closed(adapter, plan, output)
         properties["window_views.watermark_reached"] = reached
     # after the close filter, which follows window_end to its TVF by the TVF's marker
-    query = closed if closed is not None else tvf_panes.marked_query(plan.sql)
+    query = closed if closed is not None else (plan.query if tvf.MARKER.search(plan.sql) else None)
     paned = None if query is None else tvf_panes.paned(query, inputs.types_of)
     built = paned if paned is not None else closed
     sql = plan.sql if built is None else sqlexpr.to_sql(built)
@@ -140,12 +137,10 @@ def _closed(adapter: Any, plan: WindowViewPlan, output: List[Tuple[str, str]]) -
     """on_window_close: the query keeping what the watermark the inputs reach has closed, and
     that watermark as the table's property says it."""
     watermark = plan.config.required_watermark
-    assert plan.close_sql is not None
+    assert plan.close_query is not None
     try:
         reached = batch_watermark(adapter, plan.inputs, watermark)
-        closed = emit.close_filter(
-            analysis.parse(plan.close_sql), watermark.column, reached.micros, [c for c, _ in output]
-        )
+        closed = emit.close_filter(plan.close_query, watermark.column, reached.micros, [c for c, _ in output])
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(
             plan.model, exc, "see docs/configuration.md on emit='on_window_close' in batch"

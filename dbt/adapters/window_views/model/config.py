@@ -244,11 +244,12 @@ class WindowViewConfig:
         read.locations()
         if execution is Execution.STREAMING:
             read.parquet_layout(
-                file_format,
-                "cannot be used: execution='streaming' writes parquet files through its own commit protocol, "
+                # a Delta table streams through Delta's own commits, laid out by the plugin as parquet is
+                FileFormat.PARQUET if file_format is FileFormat.DELTA else file_format,
+                "cannot be used: execution='streaming' writes parquet files or a Delta table, "
                 f"not file_format '{file_format}'",
-                "fix: leave file_format unset (parquet), or build the Delta table in batch: execution='batch' "
-                "(docs/delta-iceberg.md)",
+                "fix: leave file_format unset (parquet) or set it to 'delta', or build the table in batch: "
+                "execution='batch' (docs/delta-iceberg.md)",
                 "is not supported with execution='streaming', whose files are grouped by day of window_end "
                 "so that a run rewrites only the days that changed",
             )

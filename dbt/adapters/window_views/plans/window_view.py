@@ -69,6 +69,8 @@ class WindowViewPlan:
     columns: Tuple[ColumnUse, ...]  # checked against the inputs before Spark runs the SQL
     inputs: Tuple[Tuple[Optional[str], str], ...]  # the relations read, (schema, name)
     batch_shape: Optional[batch_reads.BatchShape] = None  # batch_size: how one batch is computed
+    query: Optional[exp.Expression] = None  # `sql` as a tree (None: beyond sqlglot); users copy it
+    close_query: Optional[exp.Expression] = None  # `close_sql` as a tree
 
     @classmethod
     def from_model(
@@ -113,8 +115,9 @@ class WindowViewPlan:
         elif analyzed is not None:
             owned = _owned(model, tree)
             sql = _text(compiled, owned)
+        close_query = None
         if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
-            close_sql = _close_sql(model, compiled, owned, parsed)
+            close_sql, close_query = _close_sql(model, compiled, owned, parsed)
         closing = parsed.emit is Emit.ON_WINDOW_CLOSE
         shape = None
         if parsed.batches is not None:
@@ -124,7 +127,19 @@ class WindowViewPlan:
             shape = batch_reads.shape_of(model, tree, compiled.windows, parsed.batches, closing)
         labels = tuple(window.label() for window in compiled.windows)
         return cls(
-            model, parsed, sql, labels, compiled.over, tuple(upstream), stream, close_sql, columns, inputs, shape
+            model,
+            parsed,
+            sql,
+            labels,
+            compiled.over,
+            tuple(upstream),
+            stream,
+            close_sql,
+            columns,
+            inputs,
+            batch_shape=shape,
+            query=owned if owned is not None else tree,
+            close_query=close_query,
         )
 
     @property
@@ -143,55 +158,8 @@ class WindowViewPlan:
 
     def check_columns(self, columns_of: ColumnsOf) -> None:
         """Every column a macro argument or the watermark names must exist where it is read, and a
-        time column must be a time, checked before Spark runs the SQL (whose errors would show the
-        macros' internal names, and which reads a string time as NULL: an empty table). A stream
-        keeps its upstream table's rows as state, so there even a TVF over a CTE must name the
-        table's columns. `columns_of(relation)` gives its columns and types, or None if unknown."""
-        known = {relation: columns_of(relation) for relation in self.inputs}
-        _check_inputs_not_windowed(self.model, self.columns, known)
-        for use in self.columns:
-            if use.via_cte and self.stream is None:
-                continue
-            relations = [use.relation] if use.relation is not None else list(self.inputs)
-            if not relations or any(known.get(r) is None for r in relations):
-                continue  # a relation Spark alone can describe
-            typed = [(r, name, kind) for r in relations for name, kind in known[r] or ()]
-            found = [(r, name, kind) for r, name, kind in typed if name.lower() == use.column.lower()]
-            if found:
-                if use.time:
-                    self._check_time(use, found)
-                continue
-            if use.derived:
-                continue
-            names = ", ".join(_relation_name(r) for r in relations)
-            candidates = [name for _, name, _ in typed]
-            if use.via_cte:
-                raise ModelSqlError(
-                    self.model,
-                    f"{use.where} names the column `{use.column}`, which {names} does not have, and the stream "
-                    f"keeps {names}'s rows as its state",
-                    f"compute `{use.column}` in an upstream model",
-                )
-            close = difflib.get_close_matches(use.column.lower(), [c.lower() for c in candidates], n=1, cutoff=0.7)
-            hint = f"did you mean {close[0]!r}? " if close else ""
-            raise ModelSqlError(
-                self.model,
-                f"{use.where} names the column `{use.column}`, which {names} does not have",
-                f"{hint}{names} has: {', '.join(candidates)}",
-            )
-
-    def _check_time(self, use: ColumnUse, found: Sequence[Tuple[Tuple[Optional[str], str], str, str]]) -> None:
-        for relation, name, kind in found:
-            if kind.lower() not in TIME_TYPES:
-                raise ModelSqlError(
-                    self.model,
-                    f"{use.where} names the column `{name}` of {_relation_name(relation)}, which is "
-                    f"{kind.upper()}; it must be TIMESTAMP, TIMESTAMP_NTZ or DATE (Spark reads a value it cannot "
-                    "cast as NULL, which is in no window and no order)",
-                    f"cast it in an upstream model, e.g. `to_timestamp({name}) as {name}` (with the format for strings "
-                    f"Spark does not read: `to_timestamp({name}, 'dd/MM/yyyy HH:mm')`, epoch seconds: "
-                    f"`timestamp_seconds({name})`)",
-                )
+        time column must be a time (_check_columns)."""
+        _check_columns(self, columns_of)
 
     def properties(self) -> Dict[str, str]:
         """Table properties that describe the window view (also shown in `dbt docs`)."""
@@ -206,6 +174,60 @@ class WindowViewPlan:
         if self.over_calls:
             properties["window_views.over_windows"] = "; ".join(self.over_calls)
         return properties
+
+
+def _check_columns(plan: WindowViewPlan, columns_of: ColumnsOf) -> None:
+    """Every column a macro argument or the watermark names must exist where it is read, and a
+    time column must be a time, checked before Spark runs the SQL (whose errors would show the
+    macros' internal names, and which reads a string time as NULL: an empty table). A stream
+    keeps its upstream table's rows as state, so there even a TVF over a CTE must name the
+    table's columns. `columns_of(relation)` gives its columns and types, or None if unknown."""
+    known = {relation: columns_of(relation) for relation in plan.inputs}
+    _check_inputs_not_windowed(plan.model, plan.columns, known)
+    for use in plan.columns:
+        if use.via_cte and plan.stream is None:
+            continue
+        relations = [use.relation] if use.relation is not None else list(plan.inputs)
+        if not relations or any(known.get(r) is None for r in relations):
+            continue  # a relation Spark alone can describe
+        typed = [(r, name, kind) for r in relations for name, kind in known[r] or ()]
+        found = [(r, name, kind) for r, name, kind in typed if name.lower() == use.column.lower()]
+        if found:
+            if use.time:
+                _check_time(plan.model, use, found)
+            continue
+        if use.derived:
+            continue
+        names = ", ".join(_relation_name(r) for r in relations)
+        candidates = [name for _, name, _ in typed]
+        if use.via_cte:
+            raise ModelSqlError(
+                plan.model,
+                f"{use.where} names the column `{use.column}`, which {names} does not have, and the stream "
+                f"keeps {names}'s rows as its state",
+                f"compute `{use.column}` in an upstream model",
+            )
+        close = difflib.get_close_matches(use.column.lower(), [c.lower() for c in candidates], n=1, cutoff=0.7)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise ModelSqlError(
+            plan.model,
+            f"{use.where} names the column `{use.column}`, which {names} does not have",
+            f"{hint}{names} has: {', '.join(candidates)}",
+        )
+
+
+def _check_time(model: str, use: ColumnUse, found: Sequence[Tuple[Tuple[Optional[str], str], str, str]]) -> None:
+    for relation, name, kind in found:
+        if kind.lower() not in TIME_TYPES:
+            raise ModelSqlError(
+                model,
+                f"{use.where} names the column `{name}` of {_relation_name(relation)}, which is "
+                f"{kind.upper()}; it must be TIMESTAMP, TIMESTAMP_NTZ or DATE (Spark reads a value it cannot "
+                "cast as NULL, which is in no window and no order)",
+                f"cast it in an upstream model, e.g. `to_timestamp({name}) as {name}` (with the format for strings "
+                f"Spark does not read: `to_timestamp({name}, 'dd/MM/yyyy HH:mm')`, epoch seconds: "
+                f"`timestamp_seconds({name})`)",
+            )
 
 
 def _check_event_time_selected(model: str, column: str, tree: exp.Expression) -> None:
@@ -364,11 +386,13 @@ def _owned(model: str, tree: Optional[exp.Expression]) -> Optional[exp.Expressio
         raise ModelSqlError.from_analysis(model, exc, "see docs/batch.md on over windows under a filter") from exc
 
 
-def _close_sql(model: str, compiled: "_Compiled", owned: Optional[exp.Expression], config: WindowViewConfig) -> str:
+def _close_sql(
+    model: str, compiled: "_Compiled", owned: Optional[exp.Expression], config: WindowViewConfig
+) -> Tuple[str, exp.Expression]:
     """Batch on_window_close: descending frames over the watermark column mirrored to ascending
     ones (they close then), checked now as far as it goes without Spark; whether the output has
     something to close is checked when Spark describes the query. `owned`: the query a filtered
-    read widened (_owned), else the compiled code's."""
+    read widened (_owned), else the compiled code's. Its text and its tree."""
     column = config.required_watermark.column
     fix = "see docs/configuration.md on emit='on_window_close' in batch"
     if owned is None and compiled.tree is None:
@@ -380,7 +404,7 @@ def _close_sql(model: str, compiled: "_Compiled", owned: Optional[exp.Expression
         emit.close_filter(tree, column, None, ["window_end"])  # "window_end" stands in for the output
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, fix) from exc
-    return sql
+    return sql, tree
 
 
 def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":

@@ -6,7 +6,8 @@
 3. run the model SQL over the retained rows (model_query.py), keeping what the batch changed
    (on_update) or closed (on_window_close), and stage it (output.py), as the model's shape
    does (strategies.py: one strategy per model kind and emit, chosen once per plan);
-4. record the batch READY, publish its staged files, commit it (commits.py);
+4. record the batch READY, publish its staged files, commit it (commits.py), through the table
+   format's store (output_store.py: parquet folders, or Delta tables committed idempotently);
 5. forget the rows no later result needs (state.py), and the state the commit replaced.
 
 Mostly nothing is cached: each job reads the new files and the state again, which costs less
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import threading
 import time
-from dataclasses import replace
 from typing import Any, Dict, Optional, Set
 
 from dbt.adapters.events.logging import AdapterLogger
@@ -32,8 +32,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.names import RESERVED_PREFIX
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
-from dbt.adapters.window_views.records import NO_NEW_ROWS, BatchId, BatchRecord, Publish
-from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.records import NO_NEW_ROWS, BatchId, BatchRecord
 from dbt.adapters.window_views.storage import filesystems
 from dbt.adapters.window_views.storage.filesystems import FileSystem
 from dbt.adapters.window_views.streaming import labels, shuffles
@@ -42,9 +41,9 @@ from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.inputs import idle, sides
 from dbt.adapters.window_views.streaming.inputs.columns_read import FILE, input_columns, reader
 from dbt.adapters.window_views.streaming.late_rows import LATE, NewRows
+from dbt.adapters.window_views.streaming.output_store import store_of
 from dbt.adapters.window_views.streaming.shapes.base import Batch, Parts
 from dbt.adapters.window_views.streaming.shapes.model_query import ModelQuery
-from dbt.adapters.window_views.streaming.shapes.output import Output
 from dbt.adapters.window_views.streaming.shapes.state import State, held_rows_metric
 from dbt.adapters.window_views.streaming.shapes.strategies import shape_of
 from dbt.adapters.window_views.streaming.spark_errors import batch_failure
@@ -64,6 +63,7 @@ class BatchWriter:
         self.lock = threading.RLock()  # one batch at a time: Spark's, or an idle step of the runner's
         self.inputs = sides.inputs_of(plan)
         self.shape = shape_of(plan)
+        self.store = store_of(plan)  # the table format's: parquet folders or Delta tables
 
     def __getstate__(self) -> Dict[str, object]:  # shipped to a Spark Connect server: no lock
         return {k: v for k, v in self.__dict__.items() if k != "lock"}
@@ -119,9 +119,11 @@ class BatchWriter:
         previous = self.log.last(before=batch_id)
         ready = self.log.ready(batch_id)
         if ready is None:
-            ready = _planned_publish(self.fs, self.where, batch_id, self._stage(df, batch_id, previous, idle_watermark))
+            ready = self.store.planned(
+                self.fs, self.where, batch_id, self._stage(df, batch_id, previous, idle_watermark)
+            )
             self.log.mark_ready(batch_id, ready)
-        _publish(self.fs, self.where, batch_id, ready)
+        self.store.publish(df.sparkSession, self.fs, self.where, batch_id, ready)
         self.log.commit(batch_id, ready)
         self.log.clean(batch_id, previous.state_folders if previous is not None else (), ready.state_folders)
         return ready
@@ -175,7 +177,7 @@ class BatchWriter:
                 previous_states,
                 previous.state_rows if previous is not None else 0,
             )
-            parts = Parts(query, state, Output(plan, self.where, self.fs, batch_id, w_new))
+            parts = Parts(query, state, self.store.output(plan, self.where, self.fs, batch_id, w_new))
             with labels.step(spark, plan.model, batch_id, "output staged"):
                 out, replaced = self.shape.stage(parts, batch)
             with labels.step(spark, plan.model, batch_id, "state saved"):
@@ -197,22 +199,6 @@ class BatchWriter:
             idle=idle_watermark is not None,
             state_parts=folders[:-1],
         )
-
-
-def _planned_publish(fs: FileSystem, where: Locations, batch_id: BatchId, staged: BatchRecord) -> BatchRecord:
-    """`staged` with what publishing will do, fixed before it starts: a replay does exactly this."""
-    publish = Publish(
-        storage.plan_publish(fs, where.table, batch_id, staged.replaced_buckets),
-        storage.plan_publish(fs, where.late, batch_id),
-    )
-    return replace(staged, publish=publish)
-
-
-def _publish(fs: FileSystem, where: Locations, batch_id: BatchId, ready: BatchRecord) -> None:
-    """Move the batch's staged output and late rows into place, as its READY record planned."""
-    assert ready.publish is not None  # every READY record names its publish
-    storage.publish(fs, where.table, batch_id, ready.publish.table)
-    storage.publish(fs, where.late, batch_id, ready.publish.late)
 
 
 class JobSize:

@@ -31,6 +31,7 @@ from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.commit.lock import LockHeld, RunLock
 from dbt.adapters.window_views.streaming.commit.run_context import StreamRun
 from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input_identity, kafka, sides
+from dbt.adapters.window_views.streaming.output_store import store_of
 from dbt.adapters.window_views.streaming.result import StreamResult, result_of
 from dbt.adapters.window_views.streaming.shapes import pane_state
 from dbt.adapters.window_views.streaming.spark_errors import changed_input, spark_stopped, unwritable_checkpoint
@@ -74,6 +75,7 @@ def _ensure_table(run: StreamRun, table: str, location: str, schema: Any, grows:
                 spark.sql(ddl.add_columns(table, added))
                 spark.catalog.refreshTable(table)
             return
+        store_of(run.plan).check_table(spark, run.model, table)
         if have != want:
             raise ModelSqlError(
                 run.model,
@@ -83,7 +85,7 @@ def _ensure_table(run: StreamRun, table: str, location: str, schema: Any, grows:
             )
         return
     run.fs.mkdirs(location)
-    spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
+    store_of(run.plan).create(spark, table, location, schema)
 
 
 def _check_output(plan: StreamPlan, out_schema: Any) -> None:
@@ -213,6 +215,7 @@ def input_table(spark: Any, model: str, name: str) -> Any:
 
 def _schemas(spark: Any, plan: StreamPlan) -> Tuple[Any, Optional[Any]]:
     """The columns of the table and of the late table (None: late_data='drop'), checked."""
+    store_of(plan).check_session(spark, plan.model)
     sources = [input_table(spark, plan.model, i.source) for i in plan.inputs]
     _check_inputs(plan, sources)
     out_schema = _output_schema(spark, plan)
@@ -254,9 +257,7 @@ def _prepare(run: StreamRun) -> Any:
         # no checkpoint (first run, or it was deleted): whatever files remain were computed from
         # input the new stream reads again, so start the tables empty
         for location in (where.table, where.late):
-            fs.delete(paths.join(location, storage.FILE_LOG))  # first: readers then list the folder
-            for stale in storage.data_files(fs, location):
-                fs.delete(stale)
+            store_of(plan).restart(run.spark, fs, location)
     if saved != plan.record():
         storage.write_json(fs, where.model_file, plan.record().to_json())
     return out_schema
@@ -438,8 +439,9 @@ def _rebuild(old: StreamRun, new: StreamRun, lock_folder: str) -> StreamResult:
         fs, rebuild.intent(old.where, where, new.version, out_schema, late_schema), RebuildStep.BUILDING
     )
     try:
-        for location in (where.table, where.late) if late_schema is not None else (where.table,):
-            fs.mkdirs(location)
+        for location, columns in ((where.table, out_schema), (where.late, late_schema)):
+            if columns is not None:
+                store_of(new.plan).start(new.spark, fs, location, columns)
         storage.write_json(fs, where.model_file, new.plan.record().to_json())
         input_identity.record(new, input_identity.identities(new))
         _stream(new, out_schema, catch_up=True)

@@ -19,9 +19,8 @@ from typing import Callable, Mapping, Optional, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views import names
-from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.kinds.partials import panes, window_aggregation
-from dbt.adapters.window_views.query import analysis, tvf
+from dbt.adapters.window_views.query import tvf
 from dbt.adapters.window_views.query.windows import Cumulate, Hop
 
 Relation = Tuple[Optional[str], str]  # (schema, name), as analysis.input_tables gives them
@@ -30,17 +29,6 @@ TypesOf = Callable[[Relation], Optional[Mapping[str, str]]]
 
 _EXACT = ("tinyint", "smallint", "int", "integer", "bigint", "float", "double")  # DESCRIBE's type names
 PANES = names.PANES
-
-
-def marked_query(compiled: str) -> Optional[exp.Expression]:
-    """dbt's compiled text as a tree where it has a window TVF marker, for `paned`; None without
-    one (no parse of every statement), or where sqlglot cannot parse it (it runs as written)."""
-    if not tvf.MARKER.search(compiled):
-        return None
-    try:
-        return analysis.parse(compiled)
-    except AnalysisError:
-        return None
 
 
 def paned(query: exp.Expression, types_of: TypesOf) -> Optional[exp.Expression]:

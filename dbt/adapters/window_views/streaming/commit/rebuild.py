@@ -32,7 +32,7 @@ from pyspark.sql.types import StructType
 from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.records import RebuildIntent, RebuildStep
 from dbt.adapters.window_views.storage import commit_files as storage
-from dbt.adapters.window_views.storage import paths
+from dbt.adapters.window_views.storage import delta_stream, paths
 from dbt.adapters.window_views.storage.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commit.commits import read_record, unreadable
 from dbt.adapters.window_views.streaming.commit.locations import LOCK, Locations
@@ -125,24 +125,29 @@ def _columns(schema: Any) -> List[Tuple[str, str]]:
     return [(f.name.lower(), f.dataType.simpleString()) for f in schema.fields]
 
 
-def point(spark: Any, table: str, location: str, schema: Any) -> None:
+def point(run: StreamRun, table: str, location: str, schema: Any) -> None:
     """Point a catalog table at `location` with the columns `schema`: one ALTER TABLE when the
     columns are the same, then ADD COLUMNS for columns added at the end; other column changes
-    (removed, retyped, reordered) need the table dropped and created again, a moment in which
-    readers find no table."""
-    uri = paths.spark_uri(location)
+    (removed, retyped, reordered) or another format (parquet folders, a Delta table: the folder
+    says) need the table dropped and created again, a moment in which readers find no table."""
+    spark, uri = run.spark, paths.spark_uri(location)
+    source = delta_stream.FORMAT if delta_stream.is_delta(run.fs, location) else "parquet"
+    if source == delta_stream.FORMAT:
+        schema = delta_stream.nullable(schema)
     if not spark.catalog.tableExists(table):
-        spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
+        spark.catalog.createTable(table, path=paths.spark_uri(location), source=source, schema=schema)
         return
     have, want = _columns(spark.table(table).schema), _columns(schema)
-    if want[: len(have)] == have:
+    # Delta's SET LOCATION takes the columns of the new folder's log, and only the same ones
+    kept = want == have if source == delta_stream.FORMAT else want[: len(have)] == have
+    if kept and delta_stream.provider(spark, table) == source:
         spark.sql(ddl.set_location(table, uri))
         added = schema.fields[len(have) :]
         if added:
             spark.sql(ddl.add_columns(table, [(f.name, f.dataType.simpleString()) for f in added]))
     else:
         spark.sql(ddl.drop_table(table, if_exists=False))
-        spark.catalog.createTable(table, path=paths.spark_uri(location), source="parquet", schema=schema)
+        spark.catalog.createTable(table, path=paths.spark_uri(location), source=source, schema=schema)
     spark.catalog.refreshTable(table)
 
 
@@ -150,9 +155,9 @@ def swap(run: StreamRun, record: RebuildIntent) -> RebuildIntent:
     """Point the tables at the new version and record it live (each step can be done again)."""
     record = mark(run.fs, record, RebuildStep.SWAPPING)
     new = Locations(**record.new)
-    point(run.spark, run.target, new.table, StructType.fromJson(json.loads(record.schema)))
+    point(run, run.target, new.table, StructType.fromJson(json.loads(record.schema)))
     if record.late_schema is not None:
-        point(run.spark, run.late_target, new.late, StructType.fromJson(json.loads(record.late_schema)))
+        point(run, run.late_target, new.late, StructType.fromJson(json.loads(record.late_schema)))
     else:  # late_data='drop' now: the old version's late table goes with it
         run.spark.sql(ddl.drop_table(run.late_target))
     record_live(run.spark, run.target, record)

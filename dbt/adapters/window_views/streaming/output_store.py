@@ -1,0 +1,197 @@
+"""Where a micro-batch's output and late rows go: one store per table format, looked up once per
+plan by the batch writer and the runner (`store_of`), so the engine has no format branches.
+
+- `ParquetFolders`: the plugin's own commit protocol (storage/commit_files.py): staged files
+  moved into the table folders and logged in Spark's file-sink log at publish.
+- `DeltaTables`: each table a Delta table (storage/delta_stream.py): the batch's output and late
+  rows are staged as parquet, then written at publish, each table in one commit made idempotent
+  by Delta's txn options, so a replay after a kill at any step commits nothing twice; the READY
+  and commit records keep the batch's place in the log as for parquet.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import replace
+from typing import Any, Callable, NoReturn, Optional, Sequence, Set
+
+import pyspark
+from sqlglot import exp
+
+from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.model.config import FileFormat
+from dbt.adapters.window_views.plans.stream import StreamPlan
+from dbt.adapters.window_views.query import sqlexpr
+from dbt.adapters.window_views.records import BatchId, BatchRecord, Publish, PublishPlan
+from dbt.adapters.window_views.storage import commit_files as storage
+from dbt.adapters.window_views.storage import delta_stream, paths
+from dbt.adapters.window_views.storage.delta_stream import StagedCommit
+from dbt.adapters.window_views.storage.filesystems import FileSystem
+from dbt.adapters.window_views.streaming.commit.locations import Locations
+from dbt.adapters.window_views.streaming.shapes.model_query import counted
+from dbt.adapters.window_views.streaming.shapes.output import BUCKET_NAME, NEW_BUCKETS, Output, Staged
+
+NOTHING = PublishPlan((), (), -1)  # a Delta table's publish: its commit carries the files
+
+
+class OutputStore(ABC):
+    """How a stream's batches reach its table and late table."""
+
+    source = "parquet"  # the catalog table's format
+
+    def output(
+        self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]
+    ) -> Output:
+        """The table's output as batch `batch` stages it."""
+        return Output(plan, where, fs, batch, w_new)
+
+    @abstractmethod
+    def planned(self, fs: FileSystem, where: Locations, batch: BatchId, staged: BatchRecord) -> BatchRecord:
+        """`staged` with what publishing will do, fixed before it starts: a replay does exactly this."""
+
+    @abstractmethod
+    def publish(self, spark: Any, fs: FileSystem, where: Locations, batch: BatchId, ready: BatchRecord) -> None:
+        """Put the batch's staged rows in place, as its READY record planned; repeatable."""
+
+    def create(self, spark: Any, table: str, location: str, schema: Any) -> None:
+        """The catalog table over a folder of the stream's."""
+        spark.catalog.createTable(table, path=paths.spark_uri(location), source=self.source, schema=schema)
+
+    def start(self, spark: Any, fs: FileSystem, location: str, schema: Any) -> None:
+        """A new version's empty table folder, for a rebuild to stream into."""
+        fs.mkdirs(location)
+
+    def restart(self, spark: Any, fs: FileSystem, location: str) -> None:
+        """The table emptied for a stream that starts without a checkpoint (its rows came from
+        input that stream reads again)."""
+        fs.delete(paths.join(location, storage.FILE_LOG))  # first: readers then list the folder
+        for stale in storage.data_files(fs, location):
+            fs.delete(stale)
+
+    @abstractmethod
+    def check_session(self, spark: Any, model: str) -> None:
+        """The Spark session can write the store's tables, or the fix is named before anything runs."""
+
+    def check_table(self, spark: Any, model: str, table: str) -> None:
+        """An existing catalog table is of the store's format, or the fix is named."""
+        found = delta_stream.provider(spark, table)
+        if found is not None and found != self.source:
+            raise StreamFailure(
+                model,
+                f"its table {table} is a {found} table and the model now writes {self.source} (file_format)",
+                f"run `dbt run --full-refresh -s {model}` to rebuild it as {self.source} from all input, or set "
+                f"file_format back to '{found}'",
+            )
+
+
+class ParquetFolders(OutputStore):
+    """Parquet files published by the plugin's commit protocol (commit_files.py)."""
+
+    def check_session(self, spark: Any, model: str) -> None:
+        return  # parquet is Spark's own
+
+    def planned(self, fs: FileSystem, where: Locations, batch: BatchId, staged: BatchRecord) -> BatchRecord:
+        publish = Publish(
+            storage.plan_publish(fs, where.table, batch, staged.replaced_buckets),
+            storage.plan_publish(fs, where.late, batch),
+        )
+        return replace(staged, publish=publish)
+
+    def publish(self, spark: Any, fs: FileSystem, where: Locations, batch: BatchId, ready: BatchRecord) -> None:
+        assert ready.publish is not None  # every READY record names its publish
+        storage.publish(fs, where.table, batch, ready.publish.table)
+        storage.publish(fs, where.late, batch, ready.publish.late)
+
+
+class DeltaTables(OutputStore):
+    """Delta tables, written by Delta's idempotent commits (delta_stream.py)."""
+
+    source = delta_stream.FORMAT
+
+    def output(
+        self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]
+    ) -> Output:
+        return DeltaOutput(plan, where, fs, batch, w_new)
+
+    def planned(self, fs: FileSystem, where: Locations, batch: BatchId, staged: BatchRecord) -> BatchRecord:
+        return replace(staged, publish=Publish(NOTHING, NOTHING))
+
+    def publish(self, spark: Any, fs: FileSystem, where: Locations, batch: BatchId, ready: BatchRecord) -> None:
+        txn = delta_stream.txn(fs, where.spark_checkpoint, batch)
+        for location in (where.table, where.late):  # a staging is removed once its commit is made
+            delta_stream.commit_staged(fs, spark, storage.staging_dir(location, batch), location, txn)
+            delta_stream.staging_removed(fs, location, batch)
+
+    def check_session(self, spark: Any, model: str) -> None:
+        if not delta_stream.has_delta(spark):
+            raise StreamFailure(
+                model,
+                "file_format='delta' needs Delta Lake in the Spark this dbt command started, and it started without "
+                f"it (PySpark {pyspark.__version__})",
+                "set lakehouse: delta in the profile and run dbt from a venv with the [delta] extra "
+                "(docs/delta-iceberg.md), or leave file_format unset (parquet)",
+            )
+
+    def create(self, spark: Any, table: str, location: str, schema: Any) -> None:
+        super().create(spark, table, location, delta_stream.nullable(schema))
+
+    def start(self, spark: Any, fs: FileSystem, location: str, schema: Any) -> None:
+        delta_stream.create_empty(spark, location, schema)
+
+    def restart(self, spark: Any, fs: FileSystem, location: str) -> None:
+        if delta_stream.is_delta(fs, location):
+            delta_stream.truncate(spark, location)
+
+
+class DeltaOutput(Output):
+    """A batch's output staged as parquet with what it does to the Delta table (StagedCommit),
+    which publishing commits: appended, or replacing the hours of the key it rewrites."""
+
+    def __init__(self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]):
+        super().__init__(plan, where, fs, batch, w_new)
+        self.batch = batch  # named by a refusal
+
+    def append(self, result: Any) -> int:
+        rows = super().append(result)
+        delta_stream.stage_commit(self.fs, self.staging, StagedCommit())
+        return rows
+
+    def upsert(
+        self, result: Any, outside: Callable[[Any], Any], key: exp.Expr, reaches: Callable[[int, int], bool]
+    ) -> Staged:
+        """Output.upsert on a Delta table: the hours of the key (one bucket size) whose rows the
+        region reaches are read from the table, the rows `outside` keeps staged beside the
+        result, and the staged hours replace theirs in one commit."""
+        spark, hour = result.sparkSession, self.plan.bucket_sizes[NEW_BUCKETS]
+        index = sqlexpr.floor_index(key, hour)
+        touched: Set[int] = {i for i in delta_stream.indices(spark, self.where.table, key, hour) if reaches(hour, i)}
+        named = sqlexpr.to_sql(exp.alias_(sqlexpr.fill(BUCKET_NAME, letter=_letter(), index=index), storage.BUCKET))
+        result, rows_out = counted(result)
+        staged = result.selectExpr("*", named)
+        if touched:
+            old = delta_stream.rows_where(spark, self.where.table, delta_stream.hours_replaced(key, hour, touched))
+            staged = staged.unionByName(outside(old).selectExpr("*", named))
+        staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
+        written = {int(name[len(NEW_BUCKETS) :]) for name in storage.staged_buckets(self.fs, self.staging)}
+        replaced = touched | written
+        delta_stream.stage_commit(
+            self.fs, self.staging, StagedCommit.replacing(key, hour, replaced) if replaced else StagedCommit()
+        )
+        return rows_out(), [f"{NEW_BUCKETS}{i}" for i in sorted(replaced)]
+
+    def upsert_keys(self, result: Any, outside: Callable[[Any], Any], touched: Sequence[str]) -> NoReturn:
+        raise StreamFailure(
+            self.plan.model,
+            "a streaming Top-N (rank <= N per key) keeps its rows in files of its own and cannot write a Delta table yet",
+            "leave file_format unset (parquet) for this model, or build it in batch: execution='batch'",
+            batch=self.batch,
+        )
+
+
+def _letter() -> exp.Expr:
+    return exp.Literal.string(NEW_BUCKETS)
+
+
+def store_of(plan: StreamPlan) -> OutputStore:
+    """The store of the model's file_format (the config refuses the others for streaming)."""
+    return DeltaTables() if plan.config.file_format is FileFormat.DELTA else ParquetFolders()
