@@ -1,6 +1,6 @@
 """Incremental batch window views on Delta (file_format='delta' with batch_size): a model that
 was parquet becomes a Delta table partitioned by its batch column in one commit (built beside,
-renamed into place); a later run replaces its contiguous batches in one commit by predicate on
+renamed into place, under location_root); a later run replaces its contiguous batches in one commit by predicate on
 the batch column (REPLACE WHERE), the other batches' files untouched; a run after late input, a
 backfill and a run redoing a failed batch each equal the full build; a failed batch commits
 nothing; a Delta table not partitioned by the batch column is refused until --full-refresh,
@@ -26,7 +26,7 @@ WINDOWS = "\nunion all\n".join(
 )
 INC = (
     "{{{{ config(materialized='window_view', file_format='{format}', event_time='window_time', batch_size='day', "
-    f"begin='{BEGIN}', lookback=var('lookback', 1), session_lookback='1 day') }}}}}}}}\n"
+    f"begin='{BEGIN}', lookback=var('lookback', 1), session_lookback='1 day', location_root='{{lake}}') }}}}}}}}\n"
 )
 COLUMNS = "kind, k, window_start, window_end, window_time, n, s"
 
@@ -56,20 +56,21 @@ def batch_files(project) -> dict:
 
 
 def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
+    lake = project.root / "lake"  # location_root: external tables, their files under it
     project.seed("events", events(random.Random(7), 200))
     project.write(
         "seeds/events.yml",
         "seeds:\n  - name: events\n    config:\n      event_time: ts\n"
         "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
     )
-    project.model("inc", INC.format(format="parquet") + WINDOWS)
+    project.model("inc", INC.format(format="parquet", lake=lake) + WINDOWS)
     project.model("full", "{{ config(materialized='window_view') }}\n" + WINDOWS)
     project.dbt("build")
     assert_equal_full(project)
 
     # the model switches to Delta, with a new day and late input two days back: the table is made
     # whole in one commit, beside the parquet one and renamed into place
-    project.model("inc", INC.format(format="delta") + WINDOWS)
+    project.model("inc", INC.format(format="delta", lake=lake) + WINDOWS)
     events_table = f"{project.schema}.events"
     project.spark.sql(
         f"insert into {events_table} values (9001, 'a', timestamp'2024-01-03 15:00:00', 7), "
@@ -81,6 +82,8 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
     assert (detail.format, detail.partitionColumns) == ("delta", ["window_time_day"])
     assert writes(project) == [("CREATE TABLE AS SELECT", None), ("SET TBLPROPERTIES", None)]
     assert not project.spark.catalog.tableExists(f"{project.schema}.inc__wv_tmp")
+    # the parquet table's batch folders went with it: the Delta table's one folder is left
+    assert [p.name for p in (lake / "inc").iterdir()] == [detail.location.rsplit("/", 1)[1]]
     late, late_rows = batch_files(project), project.spark.sql(f"select * from {project.schema}.inc").count()
     assert sorted(late) == ["2024-01-01", "2024-01-02", "2024-01-03", "2024-01-04", "2024-01-05"]
 
@@ -138,7 +141,10 @@ def test_delta_batches_replace_by_predicate_and_equal_the_full_build(project):
         "column `window_time_day`" in text
     ), text
     assert "fix: run it with --full-refresh, which rebuilds the table partitioned by `window_time_day`" in text
+    folder = project.spark.sql(f"describe detail {table}").collect()[0].location
     project.dbt("run", "-s", "inc", "--full-refresh")
     assert project.spark.sql(f"describe detail {table}").collect()[0].partitionColumns == ["window_time_day"]
     assert [op for op, _ in writes(project)][-2:] == ["CREATE OR REPLACE TABLE AS SELECT", "SET TBLPROPERTIES"]
+    # replaced in place: the table another tool made keeps its folder (and its history)
+    assert project.spark.sql(f"describe detail {table}").collect()[0].location == folder
     assert_equal_full(project)
