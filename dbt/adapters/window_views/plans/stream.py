@@ -80,6 +80,11 @@ class StreamPlan:
     kind: ModelKind  # decided once (registry.py): the engines look it up
     fingerprint: str
     bounds: WindowBounds = WindowBounds()
+    query: Optional[exp.Expression] = None  # `sql` as a tree, parsed once (`parsed`)
+
+    def parsed(self) -> exp.Expression:
+        """`sql` as a tree of the caller's own (a copy): a micro-batch's rewrites never parse it again."""
+        return self.query.copy() if self.query is not None else analysis.parse(self.sql)
 
     @property
     def window(self) -> Optional[tvf.WindowTvf]:
@@ -111,12 +116,14 @@ class StreamPlan:
         written = self.kind.written if isinstance(self.kind, partials) else None
         if written is None:
             return None
+        query = analysis.parse(written.sql)
         return dataclasses.replace(
             self,
             sql=written.sql,
             output_sql=written.sql,
             kind=written.kind,
-            fingerprint=fingerprint(analysis.parse(written.sql), None, self.config),
+            fingerprint=fingerprint(query, None, self.config),
+            query=query,
         )
 
     @property
@@ -441,7 +448,7 @@ def build(
     output_sql = sql if rewritten is None else sqlexpr.to_sql(rewritten)
     output = None if output_sql == sql else analysis.parse(output_sql)
     digest = fingerprint(written, output, config)
-    return StreamPlan(model, config, sql, output_sql, views.inputs, shape, kind, digest, views.bounds)
+    return StreamPlan(model, config, sql, output_sql, views.inputs, shape, kind, digest, views.bounds, written)
 
 
 class _Views:

@@ -14,7 +14,7 @@ from dbt.adapters.window_views.kinds.model_kind import ModelKind, OverWindows, P
 from dbt.adapters.window_views.kinds.partials import tvf_panes
 from dbt.adapters.window_views.names import is_reserved
 from dbt.adapters.window_views.plans.stream import StreamPlan
-from dbt.adapters.window_views.query import analysis, sqlexpr
+from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.streaming.inputs import sides
 
 
@@ -84,7 +84,7 @@ class ModelQuery:
         types = tuple((f.name.lower(), f.dataType.simpleString()) for f in rows.schema.fields)
         if types not in self._paned:
             view = (None, self.plan.view)
-            paned = tvf_panes.paned(analysis.parse(self.plan.sql), lambda r: dict(types) if r == view else None)
+            paned = tvf_panes.paned(self.plan.parsed(), lambda r: dict(types) if r == view else None)
             self._paned[types] = self.plan.sql if paned is None else sqlexpr.to_sql(paned)
         return self._paned[types]
 

@@ -67,7 +67,7 @@ class OverShape(ModelShape):
 
     def retain_sql(self, kept: State, w_new: int) -> str:
         """The model's rows flagged whether the state keeps them (overwindows.KEEP)."""
-        return overwindows.retain_sql(analysis.parse(self.plan.sql), self.over, w_new)
+        return overwindows.retain_sql(self.plan.parsed(), self.over, w_new)
 
     def save(self, parts: Parts, batch: Batch) -> Saved:
         """Keep the rows a frame still to come needs, and fold the ones it lets go into the
@@ -125,7 +125,7 @@ class OverOnUpdate(OverShape):
 
     def retain_sql(self, kept: State, w_new: int) -> str:
         horizon = self.plan.hold_horizon if kept.by else None
-        return overwindows.update_retain_sql(analysis.parse(self.plan.sql), self.over, w_new, kept.small, horizon)
+        return overwindows.update_retain_sql(self.plan.parsed(), self.over, w_new, kept.small, horizon)
 
     def observed(self, flagged: Any, kept: State, w_new: int) -> Tuple[Any, Callable[[], Optional[RecomputeRecord]]]:
         bound = Observation()
