@@ -142,7 +142,7 @@ def test_a_bucket_of_another_column_than_the_watermark_is_refused():
 
 def test_a_bucket_over_a_join_is_refused():
     source = f"{BID} JOIN `nexmark`.`auction` a ON a.id = auction"
-    with pytest.raises(CompilationError, match=r"groups rows that are not one input table's: the SELECT reads a join"):
+    with pytest.raises(CompilationError, match=r"groups rows that are not one input table's: that query reads a join"):
         plan(grouped("to_date(dateTime)", source))
 
 

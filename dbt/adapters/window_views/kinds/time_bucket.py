@@ -77,7 +77,7 @@ def as_tumble(tree: exp.Expression, time_col: Optional[str], on_update: bool = F
     source = written.args.get("from_")
     if len(tables) != 1 or written.args.get("joins") or source is None or source.this is not tables[0]:
         raise BucketError(
-            f"`{shown(buckets[0].node)}` groups rows that are not one input table's: the SELECT reads "
+            f"`{shown(buckets[0].node)}` groups rows that are not one input table's: that query reads "
             f"{'a join' if written.args.get('joins') else 'a subquery'}, which a window of `{time_col}` cannot own",
             "group by the bucket in a SELECT that reads one ref() or source() directly",
         )
