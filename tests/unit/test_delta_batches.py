@@ -12,12 +12,13 @@ from types import SimpleNamespace
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views.batch import delta_batches, incremental
+from dbt.adapters.window_views.batch import delta_batches, incremental, predicate_batches
 from dbt.adapters.window_views.batch.batch_table import BatchQueries, BatchRun, Described, Table, Writes
 from dbt.adapters.window_views.errors import ModelOutputError
 from dbt.adapters.window_views.plans.batches import RECORD_PROPERTY, BatchSpan, Selection
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan
 from dbt.adapters.window_views.records import PendingBatches
+from dbt.adapters.window_views.spark import lakehouse
 from tests.unit.test_batches import H, marker, tvf_sql
 
 CONFIG = {
@@ -66,7 +67,7 @@ def write(adapter: Statements, batches: tuple) -> dict:
     queries = BatchQueries("m", made.required_batch_shape, None, lambda relation: None, OUTPUT)
     table = Table("s.t", "/lake/t", ("2024-01-01 00:00:00",), PendingBatches())
     writes = Writes(Selection(batches, "lookback"), queries, '{"pending": "all"}', "{}")
-    return delta_batches.DeltaBatches().write(batch_run, table, writes)
+    return delta_batches.DELTA_BATCHES.write(batch_run, table, writes)
 
 
 def test_contiguous_batches_are_replaced_in_one_commit_by_their_keys():
@@ -92,12 +93,15 @@ def test_batches_that_fail_as_one_run_alone_and_the_first_failure_writes_the_rec
 def test_a_write_conflict_is_named_with_the_fix():
     failures = write(Statements("REPLACE WHERE", conflict=True), days(2))
     text = failures["2024-01-02 00:00:00"]
-    assert text.startswith("another writer committed to the Delta table s.t while this batch was written (Delta's ")
+    assert text.startswith(
+        "another writer committed to the Delta table s.t while this batch was written (Delta Lake's "
+    )
     assert "ConcurrentAppendException: [DELTA_CONCURRENT_APPEND.WITH_PARTITION_HINT] Transaction conflict" in text
     assert "fix: let one writer at a time write the table" in text and "it redoes this batch" in text
-    other = delta_batches.failure(DbtRuntimeError("[DELTA_METADATA_CHANGED] MetadataChangedException: ..."), "s.t")
-    assert "(Delta's MetadataChangedException: " in other
-    assert delta_batches.failure(DbtRuntimeError("[DIVIDE_BY_ZERO] x"), "s.t") == "[DIVIDE_BY_ZERO] x"
+    writes = predicate_batches.FormatWrites(lakehouse.DELTA_LAKE, delta_batches.conflict, delta_batches.written)
+    changed = DbtRuntimeError("[DELTA_METADATA_CHANGED] MetadataChangedException: ...")
+    assert "(Delta Lake's MetadataChangedException: " in predicate_batches.failure(writes, changed, "s.t")
+    assert predicate_batches.failure(writes, DbtRuntimeError("[DIVIDE_BY_ZERO] x"), "s.t") == "[DIVIDE_BY_ZERO] x"
 
 
 @pytest.mark.parametrize(
@@ -109,7 +113,7 @@ def test_a_write_conflict_is_named_with_the_fix():
 )
 def test_a_delta_table_not_partitioned_by_the_batch_column_is_refused(partitioned, said):
     batch_run = BatchRun(None, plan(), "s.t", None, OUTPUT)
-    parts = delta_batches.DeltaBatches()
+    parts = delta_batches.DELTA_BATCHES
     parts.check(batch_run, Described([], {}, ["WINDOW_TIME_DAY"]))
     with pytest.raises(ModelOutputError) as raised:
         parts.check(batch_run, Described([], {}, partitioned))

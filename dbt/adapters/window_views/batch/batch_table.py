@@ -125,6 +125,10 @@ class BatchTables(Protocol):
         """Refuse, naming the fix, a table of this format whose batches cannot be replaced alone."""
         ...
 
+    def written(self, adapter: Any, name: str, column: str) -> Tuple[str, ...]:
+        """The batches (their keys in `column`) the table `name` holds, sorted, as its catalog lists them."""
+        ...
+
     def new(self, batch_run: BatchRun, found: Any) -> Table:
         """The table a first run or a rebuild writes: `found` (the model's table now, or None) is
         replaced only once every batch is written."""

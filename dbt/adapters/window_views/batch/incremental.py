@@ -44,7 +44,7 @@ from dbt.adapters.window_views.batch.batch_table import (
 )
 from dbt.adapters.window_views.batch.batch_table import contiguous as _contiguous
 from dbt.adapters.window_views.batch.batch_table import first_line as _first_line
-from dbt.adapters.window_views.batch.delta_batches import DeltaBatches
+from dbt.adapters.window_views.batch.delta_batches import DELTA_BATCHES
 from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.kinds.partials import tvf_panes
@@ -256,6 +256,11 @@ class PartitionFolders:
     def check(self, batch_run: BatchRun, described: Described) -> None:
         pass  # a table partitioned otherwise fails its first partition statement, in Spark's words
 
+    def written(self, adapter: Any, name: str, column: str) -> Tuple[str, ...]:
+        """The batches the table holds: SHOW PARTITIONS, `column=<escaped value>` a row."""
+        _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
+        return tuple(sorted(_partition_value(str(row[0]), column) for row in rows.rows))
+
     def new(self, batch_run: BatchRun, found: Any) -> Table:
         return _create(batch_run, found)
 
@@ -273,7 +278,7 @@ class PartitionFolders:
 
 
 PARTITION_FOLDERS = PartitionFolders()
-TABLES: Dict[str, BatchTables] = {"delta": DeltaBatches()}
+TABLES: Dict[str, BatchTables] = {tables.name: tables for tables in (DELTA_BATCHES,)}
 
 
 def tables_of(plan: WindowViewPlan) -> BatchTables:
@@ -414,8 +419,7 @@ def _existing(batch_run: BatchRun, found: Any) -> Optional[Table]:
             "run it with --full-refresh, which recomputes every batch from begin",
         )
     tables.check(batch_run, described)
-    _, rows = adapter.execute(ddl.show_partitions(name), fetch=True)
-    written = tuple(sorted(_partition_value(str(row[0]), column) for row in rows.rows))
+    written = tables.written(adapter, name, column)
     record = _record(properties, plan.model)
     location = _normalized(name, details.get("Location"))
     start = _property_start(properties, unchanged.PROPERTY)
