@@ -13,8 +13,10 @@ import json
 import re
 from typing import Any, Dict, Optional
 
+from dbt.adapters.spark.connections import SparkConnectionMethod
+
 from dbt.adapters.window_views.spark import lakehouse
-from dbt.adapters.window_views.spark.session import spark_session
+from dbt.adapters.window_views.spark.session import remote_url, spark_session
 from dbt.adapters.window_views.storage import filesystems, paths
 
 TABLE_TYPE = re.compile(r"\btable_type=ICEBERG\b|^Provider: iceberg\s*$", re.M | re.I)
@@ -69,3 +71,14 @@ def _latest_metadata(adapter: Any, location: str) -> Optional[Dict[str, Any]]:
     text = files.read_bytes(paths.join(paths.normalize(location), METADATA, max(numbered)[1])).decode()
     parsed: Dict[str, Any] = json.loads(text)
     return parsed
+
+
+def drops_without_files(adapter: Any) -> bool:
+    """The Spark the plugin started has Iceberg's SparkSessionCatalog, whose DROP TABLE takes any
+    table out of the metastore without its files (Iceberg's HiveCatalog.dropTable, no purge): a
+    managed table's folder is left in the way of the next table of that name."""
+    creds = adapter.config.credentials
+    params = creds.server_side_parameters
+    if creds.method != SparkConnectionMethod.SESSION or remote_url(params):
+        return False
+    return bool(spark_session(params).conf.get(lakehouse.CATALOG, None) == lakehouse.ICEBERG.catalog)

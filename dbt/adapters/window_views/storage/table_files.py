@@ -10,11 +10,12 @@ from dbt.adapters.base import available
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.connections import SparkConnectionMethod
 from dbt.adapters.spark.impl import SparkAdapter
+from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
 from dbt.adapters.window_views.query import ddl, sqlexpr
 from dbt.adapters.window_views.spark.session import spark_session
-from dbt.adapters.window_views.storage import filesystems, paths
+from dbt.adapters.window_views.storage import filesystems, iceberg, paths
 
 logger = AdapterLogger("WindowViews")
 
@@ -30,6 +31,31 @@ class TableFiles(SparkAdapter):
             if row[0] == "Location":
                 return row[1]
         return None
+
+    def drop_relation(self, relation: Any) -> None:
+        """dbt's DROP; under Iceberg's session catalog, a managed table's folder too, which that
+        catalog leaves (iceberg.drops_without_files) and the next table of the name would meet as
+        LOCATION_ALREADY_EXISTS. Only a folder where the catalog puts a managed table of that name
+        (`<schema>.db/<name>`) goes: files at a location someone chose stay, as DROP leaves them."""
+        leftover = self._managed_folder(relation) if iceberg.drops_without_files(self) else None
+        super().drop_relation(relation)
+        if leftover is not None:
+            self.remove_location(leftover)
+
+    def _managed_folder(self, relation: Any) -> Optional[str]:
+        """The folder of a managed table `relation` where its catalog put it, or None."""
+        if not relation.is_table or not relation.schema:
+            return None
+        try:
+            _, table = self.execute(ddl.describe_extended(str(relation)), fetch=True)
+        except DbtRuntimeError:
+            return None  # no such table: DROP ... IF EXISTS has nothing to drop either
+        details = {str(row[0]): str(row[1]) for row in table.rows}
+        found = details.get("Location")
+        if details.get("Type", "").upper() != "MANAGED" or not found:
+            return None
+        at_home = paths.name(found) == relation.identifier.lower()
+        return found if at_home and paths.name(paths.parent(found)) == f"{relation.schema.lower()}.db" else None
 
     @available
     def remove_location(self, location: Optional[str]) -> None:
