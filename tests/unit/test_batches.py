@@ -194,8 +194,8 @@ def test_config_keys_parsed():
             "config 'batch_size' = 'day' only applies to execution='batch'",
         ),
         (
-            {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "file_format": "iceberg"},
-            "config 'file_format' = 'iceberg' cannot be used with batch_size",
+            {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "file_format": "orc"},
+            "config 'file_format' = 'orc' cannot be used with batch_size",
         ),
         (
             {"batch_size": "day", "event_time": "t", "begin": "2024-01-01", "partition_by": ["d"]},

@@ -45,6 +45,7 @@ from dbt.adapters.window_views.batch.batch_table import (
 from dbt.adapters.window_views.batch.batch_table import contiguous as _contiguous
 from dbt.adapters.window_views.batch.batch_table import first_line as _first_line
 from dbt.adapters.window_views.batch.delta_batches import DELTA_BATCHES
+from dbt.adapters.window_views.batch.iceberg_batches import ICEBERG_BATCHES
 from dbt.adapters.window_views.batch.watermark import WatermarkReached, batch_watermark
 from dbt.adapters.window_views.errors import AnalysisError, ModelOutputError, ModelSqlError
 from dbt.adapters.window_views.kinds.partials import tvf_panes
@@ -278,7 +279,7 @@ class PartitionFolders:
 
 
 PARTITION_FOLDERS = PartitionFolders()
-TABLES: Dict[str, BatchTables] = {tables.name: tables for tables in (DELTA_BATCHES,)}
+TABLES: Dict[str, BatchTables] = {tables.name: tables for tables in (DELTA_BATCHES, ICEBERG_BATCHES)}
 
 
 def tables_of(plan: WindowViewPlan) -> BatchTables:

@@ -232,11 +232,11 @@ class WindowViewConfig:
         batches = _batches(read, execution, event_time)
         if batches is not None:
             read.parquet_layout(
-                # a Delta table's batches are replaced by predicate, partitioned as parquet's are
-                FileFormat.PARQUET if file_format is FileFormat.DELTA else file_format,
-                "cannot be used with batch_size: the table is parquet or Delta, one partition per batch, "
+                # Delta's and Iceberg's batches are replaced by predicate, partitioned as parquet's are
+                FileFormat.PARQUET if file_format in (FileFormat.DELTA, FileFormat.ICEBERG) else file_format,
+                "cannot be used with batch_size: the table is parquet, Delta or Iceberg, one partition per batch, "
                 "each replaced on its own",
-                "fix: leave file_format unset (parquet) or set it to 'delta', or remove batch_size "
+                "fix: leave file_format unset (parquet) or set it to 'delta' or 'iceberg', or remove batch_size "
                 "(docs/delta-iceberg.md)",
                 "is not supported with batch_size, whose table is partitioned by its batch column "
                 "(<event_time>_<batch_size>)",
