@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import random
 
+import yaml
+
 from tests.functional.test_microbatch_windows import events
+from tests.support.dbt_projects import errors
 
 BEGIN = "2024-01-01"
 DAYS = """select k, date_trunc('DAY', ts) as window_start, date_format(ts, 'yyyy-MM-dd') as day, count(*) as n,
@@ -61,3 +64,18 @@ def test_batches_of_a_day_bucket_equal_its_full_build(project):
     )
     project.dbt("run", "--vars", "{lookback: 2}")
     assert_equal_full(project)
+    # a session in another zone would cut and label days locally: refused, the table as it was
+    before = project.rows("inc_days")
+    profiles = project.root / "profiles.yml"
+    profile = profiles.read_text()
+    zoned = yaml.safe_load(profile)
+    zoned["wv_test"]["outputs"]["dev"]["server_side_parameters"]["spark.sql.session.timeZone"] = "America/New_York"
+    profiles.write_text(yaml.safe_dump(zoned))
+    try:
+        text = errors(project.dbt("run", "-s", "inc_days", ok=False))
+    finally:
+        profiles.write_text(profile)
+        project.spark.conf.set("spark.sql.session.timeZone", "UTC")
+    assert "spark.sql.session.timeZone is 'America/New_York'" in text and "Traceback" not in text, text
+    assert "window_views.tumble(..., offset=...)" in text, text
+    assert project.rows("inc_days") == before

@@ -19,19 +19,20 @@ from dbt.adapters.window_views.batch.materialization import BatchMaterialization
 from dbt.adapters.window_views.batch.statement import check_orders
 from dbt.adapters.window_views.catalog import WindowViewCatalog
 from dbt.adapters.window_views.connections import WindowViewsConnectionManager, project_target
-from dbt.adapters.window_views.errors import ModelConfigError
+from dbt.adapters.window_views.errors import ModelConfigError, ModelSqlError
 from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import LateData, WindowViewsConfig
 from dbt.adapters.window_views.model.kafka_source import KafkaSource, KafkaSourceError
 from dbt.adapters.window_views.plans import filtered_reads
 from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
-from dbt.adapters.window_views.query import macro_arguments, sqlexpr
+from dbt.adapters.window_views.query import ddl, macro_arguments, sqlexpr
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
 from dbt.adapters.window_views.spark.session import embedded_settings, remote_url, spark_session
 from dbt.adapters.window_views.storage.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
+TIME_ZONE = "spark.sql.session.timeZone"
 
 
 @dataclass
@@ -83,7 +84,7 @@ class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, La
     ) -> WindowViewPlan:
         """The model's plan (plan.py): every check that needs no Spark, the same one `dbt compile` ran.
         `compiled_code`: dbt's compiled SQL of the model, parsed once here into the plan's query form."""
-        return WindowViewPlan.from_model(model_name, compiled_code, config, upstream)
+        return _utc_checked(self, WindowViewPlan.from_model(model_name, compiled_code, config, upstream))
 
     @available
     def plan_window_aggregate(self, relation: str, window: Any, measures: Any, group_by: Any) -> Dict[str, Any]:
@@ -208,3 +209,24 @@ def _stream_session(creds: Any, model: str) -> Any:
             "Connect), or execution='batch'",
         )
     return spark_session(creds.server_side_parameters)
+
+
+_UTC = frozenset({"UTC", "Z", "+00:00", "ETC/UTC", "GMT", "ETC/GMT", "UTC+0", "GMT+0"})
+
+
+def _utc_checked(adapter: Any, plan: WindowViewPlan) -> WindowViewPlan:
+    """A time bucket read as its TUMBLE cuts UTC days and hours, as the windows do; a session in
+    another time zone labels and cuts them locally (date_format, to_date), so the two would disagree."""
+    if not plan.time_bucket:
+        return plan
+    _, table = adapter.execute(ddl.show_setting(TIME_ZONE), fetch=True)
+    zone = str(table.rows[0][1]) if table.rows else "UTC"
+    if zone.upper() in _UTC:
+        return plan
+    raise ModelSqlError(
+        plan.model,
+        f"it groups by a time bucket, which the plugin computes as a window of UTC days and hours, and this "
+        f"Spark session's {TIME_ZONE} is '{zone}', in which Spark cuts and labels the bucket by local time",
+        f"remove {TIME_ZONE} from the profile's server_side_parameters (the plugin's Spark runs in UTC), or "
+        "window the rows yourself: window_views.tumble(..., offset=...) with your zone's offset (docs/macros.md)",
+    )

@@ -71,6 +71,7 @@ class WindowViewPlan:
     batch_shape: Optional[batch_reads.BatchShape] = None  # batch_size: how one batch is computed
     query: Optional[exp.Expression] = None  # `sql` as a tree (None: beyond sqlglot); users copy it
     close_query: Optional[exp.Expression] = None  # `close_sql` as a tree
+    time_bucket: bool = False  # a GROUP BY of a time bucket read as its TUMBLE (kinds/time_bucket.py)
 
     @classmethod
     def from_model(
@@ -93,7 +94,8 @@ class WindowViewPlan:
     ) -> "WindowViewPlan":
         parsed = WindowViewConfig.from_model(model, dict(config))
         compiled = _spark_frames(model, compiled, parsed)
-        compiled = _time_buckets(model, compiled, parsed)
+        bucketed = _time_buckets(model, compiled, parsed)
+        compiled, time_bucket = bucketed, bucketed is not compiled
         tree, analyzed = compiled.tree, compiled.analyzed
         columns: Tuple[ColumnUse, ...] = ()
         inputs: Tuple[Tuple[Optional[str], str], ...] = ()
@@ -140,6 +142,7 @@ class WindowViewPlan:
             batch_shape=shape,
             query=owned if owned is not None else tree,
             close_query=close_query,
+            time_bucket=time_bucket,
         )
 
     @property

@@ -32,6 +32,11 @@ def _command(verb: str, *parts: exp.Expression | str) -> str:
     return to_sql(exp.Command(this=verb, expression=exp.Literal.string(rest)))
 
 
+def show_setting(key: str) -> str:
+    """`SET key`: Spark answers one row, the key and its value in this session."""
+    return _command("SET", key)
+
+
 def drop_table(name: str, if_exists: bool = True) -> str:
     return to_sql(exp.Drop(tables=[table(name)], kind="TABLE", exists=if_exists))
 
