@@ -118,12 +118,12 @@ def test_the_fetch_leaves_the_sdk_bundle_out(tmp_path, monkeypatch):
         ran.append(command)
         return subprocess.CompletedProcess(command, 1, stdout="", stderr="[unresolved dependency: x: not found]\n")
 
-    monkeypatch.setattr(s3.subprocess, "run", refuse)
+    monkeypatch.setattr(lakehouse.subprocess, "run", refuse)
     with pytest.raises(DbtRuntimeError) as raised:
         s3.fetch(s3.connector("3.5.0"))
     (command,) = ran
     assert command[command.index("--exclude-packages") + 1] == "software.amazon.awssdk:bundle"
-    assert "could not fetch hadoop-aws 3.5.0 from Maven Central" in str(raised.value)
+    assert "could not fetch org.apache.hadoop:hadoop-aws:3.5.0 from Maven Central" in str(raised.value)
     assert s3.FETCH_COMMAND in str(raised.value) and s3.main(["fetch"]) == 1
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Dict, List, Mapping, Optional, Sequence
+from typing import Dict, List, Mapping, Optional, Sequence, Tuple
 
 import pyspark
 from dbt_common.exceptions import DbtRuntimeError
@@ -26,6 +26,7 @@ class KafkaConnector:
 
     version: str
     artifact: str = "spark-sql-kafka-0-10_2.13"
+    excluded: Tuple[str, ...] = ()
 
     @property
     def coordinates(self) -> str:

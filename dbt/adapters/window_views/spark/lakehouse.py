@@ -46,6 +46,7 @@ class MavenJar:
     group: str
     artifact: str
     version: str
+    excluded: Tuple[str, ...] = ()  # what its POM pulls in that it does not need (MavenPackage)
 
     @property
     def coordinates(self) -> str:
@@ -246,6 +247,11 @@ class MavenPackage(Protocol):
     @property
     def folder(self) -> str: ...
 
+    @property
+    def excluded(self) -> Tuple[str, ...]:
+        """Packages (`group:artifact`) its POMs pull in that are left out of the fetch."""
+        ...
+
 
 def fetch(runtime: MavenPackage, fetch_command: str = FETCH_COMMAND) -> Path:
     """Resolve the runtime's jars through Spark's own Ivy (spark-submit --packages, once) into
@@ -263,18 +269,21 @@ def fetch(runtime: MavenPackage, fetch_command: str = FETCH_COMMAND) -> Path:
         ivy = Path(scratch) / "ivy"
         env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable}
         command = [str(spark_home / "bin" / "spark-submit"), "--packages", runtime.coordinates]
+        if runtime.excluded:
+            command += ["--exclude-packages", ",".join(runtime.excluded)]
         command += ["--conf", f"spark.jars.ivy={ivy}", str(noop)]
+        named = runtime.coordinates.split(",")[0]  # the package asked for, not each module with it
         try:
             proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=FETCH_TIMEOUT)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            raise DbtRuntimeError(f"could not fetch {runtime.coordinates} from Maven Central: {exc}") from exc
+            raise DbtRuntimeError(f"could not fetch {named} from Maven Central: {exc}") from exc
         retrieved = sorted((ivy / "jars").glob("*.jar")) if (ivy / "jars").is_dir() else []
         if proc.returncode != 0 or not retrieved:
             unresolved = [
                 line.strip() for line in proc.stderr.splitlines() if "unresolved" in line or "not found" in line
             ]
             raise DbtRuntimeError(
-                f"could not fetch {runtime.coordinates} from Maven Central (spark-submit exited {proc.returncode}: "
+                f"could not fetch {named} from Maven Central (spark-submit exited {proc.returncode}: "
                 f"{'; '.join(unresolved[:3]) or proc.stderr[-800:]}); fix: check that this machine reaches "
                 "https://repo1.maven.org (a proxy: Spark's Ivy reads -Dhttps.proxyHost in JAVA_TOOL_OPTIONS), then run "
                 f"`{fetch_command}` again"
@@ -286,7 +295,8 @@ def fetch(runtime: MavenPackage, fetch_command: str = FETCH_COMMAND) -> Path:
             shutil.copy2(jar, staged / jar.name)
         shutil.rmtree(folder, ignore_errors=True)
         staged.rename(folder)
-    (folder / MANIFEST).write_text(json.dumps({"coordinates": runtime.coordinates, "jars": [j.name for j in kept]}))
+    manifest = {"coordinates": runtime.coordinates, "excluded": list(runtime.excluded), "jars": [j.name for j in kept]}
+    (folder / MANIFEST).write_text(json.dumps(manifest))
     return folder
 
 

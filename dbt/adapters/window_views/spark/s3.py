@@ -10,16 +10,11 @@ own modules instead (about 14 MB). Credentials in the profile reach Spark's conf
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import shutil
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
 from urllib.parse import urlparse
 
 import pyspark
@@ -53,6 +48,10 @@ class S3Connector:
     @property
     def folder(self) -> str:
         return f"hadoop-aws-{self.hadoop}"
+
+    @property
+    def excluded(self) -> Tuple[str, ...]:
+        return (BUNDLE,)
 
 
 def hadoop_version(spark_home: Optional[Path] = None) -> str:
@@ -242,46 +241,9 @@ def named(text: str) -> Optional[str]:
 
 
 def fetch(runtime: S3Connector) -> Path:
-    """hadoop-aws and the SDK modules through Spark's own Ivy (spark-submit --packages, once)
-    into the cache, without the SDK's bundle and the jars PySpark already ships; the manifest is
-    written last, so a folder without one is an unfinished fetch. (lakehouse.fetch, with the
-    bundle excluded.)"""
-    folder = lakehouse.cache_dir() / runtime.folder
-    if (folder / lakehouse.MANIFEST).is_file():
-        return folder
-    spark_home = Path(pyspark.__file__).parent
-    folder.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=folder.parent) as scratch:
-        (Path(scratch) / "noop.py").write_text("")
-        ivy = Path(scratch) / "ivy"
-        command = [str(spark_home / "bin" / "spark-submit"), "--packages", runtime.coordinates]
-        command += ["--exclude-packages", BUNDLE, "--conf", f"spark.jars.ivy={ivy}", str(Path(scratch) / "noop.py")]
-        env = {**os.environ, "SPARK_HOME": str(spark_home), "PYSPARK_PYTHON": sys.executable}
-        try:
-            proc = subprocess.run(command, env=env, capture_output=True, text=True, timeout=lakehouse.FETCH_TIMEOUT)
-        except (OSError, subprocess.TimeoutExpired) as exc:
-            raise DbtRuntimeError(f"could not fetch hadoop-aws {runtime.hadoop} from Maven Central: {exc}") from exc
-        retrieved = sorted((ivy / "jars").glob("*.jar")) if (ivy / "jars").is_dir() else []
-        if proc.returncode != 0 or not retrieved:
-            unresolved = [
-                line.strip() for line in proc.stderr.splitlines() if "unresolved" in line or "not found" in line
-            ]
-            raise DbtRuntimeError(
-                f"could not fetch hadoop-aws {runtime.hadoop} from Maven Central (spark-submit exited {proc.returncode}: "
-                f"{'; '.join(unresolved[:3]) or proc.stderr[-800:]}); fix: check that this machine reaches "
-                f"https://repo1.maven.org, then run `{FETCH_COMMAND}` again"
-            )
-        bundled = [p.name for p in (spark_home / "jars").glob("*.jar")]
-        kept = [jar for jar in retrieved if not lakehouse._bundled(jar.name, bundled)]
-        staged = Path(scratch) / "jars"
-        staged.mkdir()
-        for jar in kept:
-            shutil.copy2(jar, staged / jar.name)
-        shutil.rmtree(folder, ignore_errors=True)
-        staged.rename(folder)
-    manifest = {"coordinates": runtime.coordinates, "excluded": BUNDLE, "jars": [j.name for j in kept]}
-    (folder / lakehouse.MANIFEST).write_text(json.dumps(manifest))
-    return folder
+    """hadoop-aws and the SDK modules through Spark's own Ivy, once, into the cache, without the
+    SDK's bundle (lakehouse.fetch)."""
+    return lakehouse.fetch(runtime, FETCH_COMMAND)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
