@@ -69,6 +69,10 @@ def test_delta_adds_the_cached_jars_extension_and_catalog(jar_cache, monkeypatch
     assert settings["spark.jars"].split(",") == ["/x/mine.jar", str(folder / "a-1.jar"), str(folder / "b-2.jar")]
     assert settings[lakehouse.EXTENSIONS] == f"my.Extension,{lakehouse.DELTA_EXTENSION}"
     assert settings[lakehouse.CATALOG] == lakehouse.DELTA_LAKE.catalog
+    # a small log read back in a few tasks, not 50; the profile's own number kept
+    snapshots = "spark.databricks.delta.snapshotPartitions"
+    assert settings[snapshots] == "4"
+    assert lakehouse.with_lakehouse({lakehouse.LAKEHOUSE_KEY: "delta", snapshots: "64"})[snapshots] == "64"
 
 
 def test_none_and_auto_without_the_extra_leave_the_settings_alone(monkeypatch):

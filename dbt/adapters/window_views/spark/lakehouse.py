@@ -94,6 +94,9 @@ DELTA_LAKE = Lakehouse(
     _by_spark("io.delta", "4.4.0", {"4.0": "delta-spark_4.0_2.13", "4.1": "delta-spark_4.1_2.13"}),
     "io.delta.sql.DeltaSparkSessionExtension",
     "org.apache.spark.sql.delta.catalog.DeltaCatalog",
+    # a table's log is read back in 50 tasks by default, each a fraction of a small log: on a
+    # few local cores that tripled a window view's statements (docs/delta-iceberg.md)
+    {"spark.databricks.delta.snapshotPartitions": "4"},
     package="delta-spark",
 )
 # Iceberg 1.12 has a runtime for Spark 4.1, 1.11 the newest for 4.0; none for 4.2 or 4.3 (as Delta)
