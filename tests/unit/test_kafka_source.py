@@ -3,6 +3,7 @@ without Spark: what is read from the yml, what is refused with its fix, and what
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -39,6 +40,22 @@ def test_a_declared_topic_is_read():
     assert source.read_options()["failOnDataLoss"] == "false"
     assert source.payload_schema().endswith(f"`{UNPARSED}` string")
     assert KafkaSource.from_json(source.name, source.relation, source.to_json()) == source
+
+
+def test_the_declaration_is_kept_in_hex_as_spark_redacts_none_of_it():
+    """Spark shows a property whose value holds `url`, `token`, `password` ... as `*********(redacted)`:
+    the view keeps the declaration in hex; a plain JSON one (an earlier version's) still reads, a
+    redacted one is named with the fix (its next run makes the view again)."""
+    columns = {"url": {"name": "url", "data_type": "string"}, "t": {"name": "t", "data_type": "timestamp"}}
+    source = KafkaSource.from_node(node({"options": {"kafka.sasl.jaas.config": "password='x'"}}, columns))
+    assert source is not None
+    kept = source.to_property()
+    assert kept.startswith("hex:") and set(kept[4:]) <= set("0123456789abcdef")
+    assert KafkaSource.from_property(source.relation, kept) == dataclasses.replace(source, name=source.relation)
+    assert KafkaSource.from_property(source.relation, source.to_json()).columns == source.columns
+    with pytest.raises(KafkaSourceError) as redacted:
+        KafkaSource.from_property(source.relation, "*********(redacted)")
+    assert "cannot be read ('*********(redacted)'); fix: run the model again" in str(redacted.value)
 
 
 def test_a_source_without_kafka_meta_is_none():

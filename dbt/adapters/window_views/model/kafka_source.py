@@ -24,6 +24,7 @@ from dbt.adapters.window_views.query.sqlexpr import DIALECT
 
 META_KEY, KAFKA_KEY = "window_views", "kafka"
 PROPERTY = "window_views.kafka"  # the parsing view's table property: the declaration it was made from
+HEX = "hex:"  # the property's value: the declaration's JSON in hex (KafkaSource.to_property)
 UNPARSED = "_unparsed"  # a payload that did not parse, as text (NULL on rows that parse)
 RAW_SUFFIX = "__kafka"  # the catalog table over the topic, beside the parsing view
 FORMATS = ("json",)
@@ -167,6 +168,25 @@ class KafkaSource:
             },
             sort_keys=True,
         )
+
+    def to_property(self) -> str:
+        """The declaration as the view's property, in hex: Spark shows a property whose value holds
+        `url`, `token`, `password`, ... (its redaction settings) as `*********(redacted)`."""
+        return HEX + self.to_json().encode().hex()
+
+    @classmethod
+    def from_property(cls, relation: str, text: str) -> "KafkaSource":
+        """The declaration a parsing view was made from (plain JSON: a view an earlier version made)."""
+        try:
+            return cls.from_json(
+                relation, relation, bytes.fromhex(text[len(HEX) :]).decode() if text.startswith(HEX) else text
+            )
+        except (ValueError, KeyError, TypeError):
+            raise KafkaSourceError(
+                relation,
+                f"the declaration kept with its view {relation} cannot be read ({text[:40]!r})",
+                "run the model again: its run makes the view again from the source's declaration",
+            ) from None
 
     @classmethod
     def from_json(cls, name: str, relation: str, text: str) -> "KafkaSource":

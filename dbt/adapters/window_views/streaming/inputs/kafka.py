@@ -28,7 +28,7 @@ def declared(spark: Any, relation: str) -> Optional[KafkaSource]:
     except AnalysisException:
         return None
     text = properties.get(PROPERTY)
-    return KafkaSource.from_json(relation, relation, text) if text else None
+    return KafkaSource.from_property(relation, text) if text else None
 
 
 def location(source: KafkaSource) -> str:
