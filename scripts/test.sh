@@ -29,10 +29,17 @@ status=0
 .venv/bin/python -m pytest -q -p no:cacheprovider -n 2 --dist loadfile --no-loadscope-reorder \
   --durations=15 --ignore=tests/lakehouse $where "$@" || status=$?
 # the whole suite (no arguments): then Delta Lake's, one Spark session with Delta in .venv-delta,
-# and Iceberg's in a process of its own (a session's catalog class is fixed when it starts)
+# and beside it Iceberg's in a process of its own (a session's catalog class is fixed when it
+# starts): two JVMs for two cores, as the main run's workers; Iceberg's report follows Delta's
 if [ $# -eq 0 ] && [ -x .venv-delta/bin/python ]; then
+  iceberg_log=$(mktemp)
+  .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=3 tests/lakehouse/iceberg \
+    > "$iceberg_log" 2>&1 &
+  iceberg=$!
   .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=5 --ignore=tests/lakehouse/iceberg \
     tests/lakehouse || status=$?
-  .venv-delta/bin/python -m pytest -q -p no:cacheprovider --durations=3 tests/lakehouse/iceberg || status=$?
+  wait $iceberg || status=$?
+  cat "$iceberg_log"
+  rm -f "$iceberg_log"
 fi
 exit $status
