@@ -9,7 +9,7 @@ import json
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
 
-from dbt.adapters.window_views.model.kafka_source import UNPARSED, KafkaSource, KafkaSourceError
+from dbt.adapters.window_views.model.kafka_source import UNPARSED, KafkaSource, KafkaSourceError, from_property
 from dbt.adapters.window_views.spark import kafka_jars, lakehouse
 from dbt.adapters.window_views.streaming.kafka_sources import unreachable
 
@@ -51,10 +51,10 @@ def test_the_declaration_is_kept_in_hex_as_spark_redacts_none_of_it():
     assert source is not None
     kept = source.to_property()
     assert kept.startswith("hex:") and set(kept[4:]) <= set("0123456789abcdef")
-    assert KafkaSource.from_property(source.relation, kept) == dataclasses.replace(source, name=source.relation)
-    assert KafkaSource.from_property(source.relation, source.to_json()).columns == source.columns
+    assert from_property(source.relation, kept) == dataclasses.replace(source, name=source.relation)
+    assert from_property(source.relation, source.to_json()).columns == source.columns
     with pytest.raises(KafkaSourceError) as redacted:
-        KafkaSource.from_property(source.relation, "*********(redacted)")
+        from_property(source.relation, "*********(redacted)")
     assert "cannot be read ('*********(redacted)'); fix: run the model again" in str(redacted.value)
 
 

@@ -175,20 +175,6 @@ class KafkaSource:
         return HEX + self.to_json().encode().hex()
 
     @classmethod
-    def from_property(cls, relation: str, text: str) -> "KafkaSource":
-        """The declaration a parsing view was made from (plain JSON: a view an earlier version made)."""
-        try:
-            return cls.from_json(
-                relation, relation, bytes.fromhex(text[len(HEX) :]).decode() if text.startswith(HEX) else text
-            )
-        except (ValueError, KeyError, TypeError):
-            raise KafkaSourceError(
-                relation,
-                f"the declaration kept with its view {relation} cannot be read ({text[:40]!r})",
-                "run the model again: its run makes the view again from the source's declaration",
-            ) from None
-
-    @classmethod
     def from_json(cls, name: str, relation: str, text: str) -> "KafkaSource":
         data = json.loads(text)
         return cls(
@@ -201,6 +187,20 @@ class KafkaSource:
             starting_offsets=data["starting_offsets"],
             options=tuple((k, v) for k, v in data["options"]),
         )
+
+
+def from_property(relation: str, text: str) -> KafkaSource:
+    """The declaration a parsing view was made from (plain JSON: a view an earlier version made)."""
+    try:
+        return KafkaSource.from_json(
+            relation, relation, bytes.fromhex(text[len(HEX) :]).decode() if text.startswith(HEX) else text
+        )
+    except (ValueError, KeyError, TypeError):
+        raise KafkaSourceError(
+            relation,
+            f"the declaration kept with its view {relation} cannot be read ({text[:40]!r})",
+            "run the model again: its run makes the view again from the source's declaration",
+        ) from None
 
 
 def _columns(source: str, declared: Mapping[str, Any]) -> Tuple[Tuple[str, str], ...]:

@@ -13,7 +13,7 @@ from typing import Any, Callable, Optional
 
 from pyspark.errors import AnalysisException
 
-from dbt.adapters.window_views.model.kafka_source import PROPERTY, KafkaSource
+from dbt.adapters.window_views.model.kafka_source import PROPERTY, KafkaSource, from_property
 from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.query.sqlexpr import to_sql
 
@@ -28,7 +28,7 @@ def declared(spark: Any, relation: str) -> Optional[KafkaSource]:
     except AnalysisException:
         return None
     text = properties.get(PROPERTY)
-    return KafkaSource.from_property(relation, text) if text else None
+    return from_property(relation, text) if text else None
 
 
 def location(source: KafkaSource) -> str:
