@@ -37,8 +37,19 @@ Checks: each model's table and late table (parquet files read with DuckDB, `_`-p
 killed, kill points, lost rows, duplicated rows, unexpected rows, failed recoveries, per model;
 exits 1 if any row was lost, duplicated or unexpected, or a recovery failed.
 
+--delta drills the same four models with file_format='delta' (their tables and late tables Delta
+tables; the streaming Top-N that the plugin refuses into Delta is not among them), both projects'
+profiles with `lakehouse: delta`, every driver process on .venv-delta's python (PySpark 4.1 and
+delta-spark; this script itself stays on the caller's, for DuckDB). A snapshot then reads each
+table's current version through the catalog and writes it as plain parquet, since a Delta
+table's folder also holds the files of removed versions. Every second round's kill is aimed at
+Delta's commit instead of a random time: the drill watches one model's table (or late table) for
+a new commit of the log carrying Delta's txn action (the batch's idempotent commit) and kills at
+once, so it lands after that Delta commit and before (or just after) the batch's commit record;
+the phase read from the checkpoint and the tables' Delta logs says where it landed.
+
 Usage: bash scripts/kill_drill.sh [--rounds 20] [--seed 0] [--rows 24] [--workdir DIR] [--out summary.json]
-                                  [--parallel-reference] [--keep] [--s3]
+                                  [--parallel-reference] [--keep] [--s3 | --delta]
 """
 
 from __future__ import annotations
@@ -68,6 +79,11 @@ SECOND = 1_000_000
 MINUTE = 60 * SECOND
 EPOCH = dt.datetime(1970, 1, 1)
 PROCESS_TIMEOUT = 1800
+ROOT = Path(__file__).resolve().parents[1]
+DELTA_PYTHON = ROOT / ".venv-delta" / "bin" / "python"  # scripts/setup.sh makes it: PySpark 4.1 + delta-spark
+LAKEHOUSE_KEY = "window_views.lakehouse"  # lakehouse.LAKEHOUSE_KEY: the profile's lakehouse in the session's params
+IDLE_STEPS = 1 << 20  # delta_stream.IDLE_STEPS: Spark's batch N commits to Delta as txnVersion N * IDLE_STEPS
+DELTA_LOG = "_delta_log"
 
 CONFIG = (
     "materialized='window_view', execution='streaming', emit='{emit}', late_data='table', "
@@ -106,13 +122,29 @@ project = Path(plan["project"])
 log = {"started": time.time(), "steps": []}
 Path(plan["log"]).write_text(json.dumps(log))
 spark = None
+
+
+def session():
+    global spark
+    if spark is None:  # only now: a plan that starts with dbt lets dbt start Spark
+        from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
+        spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
+    return spark
+
+
 for step in plan["steps"]:
     entry = {"kind": next(iter(step))}
     if "sql" in step:
-        if spark is None:  # only now: a plan that starts with dbt lets dbt start Spark
-            from dbt.adapters.window_views.spark.session import embedded_settings, spark_session
-            spark = spark_session(embedded_settings(project / "target", plan["spark_params"]))
-        spark.sql(step["sql"])
+        session().sql(step["sql"])
+    elif "snapshot" in step and plan.get("delta"):  # each table's current version, as plain parquet
+        target = Path(step["snapshot"])
+        for table in plan["tables"]:
+            try:
+                rows = session().table(f"{plan['schema']}.{table}")
+                rows.coalesce(1).write.mode("overwrite").parquet(str(target / table))
+            except Exception as e:  # the comparison then finds the table empty
+                entry.setdefault("errors", []).append(f"{table}: {e}"[:1000])
+                (target / table).mkdir(parents=True, exist_ok=True)
     elif "snapshot" in step and plan.get("s3"):  # the tables' objects, as the local branch copies files
         import boto3
         store, target = plan["s3"], Path(step["snapshot"])
@@ -284,9 +316,10 @@ def mirror(store: Any, folder: Path) -> None:
 class Project:
     """A dbt project with its own Spark home (Derby metastore + warehouse)."""
 
-    def __init__(self, root: Path, driver: Path, python: str, store: Optional[Any] = None) -> None:
+    def __init__(self, root: Path, driver: Path, python: str, store: Optional[Any] = None, delta: bool = False) -> None:
         self.root = root
         self.store = store  # moto's S3 API (tests/support/s3.py): the window views on s3a://, under SCHEMA/
+        self.delta = delta  # the window views (and their late tables) Delta tables; the profile's lakehouse: delta
         self.name = root.name
         self.home = root / "spark"
         self.project = root / "project"
@@ -310,6 +343,7 @@ class Project:
             "threads": 1,
             "server_side_parameters": self.spark_params(),
             **({"s3": store.profile()} if store else {}),
+            **({"lakehouse": "delta"} if delta else {}),
         }
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}})
@@ -323,6 +357,7 @@ class Project:
             )
         )
         located = f", location_root='s3a://{store.bucket}/{SCHEMA}'" if store else ""
+        located += ", file_format='delta'" if delta else ""
         for model, (emit, sql) in MODELS.items():
             (self.project / "models" / f"{model}.sql").write_text(
                 f"{{{{ config({CONFIG.format(emit=emit)}{located}) }}}}\n{sql}\n"
@@ -347,9 +382,11 @@ class Project:
             json.dumps(
                 {
                     "project": str(self.project),
-                    "spark_params": self.spark_params(),
+                    "spark_params": {**self.spark_params(), **({LAKEHOUSE_KEY: "delta"} if self.delta else {})},
                     "schema_dir": str(self.schema_dir),
+                    "schema": SCHEMA,
                     "s3": s3_plan(self.store),
+                    "delta": self.delta,
                     "tables": [t for m in MODELS for t in (m, f"{m}__late")],
                     "log": str(log),
                     "steps": steps,
@@ -449,8 +486,14 @@ class Project:
         staged_table = (loc["table"] / "_wv_staging" / str(batch)).is_dir()
         staged_late = (loc["late"] / "_wv_staging" / str(batch)).is_dir()
         published = any(f"-n{batch}-" in p.name for p in loc["table"].glob("*.parquet"))
+        in_delta = self.delta_commits(model, batch) if self.delta and not committed else []
         if committed:
             phase = "committed" + ("" if spark_commit else " (Spark's commit not yet written)")
+        elif in_delta:  # READY precedes them; a Delta commit without it would be a bug of the plugin's
+            phase = f"after a Delta commit ({', '.join(in_delta)}), before the commit record"
+            phase += "" if ready else " (NO READY record)"
+        elif ready and self.delta:
+            phase = "ready (no Delta commit yet)"
         elif ready:
             phase = (
                 "publishing (table published, not committed)"
@@ -477,6 +520,60 @@ class Project:
                 else []
             )
         return phase, files
+
+    def delta_commits(self, model: str, batch: int) -> List[str]:
+        """The tables (of the model's table and late table) whose Delta log holds the batch's
+        idempotent commit: a txn action of the streaming query's id with the batch's version."""
+        loc = self.locations(model)
+        try:
+            app = json.loads((loc["spark"] / "metadata").read_text())["id"]
+        except (OSError, ValueError, KeyError):
+            return []
+        names = {"table": "table", "late": "late table"}
+        return [names[key] for key in names if (app, batch * IDLE_STEPS) in delta_txns(loc[key] / DELTA_LOG)]
+
+    def delta_logs(self, model: str) -> Dict[str, Path]:
+        loc = self.locations(model)
+        return {"table": loc["table"] / DELTA_LOG, "late table": loc["late"] / DELTA_LOG}
+
+
+def log_commits(log: Path) -> List[str]:
+    """The JSON commits of a Delta log folder (`<version, 20 digits>.json`)."""
+    try:
+        names = os.listdir(log)
+    except OSError:
+        return []
+    return [n for n in names if n.endswith(".json") and n[:-5].isdigit()]
+
+
+def txn_actions(path: Path) -> List[Tuple[str, int]]:
+    """(appId, version) of the txn actions in one Delta commit file."""
+    out = []
+    for line in path.read_text().splitlines():
+        action = json.loads(line) if line.strip() else {}
+        if "txn" in action:
+            out.append((action["txn"]["appId"], int(action["txn"]["version"])))
+    return out
+
+
+def delta_txns(log: Path) -> set:
+    return {t for name in log_commits(log) for t in txn_actions(log / name)}
+
+
+def await_delta_commit(proc: subprocess.Popen, log: Path, deadline: float) -> bool:
+    """Poll a Delta log until a new commit carrying a txn action (a micro-batch's idempotent
+    commit) appears in it (True), or the process ends or the deadline passes (False)."""
+    seen = set(log_commits(log))
+    while proc.poll() is None and time.time() < deadline:
+        for name in sorted(set(log_commits(log)) - seen):
+            try:
+                if txn_actions(log / name):
+                    return True
+            except (OSError, ValueError):
+                continue  # not readable yet: the next poll reads it again
+            seen.add(name)
+        time.sleep(0.01)
+    return False
 
 
 def read_log(path: Path) -> Dict[str, Any]:
@@ -548,6 +645,11 @@ def compare_snapshots(drill: Path, reference: Path, model: str) -> Dict[str, Any
 # the drill
 
 
+def after_delta_commit(record: Dict[str, Any]) -> bool:
+    """A model's batch had a Delta commit and no commit record when the round's kill landed."""
+    return any(p.startswith("after a Delta commit") for p in record["phases"].values())
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=20)
@@ -568,7 +670,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="the drilled project's window views on s3a:// (location_root), against moto's S3 API on 127.0.0.1 "
         "(tests/support/s3.py; hadoop-aws fetched by scripts/setup.sh); the reference stays on local files",
     )
+    parser.add_argument(
+        "--delta",
+        action="store_true",
+        help="both projects' window views Delta tables (file_format='delta', the profile's lakehouse: delta), the "
+        "drivers on .venv-delta's python; the tables compared as their current Delta versions; every second kill "
+        "aimed at a model's Delta commit",
+    )
     args = parser.parse_args(argv)
+    if args.delta and args.s3:
+        parser.error("--delta and --s3 together are not drilled yet: choose one")
+    if args.delta and not DELTA_PYTHON.exists():
+        parser.error(f"--delta needs {DELTA_PYTHON} (PySpark 4.1 + delta-spark): run bash scripts/setup.sh")
     if not args.s3:
         return drill_all(args, parser, None)
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, from the repository
@@ -593,12 +706,21 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
     driver = work / "driver.py"
     driver.write_text(DRIVER)
     where = f", the drilled window views on s3a://{store.bucket}/{SCHEMA} at {store.endpoint}" if store else ""
+    where += f", Delta tables (drivers on {DELTA_PYTHON})" if args.delta else ""
     print(
         f"kill drill: {args.rounds} rounds, seed {args.seed}, {args.rows} rows a delivery, in {work}{where}", flush=True
     )
+    if args.delta:
+        print(
+            f"delta: all {len(MODELS)} models drilled, none left out: the plugin refuses only a streaming Top-N "
+            "into Delta (docs/delta-iceberg.md), which is not among them; over windows with on_update stream into "
+            "Delta (replaceWhere on the event time's hours)",
+            flush=True,
+        )
+    python = str(DELTA_PYTHON) if args.delta else sys.executable
 
     began = time.time()
-    drill = Project(work / "drill", driver, sys.executable, store)
+    drill = Project(work / "drill", driver, python, store, args.delta)
     setup = [
         {"sql": f"create database if not exists {SCHEMA}"},
         {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
@@ -609,7 +731,7 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
         raise SystemExit(f"setup failed ({code}); see {drill.root / 'runs'}")
 
     # the reference: same deliveries, each followed by one uninterrupted run, in one process
-    reference = Project(work / "reference", driver, sys.executable)
+    reference = Project(work / "reference", driver, python, None, args.delta)
     steps_ref: List[Dict[str, Any]] = setup[:2]
     for r, rows in enumerate(deliveries):
         steps_ref += [{"sql": insert_sql(rows)}, {"dbt": ["run"]}, {"snapshot": str(reference.snapshots / str(r))}]
@@ -634,11 +756,18 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
     for r in range(1, args.rounds + 1):
         full = statistics.median(durations[-5:]) + 2.0  # + the interpreter's start before the log
         delay = rng.uniform(0.02, 1.10) * full
+        # with --delta every second kill waits for one model's Delta commit (table or late table)
+        aim = (rng.choice(sorted(MODELS)), rng.choice(("table", "late table"))) if args.delta and r % 2 == 0 else None
         drill.refresh()
         before = {m: drill.last_commit(m) for m in MODELS}
         proc, log_path, started = drill.start(f"r{r}-killed", [{"dbt": ["run"]}])
-        while time.time() < started + delay and proc.poll() is None:
-            time.sleep(0.05)
+        seen = False  # an aimed kill's Delta commit appeared
+        if aim is None:
+            while time.time() < started + delay and proc.poll() is None:
+                time.sleep(0.05)
+        else:
+            seen = await_delta_commit(proc, drill.delta_logs(aim[0])[aim[1]], started + 3 * full)
+            delay = time.time() - started
         jvm = bool(pids_where(lambda p, pid=proc.pid: in_group(pid)(p) and (p / "comm").read_text().strip() == "java"))
         killed = proc.poll() is None
         if killed:
@@ -653,6 +782,8 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
             "round": r,
             "delivery": r,
             "sleep_s": round(delay, 2),
+            "aimed_at": None if aim is None else f"{aim[0]}'s {aim[1]}",
+            "aimed_commit_seen": seen,
             "killed": killed,
             "exit": code,
             "jvm_up": jvm,
@@ -689,8 +820,9 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
         record["recovery"] = {m: (steps[0]["nodes"].get(m, {}).get("message") if steps else None) for m in MODELS}
         record["recovery_failures"] = failures
         rounds.append(record)
+        aimed = "" if aim is None else f" (aimed at {record['aimed_at']}'s Delta commit{'' if seen else ': not seen'})"
         print(
-            f"round {r:2d}: sleep {delay:5.1f}s {'KILLED' if killed else 'ended '} at {record['point']}"
+            f"round {r:2d}: sleep {delay:5.1f}s{aimed} {'KILLED' if killed else 'ended '} at {record['point']}"
             f"{' (removed ' + '+'.join(locks) + ')' if locks else ''}; recovery "
             f"{'FAILED ' + json.dumps(failures)[:300] if failures else 'ok'} in {seconds:.0f}s",
             flush=True,
@@ -745,11 +877,14 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
         "machine": f"{platform.node()} {platform.machine()} {os.cpu_count()} cpus, {platform.platform()}, Python {platform.python_version()}",
         "seed": args.seed,
         "store": f"s3a (moto at {store.endpoint})" if store else "local files",
+        "format": "delta" if args.delta else "parquet",
         "rows_per_delivery": args.rows,
         "workdir": str(work),
         "rounds": args.rounds,
         "killed": sum(r["killed"] for r in rounds),
         "kill_points": dict(Counter(r["point"].split(" [")[0] for r in rounds)),
+        "aimed_kills": sum(1 for r in rounds if r["aimed_commit_seen"] and r["killed"]),
+        "killed_after_delta_commit": sum(1 for r in rounds if r["killed"] and after_delta_commit(r)),
         "derby_lock_files_removed": drill.lock_files_removed,
         "lost": total["lost"],
         "duplicated": total["duplicated"],
@@ -762,6 +897,11 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
     }
     print("\n== kill drill summary")
     print(f"rounds {summary['rounds']}, killed {summary['killed']}, kill points {json.dumps(summary['kill_points'])}")
+    if args.delta:
+        print(
+            f"aimed at a Delta commit: {summary['aimed_kills']} kills; killed after a Delta commit and before the "
+            f"batch's commit record: {summary['killed_after_delta_commit']} rounds"
+        )
     print(
         f"{'model':18s} {'rows':>5s} {'late':>5s} {'lost':>5s} {'dup':>5s} {'unexp':>5s} {'failed rec.':>11s}  diverged after rounds"
     )
