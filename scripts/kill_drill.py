@@ -73,6 +73,10 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import yaml
 
+from dbt.adapters.window_views.spark.lakehouse import LAKEHOUSE_KEY
+from dbt.adapters.window_views.storage.delta import LOG as DELTA_LOG
+from dbt.adapters.window_views.storage.delta_stream import IDLE_STEPS  # batch N commits as txnVersion N * IDLE_STEPS
+
 SCHEMA = "drill"
 SOURCE = "ev"
 SECOND = 1_000_000
@@ -81,9 +85,6 @@ EPOCH = dt.datetime(1970, 1, 1)
 PROCESS_TIMEOUT = 1800
 ROOT = Path(__file__).resolve().parents[1]
 DELTA_PYTHON = ROOT / ".venv-delta" / "bin" / "python"  # scripts/setup.sh makes it: PySpark 4.1 + delta-spark
-LAKEHOUSE_KEY = "window_views.lakehouse"  # lakehouse.LAKEHOUSE_KEY: the profile's lakehouse in the session's params
-IDLE_STEPS = 1 << 20  # delta_stream.IDLE_STEPS: Spark's batch N commits to Delta as txnVersion N * IDLE_STEPS
-DELTA_LOG = "_delta_log"
 
 CONFIG = (
     "materialized='window_view', execution='streaming', emit='{emit}', late_data='table', "
@@ -524,13 +525,11 @@ class Project:
     def delta_commits(self, model: str, batch: int) -> List[str]:
         """The tables (of the model's table and late table) whose Delta log holds the batch's
         idempotent commit: a txn action of the streaming query's id with the batch's version."""
-        loc = self.locations(model)
         try:
-            app = json.loads((loc["spark"] / "metadata").read_text())["id"]
+            app = json.loads((self.locations(model)["spark"] / "metadata").read_text())["id"]
         except (OSError, ValueError, KeyError):
             return []
-        names = {"table": "table", "late": "late table"}
-        return [names[key] for key in names if (app, batch * IDLE_STEPS) in delta_txns(loc[key] / DELTA_LOG)]
+        return [name for name, log in self.delta_logs(model).items() if (app, batch * IDLE_STEPS) in delta_txns(log)]
 
     def delta_logs(self, model: str) -> Dict[str, Path]:
         loc = self.locations(model)
