@@ -16,6 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Optional, Union
 
+from sqlglot import exp
+
 from dbt.adapters.window_views.kinds.overwindows import OverPlan
 from dbt.adapters.window_views.kinds.own_window import RowsToWindow
 from dbt.adapters.window_views.kinds.topn import TopN
@@ -46,7 +48,7 @@ class AsWritten:
     output columns the stream's are."""
 
     kind: Union[TvfRows, SessionWindows]
-    sql: str
+    query: exp.Expression  # over the inputs' views, as a tree of its own
 
 
 @dataclass(frozen=True)

@@ -65,10 +65,10 @@ class Found:
 
 @dataclass(frozen=True)
 class Recognised:
-    """The model's kind and its SQL as the stream runs it (over the inputs' views)."""
+    """The model's kind and its query as the stream runs it (over the inputs' views)."""
 
     kind: ModelKind
-    sql: str
+    query: exp.Expression
 
 
 def recognise(found: Found) -> Recognised:
@@ -133,7 +133,7 @@ def _rows_to_own_window(found: Found) -> Optional[Recognised]:
             "set emit='on_window_close'",
         )
     found.read_views(True, (Bound.END,))
-    return Recognised(RowsToOwnWindow(window, joined), found.tree.sql("spark"))
+    return Recognised(RowsToOwnWindow(window, joined), found.tree)
 
 
 def _window_tvf(found: Found) -> Optional[Recognised]:
@@ -144,9 +144,9 @@ def _window_tvf(found: Found) -> Optional[Recognised]:
     window = found.windows[0]
     self_join = len(found.tables) == 1 and len(found.windows) > 1
     view = found.read_views(self_join, tuple(Bound))
-    sql = found.tree.sql("spark")
+    written = found.tree.copy()  # the rewrites below change found.tree in place
     rows: ModelKind = SessionWindows(window) if isinstance(window, Session) else TvfRows(window)
-    as_rows = Recognised(rows, sql)
+    as_rows = Recognised(rows, written)
     if not found.one_read:
         return as_rows
     if window.via is Via.WINDOW_AGGREGATE:
@@ -155,7 +155,7 @@ def _window_tvf(found: Found) -> Optional[Recognised]:
     if rewritten is None:
         return as_rows
     assert isinstance(rows, (TvfRows, SessionWindows))
-    return _partials(found.model, *rewritten, view, AsWritten(rows, sql)) or as_rows
+    return _partials(found.model, *rewritten, view, AsWritten(rows, written.copy())) or as_rows
 
 
 def _partials(
@@ -165,12 +165,12 @@ def _partials(
     then reads them from `view`), or None: the state is input rows."""
     if isinstance(window, Session):
         sessions = session_slicing.plan(tree, window, view)
-        return None if sessions is None else Recognised(SessionAggregate(window, sessions, written), tree.sql("spark"))
+        return None if sessions is None else Recognised(SessionAggregate(window, sessions, written), tree)
     try:
         panes = slicing.plan(tree, window, view)
     except slicing.SlicingError as exc:
         raise _fail(model, exc.problem, exc.fix) from exc
-    return None if panes is None else Recognised(PaneAggregate(window, panes, written), tree.sql("spark"))
+    return None if panes is None else Recognised(PaneAggregate(window, panes, written), tree)
 
 
 def _keyed_top_n(found: Found) -> Optional[Recognised]:
@@ -192,7 +192,7 @@ def _keyed_top_n(found: Found) -> Optional[Recognised]:
         )
     found.read_views(False, ())
     # rendered once the input reads its view (in place: the ranking's nodes stay in the tree)
-    return Recognised(KeyedTopN(ranking.top_n()), found.tree.sql("spark"))
+    return Recognised(KeyedTopN(ranking.top_n()), found.tree)
 
 
 def _over_windows(found: Found) -> Optional[Recognised]:
@@ -205,7 +205,7 @@ def _over_windows(found: Found) -> Optional[Recognised]:
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(found.model, exc, "see the README on streaming over windows") from exc
     found.read_views(False, ())
-    return Recognised(OverWindows(over), found.tree.sql("spark"))
+    return Recognised(OverWindows(over), found.tree)
 
 
 RECOGNISERS: Sequence[Callable[[Found], Optional[Recognised]]] = (

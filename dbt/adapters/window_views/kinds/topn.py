@@ -11,6 +11,7 @@ over windows stream it (overwindows.py), rows final as W passes them."""
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -38,10 +39,18 @@ class TopN:
     limit: int
     # the input rows the state keeps, read from the view the model reads its input from, with
     # their rank in RANK (a ranking by the same call over the same FROM and WHERE)
-    state_sql: str
-    # the model's SQL over such ranked rows in that view: the call read as their RANK, and HOME
+    state: exp.Expression
+    # the model's query over such ranked rows in that view: the call read as their RANK, and HOME
     # passed through to the output
-    output_sql: str
+    output: exp.Expr
+
+    @functools.cached_property
+    def state_sql(self) -> str:
+        return sqlexpr.to_sql(self.state)
+
+    @functools.cached_property
+    def output_sql(self) -> str:
+        return sqlexpr.to_sql(self.output)
 
 
 @dataclass(frozen=True)
@@ -57,8 +66,7 @@ class Ranking:
         """What a stream keeps, its state's query over the ranking SELECT's FROM as the tree reads
         it now: streaming/plan.py points that FROM at the input's view after finding the ranking."""
         keys = tuple(analysis.parse(p).name for p in self.call.partition_by)
-        state_sql, output_sql = _state_sql(self.call, self.limit), _output_sql(self.call)
-        return TopN(self.call.shown, self.kept_by, keys, self.limit, state_sql, output_sql)
+        return TopN(self.call.shown, self.kept_by, keys, self.limit, _state(self.call, self.limit), _output(self.call))
 
 
 def _limit(condition: exp.Expr, rank: str) -> Optional[int]:
@@ -185,19 +193,18 @@ def _check_keys_kept(what: str, outer: exp.Select, keys: List[str]) -> None:
         )
 
 
-def _state_sql(call: OverCall, limit: int) -> str:
+def _state(call: OverCall, limit: int) -> exp.Expression:
     """The input rows ranked at most `limit` by the call, over the SELECT's own FROM and WHERE,
     with their rank in RANK: the rows the state keeps, as `SELECT *` over the input keeps them."""
     ranked = call.select.copy()
     for key in ("order", "limit", "distinct", "qualify"):
         ranked.set(key, None)
     ranked.set("expressions", [exp.Star(), exp.alias_(call.node.copy(), RANK)])
-    kept = exp.select("*").from_(ranked.subquery(sqlexpr.ROWS)).where(exp.column(RANK) <= limit)
-    return sqlexpr.to_sql(kept)
+    return exp.select("*").from_(ranked.subquery(sqlexpr.ROWS)).where(exp.column(RANK) <= limit)
 
 
-def _output_sql(call: OverCall) -> str:
-    """The model's SQL over the rows `_state_sql` ranks, without ranking them again: the call
+def _output(call: OverCall) -> exp.Expr:
+    """The model's query over the rows `_state` ranks, without ranking them again: the call
     read as their RANK, HOME added to the ranking SELECT and the one around it (but where they
     select `*`, which passes it)."""
     tree = call.select.root()
@@ -214,4 +221,4 @@ def _output_sql(call: OverCall) -> str:
             select.append("expressions", exp.column(HOME))
             if select.args.get("group") is not None:  # one home per key: grouping by it too changes nothing
                 select.args["group"].append("expressions", exp.column(HOME))
-    return sqlexpr.to_sql(copy)
+    return copy

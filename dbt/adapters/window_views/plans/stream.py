@@ -4,6 +4,7 @@ anything runs, so `dbt compile` refuses what a stream cannot honour with the run
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
@@ -73,18 +74,27 @@ class StreamPlan:
 
     model: str
     config: WindowViewConfig
-    sql: str  # the model SQL reading the inputs' views instead of the upstream tables
-    output_sql: str  # `sql` with calls kept as prefix state reading it from `view` (prefix.py)
+    query: exp.Expression  # the model's query reading the inputs' views instead of the upstream tables
+    output: Optional[exp.Expression]  # `query` with calls kept as prefix state read from `view` (prefix.py)
     inputs: Tuple[StreamInput, ...]  # one, or several: a window join or a UNION ALL (`shape`)
     shape: InputShape
     kind: ModelKind  # decided once (registry.py): the engines look it up
     fingerprint: str
     bounds: WindowBounds = WindowBounds()
-    query: Optional[exp.Expression] = None  # `sql` as a tree, parsed once (`parsed`)
 
     def parsed(self) -> exp.Expression:
-        """`sql` as a tree of the caller's own (a copy): a micro-batch's rewrites never parse it again."""
-        return self.query.copy() if self.query is not None else analysis.parse(self.sql)
+        """`query` as a tree of the caller's own (a copy): a micro-batch's rewrites change it."""
+        return self.query.copy()
+
+    @functools.cached_property
+    def sql(self) -> str:
+        """`query` as the Spark SQL a micro-batch runs, rendered once."""
+        return self.query.sql("spark")
+
+    @functools.cached_property
+    def output_sql(self) -> str:
+        """The SQL the stream writes the output of: `output` where the plan keeps prefix state."""
+        return self.sql if self.output is None else sqlexpr.to_sql(self.output)
 
     @property
     def window(self) -> Optional[tvf.WindowTvf]:
@@ -116,14 +126,12 @@ class StreamPlan:
         written = self.kind.written if isinstance(self.kind, partials) else None
         if written is None:
             return None
-        query = analysis.parse(written.sql)
         return dataclasses.replace(
             self,
-            sql=written.sql,
-            output_sql=written.sql,
+            query=written.query,
+            output=None,
             kind=written.kind,
-            fingerprint=fingerprint(query, None, self.config),
-            query=query,
+            fingerprint=fingerprint(written.query, None, self.config),
         )
 
     @property
@@ -379,7 +387,7 @@ def _bounds(model: str, config: WindowViewConfig, tree: exp.Expression, needed: 
     return WindowBounds(found.get(Bound.START), found[Bound.END], tuple(hidden))
 
 
-def normalized(query: exp.Expression) -> str:
+def normalized(query: exp.Expr) -> str:
     """The query as sqlglot reads it: formatting and comments do not count."""
     return query.sql("spark", comments=False)
 
@@ -392,7 +400,8 @@ def fingerprint(query: exp.Expression, output: Optional[exp.Expression], config:
     """What decides that the state no longer fits the model: its normalized query (and `output`,
     the query the stream writes, where it is another) and window config (not trigger or storage
     settings, nor formatting and comments)."""
-    queries = [normalized(query)] + ([normalized(output)] if output is not None else [])
+    # the output as Spark runs it: its CTEs of one name apart (sqlexpr.to_sql)
+    queries = [normalized(query)] + ([normalized(sqlexpr.apart(output))] if output is not None else [])
     return _digest([FINGERPRINT_VERSION, *queries, config.emit, config.late_data, watermark_of(config).describe()])
 
 
@@ -441,14 +450,11 @@ def build(
     one_read = shape is InputShape.SINGLE and len(windows) == 1
     found = registry.Found(model, config, tree, tuple(windows), tuple(own_calls), tuple(tables), one_read, views)
     recognised = registry.recognise(found)
-    sql, kind = recognised.sql, recognised.kind
+    query, kind = recognised.query, recognised.kind
     over = kind.over if isinstance(kind, model_kind.OverWindows) else None
-    written = analysis.parse(sql)
-    rewritten = prefix.rewrite(written.copy(), over.prefix) if over is not None and over.prefix else None
-    output_sql = sql if rewritten is None else sqlexpr.to_sql(rewritten)
-    output = None if output_sql == sql else analysis.parse(output_sql)
-    digest = fingerprint(written, output, config)
-    return StreamPlan(model, config, sql, output_sql, views.inputs, shape, kind, digest, views.bounds, written)
+    output = prefix.rewrite(query.copy(), over.prefix) if over is not None and over.prefix else None
+    digest = fingerprint(query, output, config)
+    return StreamPlan(model, config, query, output, views.inputs, shape, kind, digest, views.bounds)
 
 
 class _Views:

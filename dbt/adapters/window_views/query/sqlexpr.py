@@ -75,10 +75,10 @@ _EPOCH_MICROS = parse("unix_micros(cast(:value as timestamp))")
 
 def to_sql(node: exp.Expr) -> str:
     """An expression as Spark SQL."""
-    return _ctes_apart(node).sql(DIALECT)
+    return apart(node).sql(DIALECT)
 
 
-def _ctes_apart(tree: exp.Expr) -> exp.Expr:
+def apart(tree: exp.Expr) -> exp.Expr:
     """sqlglot writes Spark SQL with every CTE moved to the top, so CTEs of one name in different
     scopes (two pane plans' `_wv_panes`) would clash there: each such CTE gets its WITH's index."""
     counts = Counter(cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE))

@@ -101,8 +101,8 @@ def plan(tree: exp.Expression, window: Session, view: str) -> Optional[Slicing]:
     subquery.set("this", sessions)
     return Slicing(
         rows_view,
-        sqlexpr.to_sql(_merged(per_time.subquery(names.internal("times")), window, leaves, columns)),
-        sqlexpr.to_sql(_merged(exp.to_table(merge_view), window, leaves, columns)),
+        _merged(per_time.subquery(names.internal("times")), window, leaves, columns),
+        _merged(exp.to_table(merge_view), window, leaves, columns),
         merge_view,
         (*window.group_by, START, LAST, *columns),
         tuple(window.group_by),

@@ -11,6 +11,7 @@ does a TUMBLE with approx_count_distinct (see `plan`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import List, Optional, Tuple
 
@@ -41,11 +42,19 @@ class Slicing:
     stream's view."""
 
     rows_view: str  # where the new rows go
-    partial_sql: str  # the new rows' pane partials (reads rows_view)
-    merge_sql: str  # one row per pane from the union of old and new partials (reads merge_view)
+    partial: exp.Expression  # the new rows' pane partials (reads rows_view)
+    merge: exp.Expression  # one row per pane from the union of old and new partials (reads merge_view)
     merge_view: str
     columns: Tuple[str, ...]  # the pane state's columns: keys, [_wv_s,] _wv_p, partials
     keys: Tuple[str, ...]  # window_aggregate's group_by
+
+    @functools.cached_property
+    def partial_sql(self) -> str:
+        return sqlexpr.to_sql(self.partial)
+
+    @functools.cached_property
+    def merge_sql(self) -> str:
+        return sqlexpr.to_sql(self.merge)
 
 
 def pane_subquery(tree: exp.Expression) -> Optional[exp.Subquery]:
@@ -82,7 +91,7 @@ def _is_sketch(leaf: exp.Expression) -> bool:
     return isinstance(leaf, exp.Anonymous) and leaf.name.lower() == "hll_sketch_agg"
 
 
-def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str:
+def _merge(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> exp.Expression:
     """One row per `pane_key` (group keys, [_wv_s,] _wv_p), each partial merged as it combines."""
     merged: List[exp.Expr] = []
     for projection in partial.expressions:
@@ -98,7 +107,7 @@ def _merge_sql(partial: exp.Select, pane_key: Tuple[str, ...], view: str) -> str
             combined = exp.func(MERGE[type(leaf)], exp.column(name))
         merged.append(exp.alias_(combined, name))
     group = [exp.column(k, quoted=True) for k in pane_key]
-    return sqlexpr.to_sql(exp.select(*merged).from_(view).group_by(*group))
+    return exp.select(*merged).from_(view).group_by(*group)
 
 
 def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Slicing]:
@@ -136,8 +145,8 @@ def plan(tree: exp.Expression, window: tvf.WindowTvf, view: str) -> Optional[Sli
     merge_view = f"{view}_merge"
     return Slicing(
         rows_view,
-        sqlexpr.to_sql(partial),
-        _merge_sql(partial, pane_key, merge_view),
+        partial,
+        _merge(partial, pane_key, merge_view),
         merge_view,
         tuple(p.alias_or_name for p in partial.expressions),
         tuple(window.group_by),

@@ -17,7 +17,6 @@ from sqlglot.optimizer.scope import traverse_scope
 from dbt.adapters.window_views.errors import AnalysisError
 from dbt.adapters.window_views.names import internal
 from dbt.adapters.window_views.plans.stream import StreamPlan
-from dbt.adapters.window_views.query import analysis
 
 # a pruned input row's file: the late rows, which the late table keeps whole, are read again from it
 # (batch_files.py)
@@ -25,15 +24,15 @@ FILE = internal("file")
 FILE_PATH = "_metadata.file_path"
 
 
-def _reads(plan: StreamPlan) -> List[Tuple[str, List[str]]]:
+def _reads(plan: StreamPlan) -> List[Tuple[exp.Expression, List[str]]]:
     """The SQL the stream runs over input rows, each with the views it reads the inputs from (in
     the inputs' order): a sliced aggregate's partials step (its one input in `rows_view`), else
     the model SQL and its prefix-state form. A sliced aggregate's model as written runs over
     input rows only to describe the output (runner._output_schema), over all columns."""
     if plan.slicing is not None:
-        return [(plan.slicing.partial_sql, [plan.slicing.rows_view])]
+        return [(plan.slicing.partial, [plan.slicing.rows_view])]
     views = [i.view for i in plan.inputs]
-    return [(sql, views) for sql in dict.fromkeys((plan.sql, plan.output_sql))]
+    return [(query, views) for query in (plan.query, plan.output) if query is not None]
 
 
 def _columns(query: exp.Expression, views: Mapping[str, Sequence[str]]) -> Optional[Dict[str, Set[str]]]:
@@ -61,11 +60,7 @@ def columns_read(plan: StreamPlan, columns: Sequence[Sequence[str]]) -> Optional
     """Per input (`columns`: each input's own, in order), the columns the stream needs of it, in
     the input's order: those its SQL reads and the watermark column. None: all of them."""
     needed: List[Set[str]] = [{plan.watermark.column.lower()} for _ in plan.inputs]
-    for sql, views in _reads(plan):
-        try:
-            query = analysis.parse(sql)
-        except AnalysisError:
-            return None  # SQL sqlglot cannot read: all columns
+    for query, views in _reads(plan):
         read = _columns(query, {view.lower(): cols for view, cols in zip(views, columns)})
         if read is None:
             return None
