@@ -28,11 +28,10 @@ from dbt.adapters.window_views.plans.window_view import WindowViewPlan, summary
 from dbt.adapters.window_views.query import ddl, macro_arguments, sqlexpr
 from dbt.adapters.window_views.query.intervals import describe_epoch_micros
 from dbt.adapters.window_views.relation_cache import LazyRelationCache
-from dbt.adapters.window_views.spark.session import embedded_settings, remote_url, spark_session
+from dbt.adapters.window_views.spark.session import TIME_ZONE, embedded_settings, remote_url, spark_session
 from dbt.adapters.window_views.storage.table_files import TableFiles
 
 logger = AdapterLogger("WindowViews")
-TIME_ZONE = "spark.sql.session.timeZone"
 
 
 @dataclass

@@ -41,6 +41,7 @@ JVM_GONE = (
     "or it was killed; Spark's log above says which); fix: run dbt again, a new dbt process starts Spark "
     f"anew (if a model ran it out of memory, give Spark more memory first: {MORE_MEMORY})"
 )
+TIME_ZONE = "spark.sql.session.timeZone"  # UTC here: the plugin cuts windows and buckets in UTC
 SPARK_OOM_EXIT = 52  # Spark's exit code for a JVM that ran out of memory (SparkExitCode.OOM)
 JVM_EXIT_WAIT = 10  # seconds a stopped context's JVM gets to exit and tell why
 JAVA_HINT = (
@@ -129,7 +130,7 @@ def _embedded_defaults(target_dir: Path) -> Dict[str, str]:
         ),
         # derby.log goes to derby.system.home, the current directory unless told otherwise
         "spark.driver.extraJavaOptions": java_options(target_dir),
-        "spark.sql.session.timeZone": "UTC",
+        TIME_ZONE: "UTC",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
