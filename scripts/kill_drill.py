@@ -48,13 +48,22 @@ a new commit of the log carrying Delta's txn action (the batch's idempotent comm
 once, so it lands after that Delta commit and before (or just after) the batch's commit record;
 the phase read from the checkpoint and the tables' Delta logs says where it landed.
 
+--kafka drills the same four models over a Kafka topic instead of a table: the tests' broker
+(Apache Kafka in KRaft mode, tests/support/kafka.py) on 127.0.0.1, one topic per project, and the
+source `ev` declared as a Kafka source (docs/kafka.md: JSON payloads, the profile's `kafka: true`).
+A delivery is one batch of JSON messages produced to the project's topic (confluent-kafka, in the
+driver process, in place of the `insert into`); the stream's checkpoint keeps the topic's offsets,
+so a killed micro-batch is redone over the same messages. The broker runs beside the drill (not in
+any killed process group) and is stopped by its pid when the drill ends.
+
 Usage: bash scripts/kill_drill.sh [--rounds 20] [--seed 0] [--rows 24] [--workdir DIR] [--out summary.json]
-                                  [--parallel-reference] [--keep] [--s3 | --delta]
+                                  [--parallel-reference] [--keep] [--s3 | --delta | --kafka]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as dt
 import json
 import os
@@ -69,10 +78,11 @@ import tempfile
 import time
 from collections import Counter
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Tuple
 
 import yaml
 
+from dbt.adapters.window_views.spark.kafka_jars import KAFKA_KEY
 from dbt.adapters.window_views.spark.lakehouse import LAKEHOUSE_KEY
 from dbt.adapters.window_views.storage.delta import LOG as DELTA_LOG
 from dbt.adapters.window_views.storage.delta_stream import IDLE_STEPS  # batch N commits as txnVersion N * IDLE_STEPS
@@ -137,6 +147,13 @@ for step in plan["steps"]:
     entry = {"kind": next(iter(step))}
     if "sql" in step:
         session().sql(step["sql"])
+    elif "produce" in step:  # a delivery on the project's Kafka topic, all sent before the next step
+        from confluent_kafka import Producer
+        producer = Producer({"bootstrap.servers": plan["kafka"], "linger.ms": 0, "log_level": 0})
+        for value in step["produce"]:
+            producer.produce(plan["topic"], value=value)
+        if producer.flush(30):
+            raise SystemExit("messages left unsent to " + plan["topic"])
     elif "snapshot" in step and plan.get("delta"):  # each table's current version, as plain parquet
         target = Path(step["snapshot"])
         for table in plan["tables"]:
@@ -204,6 +221,13 @@ def insert_sql(rows: List[Dict[str, Any]]) -> str:
 
     values = ", ".join(lit(r) for r in rows)
     return f"insert into {SCHEMA}.{SOURCE} select * from values {values} as ev(id, k, v, ts)"
+
+
+def payload(row: Dict[str, Any]) -> str:
+    """A row as the Kafka source's JSON message (a NULL time as JSON null: late, as in the table)."""
+    ts = row["ts"]
+    when = None if ts is None else (EPOCH + dt.timedelta(microseconds=ts)).isoformat(sep=" ", timespec="microseconds")
+    return json.dumps({"id": row["id"], "k": row["k"], "v": row["v"], "ts": when})
 
 
 def make_deliveries(rng: random.Random, count: int, size: int) -> List[List[Dict[str, Any]]]:
@@ -314,14 +338,38 @@ def mirror(store: Any, folder: Path) -> None:
         client.download_file(store.bucket, key, str(target))
 
 
+def source_table(kafka: Optional[str], topic: str) -> Dict[str, Any]:
+    """The source `ev` of sources.yml: a table of the schema, or (at a broker) a Kafka source on
+    `topic` whose JSON payloads carry the table's columns."""
+    if kafka is None:
+        return {"name": SOURCE}
+    declared = {"bootstrap_servers": kafka, "topic": topic, "format": "json", "starting_offsets": "earliest"}
+    columns = [("id", "int"), ("k", "string"), ("v", "int"), ("ts", "timestamp")]
+    return {
+        "name": SOURCE,
+        "meta": {"window_views": {"kafka": declared}},
+        "columns": [{"name": name, "data_type": kind} for name, kind in columns],
+    }
+
+
 class Project:
     """A dbt project with its own Spark home (Derby metastore + warehouse)."""
 
-    def __init__(self, root: Path, driver: Path, python: str, store: Optional[Any] = None, delta: bool = False) -> None:
+    def __init__(
+        self,
+        root: Path,
+        driver: Path,
+        python: str,
+        store: Optional[Any] = None,
+        delta: bool = False,
+        kafka: Optional[str] = None,
+    ) -> None:
         self.root = root
         self.store = store  # moto's S3 API (tests/support/s3.py): the window views on s3a://, under SCHEMA/
         self.delta = delta  # the window views (and their late tables) Delta tables; the profile's lakehouse: delta
+        self.kafka = kafka  # a broker's bootstrap: the source is this project's topic there, not a table
         self.name = root.name
+        self.topic = f"kd_{self.name}"
         self.home = root / "spark"
         self.project = root / "project"
         # on s3a: a local copy of the bucket's SCHEMA/ objects, taken before the checkpoint is read
@@ -345,6 +393,7 @@ class Project:
             "server_side_parameters": self.spark_params(),
             **({"s3": store.profile()} if store else {}),
             **({"lakehouse": "delta"} if delta else {}),
+            **({"kafka": True} if kafka else {}),
         }
         (self.project / "profiles.yml").write_text(
             yaml.safe_dump({"kill_drill": {"target": "dev", "outputs": {"dev": profile}}})
@@ -353,7 +402,9 @@ class Project:
             yaml.safe_dump(
                 {
                     "version": 2,
-                    "sources": [{"name": "raw", "schema": "{{ target.schema }}", "tables": [{"name": SOURCE}]}],
+                    "sources": [
+                        {"name": "raw", "schema": "{{ target.schema }}", "tables": [source_table(kafka, self.topic)]}
+                    ],
                 }
             )
         )
@@ -363,6 +414,20 @@ class Project:
             (self.project / "models" / f"{model}.sql").write_text(
                 f"{{{{ config({CONFIG.format(emit=emit)}{located}) }}}}\n{sql}\n"
             )
+
+    def setup(self) -> List[Dict[str, Any]]:
+        """The schema, and the source table unless the source is a Kafka topic (the plugin makes
+        its view at the first run)."""
+        steps: List[Dict[str, Any]] = [{"sql": f"create database if not exists {SCHEMA}"}]
+        if self.kafka is None:
+            steps.append(
+                {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"}
+            )
+        return steps
+
+    def delivery(self, rows: List[Dict[str, Any]]) -> Dict[str, Any]:
+        """The step that delivers `rows`: an `insert into` the source table, or its messages on the topic."""
+        return {"sql": insert_sql(rows)} if self.kafka is None else {"produce": [payload(r) for r in rows]}
 
     def spark_params(self) -> Dict[str, str]:
         return {
@@ -383,11 +448,17 @@ class Project:
             json.dumps(
                 {
                     "project": str(self.project),
-                    "spark_params": {**self.spark_params(), **({LAKEHOUSE_KEY: "delta"} if self.delta else {})},
+                    "spark_params": {
+                        **self.spark_params(),
+                        **({LAKEHOUSE_KEY: "delta"} if self.delta else {}),
+                        **({KAFKA_KEY: "true"} if self.kafka else {}),  # the connector, whoever starts Spark
+                    },
                     "schema_dir": str(self.schema_dir),
                     "schema": SCHEMA,
                     "s3": s3_plan(self.store),
                     "delta": self.delta,
+                    "kafka": self.kafka,
+                    "topic": self.topic,
                     "tables": [t for m in MODELS for t in (m, f"{m}__late")],
                     "log": str(log),
                     "steps": steps,
@@ -676,25 +747,68 @@ def main(argv: Optional[List[str]] = None) -> int:
         "drivers on .venv-delta's python; the tables compared as their current Delta versions; every second kill "
         "aimed at a model's Delta commit",
     )
+    parser.add_argument(
+        "--kafka",
+        action="store_true",
+        help="the source a Kafka topic per project on the tests' broker on 127.0.0.1 (tests/support/kafka.py), "
+        "each delivery a batch of JSON messages produced to it; the profiles' kafka: true (the connector and the "
+        "broker's jars fetched by scripts/setup.sh)",
+    )
     args = parser.parse_args(argv)
-    if args.delta and args.s3:
-        parser.error("--delta and --s3 together are not drilled yet: choose one")
+    if sum((args.delta, args.s3, args.kafka)) > 1:
+        parser.error("--delta, --s3 and --kafka are drilled one at a time yet: choose one")
     if args.delta and not DELTA_PYTHON.exists():
         parser.error(f"--delta needs {DELTA_PYTHON} (PySpark 4.1 + delta-spark): run bash scripts/setup.sh")
-    if not args.s3:
-        return drill_all(args, parser, None)
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # tests.support, from the repository
+    sys.path.insert(0, str(ROOT))  # tests.support (moto's S3 API, the Kafka broker), from the repository
+    if args.kafka and not kafka_jars_fetched():
+        parser.error("--kafka needs Kafka's broker jars and Spark's Kafka connector: run bash scripts/setup.sh")
+    if args.s3 or args.kafka:
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the servers on the way out
+    with contextlib.ExitStack() as servers:
+        store = servers.enter_context(s3_store()) if args.s3 else None
+        broker = servers.enter_context(kafka_broker()) if args.kafka else None
+        return drill_all(args, parser, store, broker)
+
+
+def kafka_jars_fetched() -> bool:
+    from dbt.adapters.window_views.spark import kafka_jars
+    from tests.support import kafka
+
+    return kafka.cached() and bool(kafka_jars.jars_if_cached())
+
+
+@contextlib.contextmanager
+def s3_store() -> Iterator[Any]:
+    """moto's S3 API on 127.0.0.1 (tests/support/s3.py), stopped on the way out."""
     from tests.support import s3
 
     store = s3.Server().start()
     try:
-        return drill_all(args, parser, store)
+        yield store
     finally:
         store.stop()
 
 
-def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: Optional[Any]) -> int:
-    """The drill itself, on local files or (with `store`) on s3a."""
+@contextlib.contextmanager
+def kafka_broker() -> Iterator[Any]:
+    """The tests' Kafka broker on 127.0.0.1 (tests/support/kafka.py), its files in a temp dir;
+    stopped by its pid and its files removed on the way out."""
+    from tests.support import kafka
+
+    home = Path(tempfile.mkdtemp(prefix="kill_drill_kafka_"))
+    broker = kafka.Broker(home)
+    try:
+        yield broker.start()
+    finally:
+        broker.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def drill_all(
+    args: argparse.Namespace, parser: argparse.ArgumentParser, store: Optional[Any], broker: Optional[Any]
+) -> int:
+    """The drill itself, on local files or (with `store`) on s3a; the source a table or (with
+    `broker`) a Kafka topic."""
     rng = random.Random(args.seed)
     deliveries = make_deliveries(rng, args.rounds + 1, args.rows)
     temp = args.workdir is None
@@ -706,6 +820,7 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
     driver.write_text(DRIVER)
     where = f", the drilled window views on s3a://{store.bucket}/{SCHEMA} at {store.endpoint}" if store else ""
     where += f", Delta tables (drivers on {DELTA_PYTHON})" if args.delta else ""
+    where += f", the source a Kafka topic per project at {broker.bootstrap}" if broker else ""
     print(
         f"kill drill: {args.rounds} rounds, seed {args.seed}, {args.rows} rows a delivery, in {work}{where}", flush=True
     )
@@ -719,27 +834,25 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
     python = str(DELTA_PYTHON) if args.delta else sys.executable
 
     began = time.time()
-    drill = Project(work / "drill", driver, python, store, args.delta)
-    setup = [
-        {"sql": f"create database if not exists {SCHEMA}"},
-        {"sql": f"create table {SCHEMA}.{SOURCE} (id int, k string, v int, ts timestamp) using parquet"},
-        {"sql": insert_sql(deliveries[0])},
-    ]
-    code, log, _ = drill.run("setup", setup)
+    bootstrap = broker.bootstrap if broker else None
+    drill = Project(work / "drill", driver, python, store, args.delta, bootstrap)
+    reference = Project(work / "reference", driver, python, None, args.delta, bootstrap)
+    for topic in (drill.topic, reference.topic) if broker else ():
+        broker.create_topic(topic)
+    code, log, _ = drill.run("setup", [*drill.setup(), drill.delivery(deliveries[0])])
     if code != 0:
         raise SystemExit(f"setup failed ({code}); see {drill.root / 'runs'}")
 
     # the reference: same deliveries, each followed by one uninterrupted run, in one process
-    reference = Project(work / "reference", driver, python, None, args.delta)
-    steps_ref: List[Dict[str, Any]] = setup[:2]
+    steps_ref = reference.setup()
     for r, rows in enumerate(deliveries):
-        steps_ref += [{"sql": insert_sql(rows)}, {"dbt": ["run"]}, {"snapshot": str(reference.snapshots / str(r))}]
+        steps_ref += [reference.delivery(rows), {"dbt": ["run"]}, {"snapshot": str(reference.snapshots / str(r))}]
     ref_proc = reference.start("reference", steps_ref) if args.parallel_reference else None
 
     def recovery_steps(r: int) -> List[Dict[str, Any]]:
         steps: List[Dict[str, Any]] = [{"dbt": ["run"]}, {"snapshot": str(drill.snapshots / str(r))}]
         if r < args.rounds:
-            steps.append({"sql": insert_sql(deliveries[r + 1])})
+            steps.append(drill.delivery(deliveries[r + 1]))
         return steps
 
     # the calibration run: delivery 0, uninterrupted; its dbt step's duration from the process start
@@ -877,6 +990,7 @@ def drill_all(args: argparse.Namespace, parser: argparse.ArgumentParser, store: 
         "seed": args.seed,
         "store": f"s3a (moto at {store.endpoint})" if store else "local files",
         "format": "delta" if args.delta else "parquet",
+        "source": f"Kafka topics at {broker.bootstrap}" if broker else "a parquet table",
         "rows_per_delivery": args.rows,
         "workdir": str(work),
         "rounds": args.rounds,
