@@ -271,6 +271,25 @@ def test_a_batch_plan_runs_the_rewritten_sql():
     assert excluded.properties()["window_views.over_windows"].endswith("EXCLUDE CURRENT ROW)")
 
 
+def test_a_groups_frame_is_listed_in_the_properties_as_written():
+    grouped = plan(
+        "select id, sum(v) over (order by ts groups between unbounded preceding and current row) as s from main.ev"
+    )
+    assert grouped.properties()["window_views.over_windows"].upper() == (
+        "SUM(V) OVER (ORDER BY TS GROUPS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW)"
+    )
+
+
+def test_a_stream_s_properties_show_its_over_windows_as_written():
+    streamed = plan(
+        "select id, ts, sum(v) over (order by ts, id rows between 1 preceding and current row exclude "
+        "current row) as s from main.ev",
+        **PARTIAL_RUNS["streaming"],
+    )
+    assert "EXCLUDE" not in streamed.stream_plan.sql.upper()
+    assert streamed.properties()["window_views.over_windows"].endswith("EXCLUDE CURRENT ROW)")
+
+
 PARTIAL_RUNS = {
     "streaming": {"execution": "streaming", "watermark": {"column": "ts", "delay": "1 minute"}},
     "batches": {"event_time": "ts", "batch_size": "day", "begin": "2024-01-01"},

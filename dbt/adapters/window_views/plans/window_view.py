@@ -170,7 +170,9 @@ class WindowViewPlan:
         if self.stream is not None:
             windowed = model_kind.window_of(self.stream.kind) is not None
             kind = "window_views.windows" if windowed else "window_views.over_windows"
-            properties[kind] = self.stream.describe()
+            # over windows as the model writes them, not as frames.py rewrote them for Spark
+            written = isinstance(self.stream.kind, model_kind.OverWindows) and self.over_calls
+            properties[kind] = "; ".join(self.over_calls) if written else self.stream.describe()
             return properties
         if self.windows:
             properties["window_views.windows"] = "; ".join(self.windows)
@@ -507,10 +509,8 @@ class _Compiled:
             return cls(compiled_code, None, None, windows, error=exc)
         try:
             over = tuple(call.sql for call in analysis.over_calls(tree) if not call.generated)
-        except AnalysisError:
-            return cls(
-                compiled_code, tree, None, windows
-            )  # Spark parses what sqlglot cannot; batch on_update does not need it
+        except AnalysisError:  # Spark parses what sqlglot cannot; batch on_update does not need it
+            return cls(compiled_code, tree, None, windows, analysis.written_calls(tree))
         return cls(compiled_code, tree, tree, windows, over)
 
     @property

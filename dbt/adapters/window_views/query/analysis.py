@@ -220,10 +220,7 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
         )
         func = function(node)
         lead_offset = row_offset(func, said) if isinstance(func, exp.Lead) else None
-        # the macros' SQL uses only `_wv_` columns and fields of `_wv_` structs, or is under their
-        # marker (a pane plan partitions by the user's group_by keys)
-        columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
-        generated = _in_macro(node) or bool(columns) and all(names.is_reserved(c.table or c.name) for c in columns)
+        generated = _generated(node, definition)
         calls.append(
             OverCall(
                 sql=call,
@@ -239,6 +236,28 @@ def over_calls(tree: exp.Expression) -> List[OverCall]:
             )
         )
     return calls
+
+
+def written_calls(tree: exp.Expression) -> Tuple[str, ...]:
+    """The model's own window function calls as it writes them, where over_calls cannot read
+    their frames (GROUPS: frames.py rewrites them): what the table's properties list."""
+    found = []
+    for node in tree.find_all(exp.Window):
+        select = node.find_ancestor(exp.Select)
+        if node.arg_key == "windows" or select is None:
+            continue
+        base = node.args.get("alias")
+        definition = _named_windows(select).get(base.name.lower(), node) if base is not None else node
+        if not _generated(node, definition):
+            found.append(node.sql(sqlexpr.ModelSql))
+    return tuple(found)
+
+
+def _generated(node: exp.Window, definition: exp.Window) -> bool:
+    """A call the macros' SQL holds: it uses only `_wv_` columns and fields of `_wv_` structs, or is
+    under their marker (a pane plan partitions by the user's group_by keys)."""
+    columns = [*node.find_all(exp.Column), *definition.find_all(exp.Column)]
+    return _in_macro(node) or bool(columns) and all(names.is_reserved(c.table or c.name) for c in columns)
 
 
 def _in_macro(node: exp.Expression) -> bool:
