@@ -15,6 +15,7 @@ from dbt_common.exceptions import DbtRuntimeError
 from dbt.adapters.window_views.batch import incremental
 from dbt.adapters.window_views.batch.incremental import _first_line
 from dbt.adapters.window_views.errors import ModelOutputError, ModelSqlError
+from dbt.adapters.window_views.kinds import registry
 from dbt.adapters.window_views.kinds.partials import panes
 from dbt.adapters.window_views.model.config import BatchSize, ConfigError, WindowViewConfig
 from dbt.adapters.window_views.plans.batch_reads import Closing, shape_of
@@ -229,7 +230,8 @@ def tvf_sql(*markers: str, read: str = "`s`.`events`") -> str:
 
 def shape(sql: str, event_time: str = "window_time", size: str = "day", closing: bool = False, **config):
     b = parse(event_time=event_time, batch_size=size, begin="2024-01-01", **config).batches
-    return shape_of("m", analysis.parse(sql), tvf.find(sql), b, closing)
+    tree = analysis.parse(sql)
+    return shape_of("m", tree, registry.batch_kind("m", tree, tvf.find(sql), closing), b)
 
 
 def test_a_batch_reads_each_window_back_by_its_reach_and_keeps_its_own():

@@ -9,12 +9,15 @@
 - RowsToOwnWindow: one input's rows joined to their own window's aggregate (Nexmark's q7);
 - OverWindows: window functions ordered by the watermark column;
 - KeyedTopN: a ranking kept by its rank per key, which no window closes.
+
+An incremental batch window view (batch_size) is one of two kinds, decided by the same registry:
+WindowBatches (window TVFs) or OverBatches (over windows).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Optional, Union
+from typing import TYPE_CHECKING, Optional, Tuple, Union
 
 from sqlglot import exp
 
@@ -22,7 +25,7 @@ from dbt.adapters.window_views.kinds.overwindows import OverPlan
 from dbt.adapters.window_views.kinds.own_window import RowsToWindow
 from dbt.adapters.window_views.kinds.topn import TopN
 from dbt.adapters.window_views.query.tvf import WindowTvf
-from dbt.adapters.window_views.query.windows import Session
+from dbt.adapters.window_views.query.windows import Session, Window
 
 if TYPE_CHECKING:  # the partials planners (plans/slicing.py) build on kinds/panes.py
     from dbt.adapters.window_views.kinds.partials.slicing import Slicing
@@ -92,6 +95,26 @@ class KeyedTopN:
 
 
 ModelKind = Union[TvfRows, SessionWindows, PaneAggregate, SessionAggregate, RowsToOwnWindow, OverWindows, KeyedTopN]
+
+
+@dataclass(frozen=True)
+class WindowBatches:
+    """Incremental batches of window TVFs: a batch reads each input back as far as the windows
+    it owns reach (plans/batch_reads.TvfShape)."""
+
+    windows: Tuple[Window, ...]
+
+
+@dataclass(frozen=True)
+class OverBatches:
+    """Incremental batches of over windows: a batch reads the tables its over windows read
+    directly over its range, widened by their reach (plans/over_reads.py)."""
+
+    tables: Tuple[exp.Table, ...]
+
+
+# an incremental batch window view's kind (batch_size), decided once (registry.batch_kind)
+BatchKind = Union[WindowBatches, OverBatches]
 
 
 def window_of(kind: ModelKind) -> Optional[WindowTvf]:

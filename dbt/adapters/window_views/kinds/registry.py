@@ -5,12 +5,15 @@ The order is the order a model's problems are reported in: the window TVF's own 
 is the watermark's), then rows joined to their own window, the window TVF (kept as partials where
 its aggregates decompose), a keyed Top-N, and over windows. A recogniser that claims the model
 points its reads at the inputs' views (`Found.read_views`), as what it keeps is planned over them.
+
+An incremental batch window view (batch_size) gets its kind here too (`batch_kind`): window
+TVFs or over windows, each refusing what batches cannot own.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 from sqlglot import exp
 
@@ -18,21 +21,24 @@ from dbt.adapters.window_views.errors import AnalysisError, ModelSqlError
 from dbt.adapters.window_views.kinds import overwindows, own_window, topn
 from dbt.adapters.window_views.kinds.model_kind import (
     AsWritten,
+    BatchKind,
     KeyedTopN,
     ModelKind,
+    OverBatches,
     OverWindows,
     PaneAggregate,
     RowsToOwnWindow,
     SessionAggregate,
     SessionWindows,
     TvfRows,
+    WindowBatches,
 )
 from dbt.adapters.window_views.kinds.partials import session_slicing, slicing, tvf_aggregate
 from dbt.adapters.window_views.model.config import Emit, Watermark, WindowViewConfig
 from dbt.adapters.window_views.query import analysis
 from dbt.adapters.window_views.query.tvf import WindowTvf
 from dbt.adapters.window_views.query.window_columns import Bound
-from dbt.adapters.window_views.query.windows import Session, Via
+from dbt.adapters.window_views.query.windows import Session, Via, Window
 
 Table = Tuple[Optional[str], str]
 # points the model's reads at the inputs' views (a second read of one input only if allowed) and
@@ -214,3 +220,77 @@ RECOGNISERS: Sequence[Callable[[Found], Optional[Recognised]]] = (
     _keyed_top_n,
     _over_windows,
 )
+
+
+@dataclass(frozen=True)
+class BatchFound:
+    """What an incremental batch window view's SQL holds, as the batch recognisers read it."""
+
+    model: str
+    tree: exp.Expression
+    windows: Tuple[Window, ...]  # the window TVFs its compiled code's markers name
+    over: Tuple[analysis.OverCall, ...]  # the model's own over windows
+    closing: bool  # emit='on_window_close'
+
+
+def batch_kind(model: str, tree: exp.Expression, windows: Sequence[Window], closing: bool) -> BatchKind:
+    """The kind of an incremental batch window view, or the ModelSqlError naming what its batches
+    cannot own and the fix."""
+    over = tuple(call for call in analysis.over_calls(tree) if not call.generated)
+    found = BatchFound(model, tree, tuple(windows), over, closing)
+    for recogniser in BATCH_RECOGNISERS:
+        kind = recogniser(found)
+        if kind is not None:
+            return kind
+    raise _fail(
+        model,
+        "has batch_size but neither a window TVF nor an over window, so no batch owns its rows",
+        "remove batch_size (a plain dbt incremental model with incremental_strategy='microbatch' fits it)",
+    )
+
+
+def _window_batches(found: BatchFound) -> Optional[BatchKind]:
+    if not found.windows:
+        return None
+    if found.over:
+        raise _fail(
+            found.model,
+            f"with batch_size it computes both window TVFs and the over window `{found.over[0].shown}`, which "
+            "incremental batches do not own together yet",
+            "compute the over window in a downstream window_view model, or remove batch_size",
+        )
+    return WindowBatches(found.windows)
+
+
+def _over_batches(found: BatchFound) -> Optional[BatchKind]:
+    if not found.over:
+        return None
+    tables = over_tables(found.tree)
+    if not tables:
+        raise _fail(
+            found.model,
+            f"with batch_size its over window `{found.over[0].shown}` must read its input table directly",
+            "read the ref()/source() in the SELECT with the over window (`from {{ ref(...) }}`)",
+        )
+    if found.closing:
+        raise _fail(
+            found.model,
+            "with batch_size its over windows cannot be emit='on_window_close' yet (a batch would hold back the "
+            "rows whose frame the watermark has not closed)",
+            "use emit='on_update', or remove batch_size",
+        )
+    return OverBatches(tables)
+
+
+def over_tables(tree: exp.Expression) -> Tuple[exp.Table, ...]:
+    """The tables the SELECTs with the model's own over windows read directly (not a CTE)."""
+    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
+    tables: Dict[int, exp.Table] = {}
+    for call in analysis.over_calls(tree):
+        source = getattr(call.select.args.get("from_"), "this", None)
+        if not call.generated and isinstance(source, exp.Table) and source.name.lower() not in ctes:
+            tables[id(source)] = source
+    return tuple(tables.values())
+
+
+BATCH_RECOGNISERS: Sequence[Callable[[BatchFound], Optional[BatchKind]]] = (_window_batches, _over_batches)

@@ -3,8 +3,9 @@ range widened by the windows' reach (reach.py, the rule the microbatch path's ma
 the output rows whose event_time the batch holds kept, so each window or row is computed once,
 whole, by the batch that owns it.
 
-The shape is decided once per model (plan.py, at compile time, so a model that cannot run by
-batches fails `dbt compile`); a run asks it for each batch's SQL.
+The model's kind is decided once (kinds/registry.batch_kind, at compile time, so a model that
+cannot run by batches fails `dbt compile`) and its shape looked up here; a run asks the shape
+for each batch's SQL.
 - window TVFs (and window_aggregate's pane plans, which read their input once, under their
   window's marker): each input read from the first window start its owned windows need
   (`Reach.read`) to the batch's end. event_time window_time owns a window by window_time (the
@@ -26,7 +27,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
-from dbt.adapters.window_views.kinds import emit
+from dbt.adapters.window_views.kinds import emit, registry
+from dbt.adapters.window_views.kinds.model_kind import BatchKind, WindowBatches
 from dbt.adapters.window_views.kinds.reach import ReachError, TimeRange, as_datetime, micros, reach_of
 from dbt.adapters.window_views.model.config import Batches, BatchSize
 from dbt.adapters.window_views.names import internal
@@ -189,7 +191,7 @@ class OverBatchShape(BatchShape):
 
     def sql(self, batch: BatchSpan, closing: Optional[Closing] = None, parts: Sequence[BatchSpan] = ()) -> str:
         tree = self.base.copy()
-        for table in _over_tables(tree):
+        for table in registry.over_tables(tree):
             table.replace(over_reads.dbt_filtered(table, self.event_time, batch.start, batch.end))
         widened = over_reads.owned(analysis.parse(sqlexpr.to_sql(tree)), self.owns_null_times(batch))
         if widened is None:
@@ -289,63 +291,21 @@ def _carries_rows(query: exp.Expression) -> bool:
     return isinstance(query, exp.Select) and any(e.alias_or_name == _ROW for e in query.expressions)
 
 
-def _over_tables(tree: exp.Expression) -> List[exp.Table]:
-    """The tables the SELECTs with over windows read directly (not a CTE)."""
-    ctes = {cte.alias_or_name.lower() for cte in tree.find_all(exp.CTE)}
-    tables: Dict[int, exp.Table] = {}
-    for call in analysis.over_calls(tree):
-        source = getattr(call.select.args.get("from_"), "this", None)
-        if not call.generated and isinstance(source, exp.Table) and source.name.lower() not in ctes:
-            tables[id(source)] = source
-    return list(tables.values())
-
-
 def unreadable(model: str, exc: AnalysisError) -> ModelSqlError:
     """The refusal of a model with batch_size whose compiled code sqlglot cannot parse: its
     batches rewrite the query's tree."""
     return ModelSqlError.from_analysis(model, exc, "write the model's SQL as one query")
 
 
-def shape_of(
-    model: str, tree: exp.Expression, windows: Sequence[Window], batches: Batches, closing: bool = False
-) -> BatchShape:
-    """The batch shape of the model's parsed query and the window TVFs its compiled code's
-    markers name, or the error naming what it cannot own by batches and the fix."""
-    windows = list(windows)
-    over = [call for call in analysis.over_calls(tree) if not call.generated]
-    if windows and over:
-        raise ModelSqlError(
-            model,
-            f"with batch_size it computes both window TVFs and the over window `{over[0].shown}`, which incremental "
-            "batches do not own together yet",
-            "compute the over window in a downstream window_view model, or remove batch_size",
-        )
+def shape_of(model: str, tree: exp.Expression, kind: BatchKind, batches: Batches) -> BatchShape:
+    """The batches of the model's parsed query by its kind (registry.batch_kind), or the error
+    naming what they cannot own and the fix."""
     shape: BatchShape
-    if windows:
-        shape = _tvf_shape(model, tree, windows, batches)
-    elif over:
-        tables = _over_tables(tree)
-        if not tables:
-            raise ModelSqlError(
-                model,
-                f"with batch_size its over window `{over[0].shown}` must read its input table directly",
-                "read the ref()/source() in the SELECT with the over window (`from {{ ref(...) }}`)",
-            )
-        if closing:
-            raise ModelSqlError(
-                model,
-                "with batch_size its over windows cannot be emit='on_window_close' yet (a batch would hold back the "
-                "rows whose frame the watermark has not closed)",
-                "use emit='on_update', or remove batch_size",
-            )
-        reads = tuple(Read(_name(t), batches.event_time) for t in tables)
-        shape = OverBatchShape(tree.copy(), batches.event_time, reads, batches.begin)
+    if isinstance(kind, WindowBatches):
+        shape = _tvf_shape(model, tree, kind.windows, batches)
     else:
-        raise ModelSqlError(
-            model,
-            "has batch_size but neither a window TVF nor an over window, so no batch owns its rows",
-            "remove batch_size (a plain dbt incremental model with incremental_strategy='microbatch' fits it)",
-        )
+        reads = tuple(Read(_name(t), batches.event_time) for t in kind.tables)
+        shape = OverBatchShape(tree.copy(), batches.event_time, reads, batches.begin)
     try:  # the rewrite's own checks (an over window's reach, its ORDER BY), now rather than at the run
         shape.sql(BatchSpan(batches.begin, batches.begin + timedelta(hours=1)))
     except AnalysisError as exc:
@@ -353,7 +313,7 @@ def shape_of(
     return shape
 
 
-def _tvf_shape(model: str, tree: exp.Expression, windows: List[Window], batches: Batches) -> TvfShape:
+def _tvf_shape(model: str, tree: exp.Expression, windows: Tuple[Window, ...], batches: Batches) -> TvfShape:
     column = batches.event_time.lower()
     if column not in _WINDOW_COLUMNS:
         raise ModelConfigError(

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, 
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import AnalysisError, ModelConfigError, ModelSqlError
-from dbt.adapters.window_views.kinds import emit, model_kind, overwindows, time_bucket
+from dbt.adapters.window_views.kinds import emit, model_kind, overwindows, registry, time_bucket
 from dbt.adapters.window_views.model.config import (
     TIME_TYPES,
     Emit,
@@ -120,13 +120,7 @@ class WindowViewPlan:
         close_query = None
         if stream is None and parsed.emit is Emit.ON_WINDOW_CLOSE:
             close_sql, close_query = _close_sql(model, compiled, owned, parsed)
-        closing = parsed.emit is Emit.ON_WINDOW_CLOSE
-        shape = None
-        if parsed.batches is not None:
-            if tree is None:
-                raise batch_reads.unreadable(model, compiled.required_error)
-            _check_whole_reads(model, tree, parsed)
-            shape = batch_reads.shape_of(model, tree, compiled.windows, parsed.batches, closing)
+        shape = _batches(model, compiled, parsed)
         labels = tuple(window.label() for window in compiled.windows)
         return cls(
             model,
@@ -410,6 +404,19 @@ def _close_sql(
     except AnalysisError as exc:
         raise ModelSqlError.from_analysis(model, exc, fix) from exc
     return sql, tree
+
+
+def _batches(model: str, compiled: "_Compiled", config: WindowViewConfig) -> Optional[batch_reads.BatchShape]:
+    """An incremental batch window view's batches (None: no batch_size): its kind decided once by
+    the registry, the kind's shape looked up."""
+    if config.batches is None:
+        return None
+    tree = compiled.tree
+    if tree is None:
+        raise batch_reads.unreadable(model, compiled.required_error)
+    _check_whole_reads(model, tree, config)
+    kind = registry.batch_kind(model, tree, compiled.windows, config.emit is Emit.ON_WINDOW_CLOSE)
+    return batch_reads.shape_of(model, tree, kind, config.batches)
 
 
 def _spark_frames(model: str, compiled: "_Compiled", config: WindowViewConfig) -> "_Compiled":
