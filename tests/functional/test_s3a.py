@@ -8,6 +8,7 @@ profile's credentials and shows the secret nowhere."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -53,6 +54,41 @@ def server(spark):
         yield started
     finally:
         started.stop()
+
+
+TOTALS = (
+    "{{{{ config(materialized='window_view', location_root='{location}') }}}}\n"
+    "with bids as (select timestamp'2020-04-15 08:07:00' as bidtime, 2 as price)\n"
+    "select window_start, window_end, sum(price) as price, count(*) as bids\n"
+    "from {{{{ window_views.tumble('bids', 'bidtime', '10 minutes') }}}}\ngroup by window_start, window_end\n"
+)
+
+
+def profile_project(folder, schema: str, s3_profile) -> None:
+    """A dbt project in `folder` whose profile's `s3` is `s3_profile`, for a dbt process of its own
+    (its Spark started from that profile)."""
+    home = folder / "spark"
+    (folder / "models").mkdir()
+    (folder / "dbt_project.yml").write_text(
+        yaml.safe_dump({"name": "s3_profile", "version": "1.0", "config-version": 2, "profile": "s3_profile"})
+    )
+    settings = {
+        "spark.sql.warehouse.dir": str(home / "warehouse"),
+        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
+        "spark.driver.extraJavaOptions": TEST_JVM,
+        "spark.ui.enabled": "false",
+    }
+    profile = {"type": "window_views", "schema": schema, "threads": 1, "server_side_parameters": settings}
+    (folder / "profiles.yml").write_text(
+        yaml.safe_dump({"s3_profile": {"target": "dev", "outputs": {"dev": {**profile, "s3": s3_profile}}}})
+    )
+
+
+def in_own_process(driver: str, folder, timeout: int = 300) -> "subprocess.CompletedProcess[str]":
+    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        [sys.executable, "-c", driver], env=env, capture_output=True, text=True, timeout=timeout, cwd=folder
+    )
 
 
 def root(server, project, what: str) -> str:
@@ -192,39 +228,75 @@ def test_s3_failures_are_named_with_the_fix(project, server, bucket, says, execu
     assert "software.amazon" not in text and "\tat " not in text, text
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the runner's run lock (streaming/runner.py, _acquire) still wraps S3's named failure in the "
+    "checkpoint's 'make it writable' fix; it needs spark_errors.s3_failure as the query's failures have it",
+)
+@pytest.mark.parametrize(
+    "bucket, says",
+    [
+        (MISSING, f"S3 bucket '{MISSING}' does not exist"),
+        (LOCKED, "S3 refused this dbt's credentials"),
+        (GONE, "no S3 endpoint answers at 127.0.0.1:"),
+    ],
+    ids=["no-bucket", "wrong-credentials", "endpoint-down"],
+)
+def test_a_stream_failing_on_s3_as_it_starts_names_s3_not_its_checkpoint(project, server, bucket, says):
+    """S3 failing a stream's first write (its checkpoint's run lock): S3's cause and fix alone,
+    not the checkpoint to be made writable, which would not mend it."""
+    make_source(project)
+    deliver(project, DELIVERIES[0])
+    location = f"s3a://{bucket}/{project.schema}"
+    project.model("m", streaming("m", location))
+    text = errors(project.dbt("run", "-s", "m", ok=False))
+    assert f"window_view model 'm' at {location}/m__checkpoint: {says}" in text, text
+    assert "writable" not in text and "cannot write its checkpoint" not in text, text
+
+
+def test_a_dead_endpoint_in_the_profile_fails_in_seconds(tmp_path):
+    """The profile's s3.endpoint on a closed port: a batch and a streaming window view on s3a each
+    fail within seconds with the endpoint and the fix (S3A's default retries took about four
+    minutes a model), S3A's retries shortened because the endpoint did not answer as the session
+    started (docs/s3.md)."""
+    port, schema = s3.free_port(), "t_s3_dead"
+    dead = {"endpoint": f"http://127.0.0.1:{port}", "path_style": True, "access_key_id": "k", "secret_access_key": "s"}
+    profile_project(tmp_path, schema, dead)
+    location = f"s3a://wv-lake/{schema}"
+    models = tmp_path / "models"
+    (models / "totals.sql").write_text(TOTALS.format(location=location))
+    # the stream's input on local disk: an append-only model the same run builds first
+    (models / "bids.sql").write_text(
+        "{{ config(materialized='incremental', incremental_strategy='append', file_format='parquet') }}\n"
+        "select timestamp'2020-04-15 08:07:00' as bidtime, 2 as price, 'A' as item\n"
+    )
+    (models / "stream.sql").write_text(
+        streaming("stream", location).replace("source('raw', 'bid')", "ref('bids')"),
+    )
+    where = ["--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)]
+    driver = f"from dbt.cli.main import dbtRunner; dbtRunner().invoke(['run', *{where!r}])\n"
+    # S3A's default retries would take about four minutes for each of the two models
+    done = in_own_process(driver, tmp_path, timeout=240)
+    assert f"S3 endpoint 127.0.0.1:{port} does not answer (Connection refused)" in done.stdout, done.stdout[-3000:]
+    ran = json.loads((tmp_path / "target" / "run_results.json").read_text())["results"]
+    results = {r["unique_id"].rsplit(".", 1)[1]: r for r in ran}
+    assert results["bids"]["status"] == "success", results["bids"]
+    for name in ("totals", "stream"):
+        result = results[name]
+        assert result["status"] == "error" and result["execution_time"] < 60, result
+        message = result["message"]
+        assert f"no S3 endpoint answers at 127.0.0.1:{port} for {location}/" in message, message
+        assert "fix: start the S3 service, or correct s3.endpoint in the profile" in message, message
+
+
 def test_a_profile_s_s3_reaches_the_store_and_its_secret_is_never_shown(server, tmp_path):
     """A dbt process of its own, its Spark started from the profile's `s3` alone: the model is
     written to the bucket with the profile's credentials, and neither `dbt debug`, dbt's output nor
     its debug log shows the secret."""
-    home = tmp_path / "spark"
     schema = "t_s3_profile"
-    (tmp_path / "models").mkdir()
-    (tmp_path / "dbt_project.yml").write_text(
-        yaml.safe_dump({"name": "s3_profile", "version": "1.0", "config-version": 2, "profile": "s3_profile"})
-    )
-    settings = {
-        "spark.sql.warehouse.dir": str(home / "warehouse"),
-        "spark.hadoop.javax.jdo.option.ConnectionURL": f"jdbc:derby:;databaseName={home / 'metastore_db'};create=true",
-        "spark.driver.extraJavaOptions": TEST_JVM,
-        "spark.ui.enabled": "false",
-    }
-    profile = {
-        "type": "window_views",
-        "schema": schema,
-        "threads": 1,
-        "server_side_parameters": settings,
-        "s3": server.profile(),
-    }
-    (tmp_path / "profiles.yml").write_text(
-        yaml.safe_dump({"s3_profile": {"target": "dev", "outputs": {"dev": profile}}})
-    )
+    profile_project(tmp_path, schema, server.profile())
     location = f"s3a://{server.bucket}/{schema}"
-    (tmp_path / "models" / "totals.sql").write_text(
-        f"{{{{ config(materialized='window_view', location_root='{location}') }}}}\n"
-        "with bids as (select timestamp'2020-04-15 08:07:00' as bidtime, 2 as price)\n"
-        "select window_start, window_end, sum(price) as price, count(*) as bids\n"
-        "from {{ window_views.tumble('bids', 'bidtime', '10 minutes') }}\ngroup by window_start, window_end\n"
-    )
+    (tmp_path / "models" / "totals.sql").write_text(TOTALS.format(location=location))
     # `dbt debug` (it prints the profile's connection settings) and `dbt --debug run`, in one process
     where = ["--project-dir", str(tmp_path), "--profiles-dir", str(tmp_path)]
     driver = (
@@ -233,10 +305,7 @@ def test_a_profile_s_s3_reaches_the_store_and_its_secret_is_never_shown(server, 
         f"ran = dbtRunner().invoke(['--debug', 'run', *{where!r}]).success\n"
         "sys.exit(0 if shown and ran else 1)\n"
     )
-    env = {**os.environ, "DBT_SEND_ANONYMOUS_USAGE_STATS": "false", "PYTHONPATH": str(REPO)}
-    done = subprocess.run(
-        [sys.executable, "-c", driver], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
-    )
+    done = in_own_process(driver, tmp_path)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert [k for k in server.keys(f"{schema}/totals/") if k.endswith(".parquet")]
     # what `dbt debug` shows of the connection holds the endpoint, and no credential

@@ -5,7 +5,9 @@ the SDK's bundle, and S3's failures named with their fix."""
 from __future__ import annotations
 
 import json
+import socket
 import subprocess
+import time
 
 import pytest
 from dbt_common.exceptions import DbtRuntimeError
@@ -91,6 +93,7 @@ def test_the_secret_reaches_the_session_only():
 
 def test_the_session_gets_hadoop_aws_only_when_asked(tmp_path, monkeypatch):
     monkeypatch.setenv(lakehouse.CACHE_ENV, str(tmp_path))
+    monkeypatch.setattr(s3, "unreachable", lambda endpoint: None)  # the endpoint answers
     assert s3.with_s3({"spark.master": "local[2]"}) == {"spark.master": "local[2]"}
     runtime = s3.connector("3.5.0")
     assert runtime.coordinates.startswith("org.apache.hadoop:hadoop-aws:3.5.0,software.amazon.awssdk:s3:2.35.4,")
@@ -145,7 +148,12 @@ NO_CREDENTIALS = (
 )
 NO_ENDPOINT = (
     "java.net.ConnectException: listObjects() on s3a://deadb/t: software.amazon.awssdk.core.exception."
-    "SdkClientException: Unable to execute HTTP request: Connect to 127.0.0.1:44375 failed: Connection refused"
+    "SdkClientException: Unable to execute HTTP request: Connect to 127.0.0.1:44375 [/127.0.0.1] failed: "
+    "Connection refused"
+)
+NO_HOST = (
+    "java.net.UnknownHostException: getFileStatus on s3a://b/t: software.amazon.awssdk.core.exception."
+    "SdkClientException: Unable to execute HTTP request: nosuch.example: Name or service not known"
 )
 
 
@@ -155,7 +163,12 @@ NO_ENDPOINT = (
         (NO_BUCKET, "S3 bucket 'nosuch' does not exist (at s3a://nosuch/t); fix: create it (aws s3 mb s3://nosuch)"),
         (REFUSED, "S3 refused this dbt's credentials for s3a://locked/t/m; fix: check s3.access_key_id"),
         (NO_CREDENTIALS, "no S3 credentials for s3a://bucket/cp/model.json: neither the profile nor the environment"),
-        (NO_ENDPOINT, "no S3 endpoint answers for s3a://deadb/t; fix: start the S3 service, or correct s3.endpoint"),
+        (
+            NO_ENDPOINT,
+            "no S3 endpoint answers at 127.0.0.1:44375 for s3a://deadb/t; fix: start the S3 service, or correct "
+            "s3.endpoint",
+        ),
+        (NO_HOST, "no S3 endpoint answers at nosuch.example for s3a://b/t; fix: start the S3 service"),
     ],
 )
 def test_s3_failures_are_named_by_cause(text, says):
@@ -166,3 +179,47 @@ def test_s3_failures_are_named_by_cause(text, says):
 def test_other_failures_are_left_to_their_own_words():
     assert s3.named("java.io.FileNotFoundException: /tmp/x: Connection refused") is None
     assert s3.named("[DIVIDE_BY_ZERO] Division by zero at s3a://b/t") is None
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def test_a_dead_endpoint_gets_s3a_s_retries_shortened():
+    """An endpoint that refuses the probe: S3A gives up after one attempt (about four minutes of
+    backoff otherwise), the settings' own values kept; the probe itself takes no time."""
+    dead = {s3.HADOOP + "endpoint": f"http://127.0.0.1:{closed_port()}", s3.HADOOP + "retry.limit": "3"}
+    began = time.monotonic()
+    shortened = s3.fail_fast(dead)
+    assert time.monotonic() - began < 1
+    assert shortened == {
+        s3.HADOOP + "attempts.maximum": "0",
+        s3.HADOOP + "retry.interval": "10ms",
+        s3.HADOOP + "connection.establish.timeout": "5s",
+    }
+    # behind a proxy the probe cannot tell: S3A's own retries stay
+    assert s3.fail_fast({**dead, s3.HADOOP + "proxy.host": "proxy"}) == {}
+
+
+def test_a_live_endpoint_keeps_s3a_s_retries():
+    with socket.socket() as live:
+        live.bind(("127.0.0.1", 0))
+        live.listen()
+        port = live.getsockname()[1]
+        assert s3.fail_fast({s3.HADOOP + "endpoint": f"http://127.0.0.1:{port}"}) == {}
+
+
+@pytest.mark.parametrize(
+    ("settings", "where"),
+    [
+        ({"endpoint": "http://127.0.0.1:9000"}, "127.0.0.1:9000"),
+        ({"endpoint": "https://s3.eu-west-1.amazonaws.com"}, "s3.eu-west-1.amazonaws.com:443"),
+        ({"endpoint": "minio.local", "connection.ssl.enabled": "false"}, "minio.local:80"),
+        ({"endpoint.region": "eu-west-1"}, "s3.eu-west-1.amazonaws.com:443"),
+        ({}, "s3.amazonaws.com:443"),
+    ],
+)
+def test_the_probed_endpoint_is_where_s3a_connects(settings, where):
+    assert str(s3.Endpoint.from_settings({s3.HADOOP + k: v for k, v in settings.items()})) == where

@@ -15,6 +15,7 @@ from dbt.adapters.window_views.streaming.spark_errors import (
     _mismatch,
     chain,
     changed_input,
+    s3_failure,
     spark_error,
     unreadable_file,
     unwritable_checkpoint,
@@ -205,17 +206,61 @@ def test_an_analysis_errors_logical_plan_is_left_out():
         "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: /wh/x__checkpoint/spark/sources/0/"
         ".2.0e84.tmp (Operation not permitted) SQLSTATE: XXKST",
         "terminated with exception: file:/wh/x__checkpoint/spark/offsets/.3.tmp (Permission denied)",
-        "java.nio.file.AccessDeniedException: s3a://b/x__checkpoint/spark/offsets/3: getFileStatus on ...",
+        "org.apache.hadoop.security.AccessControlException: Permission denied: user=dbt, access=WRITE, "
+        'inode="/wh/x__checkpoint/spark/offsets":hdfs:supergroup:drwxr-xr-x',
+        "java.nio.file.AccessDeniedException: gs://b/x__checkpoint/spark/offsets/3: getFileStatus on ...",
     ],
 )
 def test_spark_denied_its_checkpoint_names_the_folder_and_the_fix(text):
-    checkpoint = "s3a://b/x__checkpoint" if "s3a" in text else "/wh/x__checkpoint"
+    checkpoint = "gs://b/x__checkpoint" if "gs://" in text else "/wh/x__checkpoint"
     failure = unwritable_checkpoint("x", text, checkpoint)
     assert failure is not None
     message = failure.msg
     assert message.startswith(f"window_view model 'x' at {checkpoint}: cannot write its checkpoint (")
     assert "make the checkpoint directory and everything under it writable" in message
     assert ".tmp" not in message and "runId" not in message
+
+
+@pytest.mark.parametrize(
+    "text, said, fix",
+    [
+        (
+            "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: java.nio.file."
+            "AccessDeniedException: s3a://b/x__checkpoint/spark/offsets/3: getFileStatus on s3a://b/x__checkpoint/"
+            "spark/offsets/3: software.amazon.awssdk.services.s3.model.S3Exception: Forbidden (Service: S3, Status "
+            "Code: 403):SignatureDoesNotMatch SQLSTATE: XXKST",
+            "S3 refused this dbt's credentials for s3a://b/x__checkpoint/spark/offsets/3",
+            "check s3.access_key_id and s3.secret_access_key",
+        ),
+        (
+            "[STREAM_FAILED] Query [id = 1, runId = 2] terminated with exception: java.net.ConnectException: "
+            "getFileStatus on s3a://b/x__checkpoint/spark/offsets: software.amazon.awssdk.core.exception."
+            "SdkClientException: Unable to execute HTTP request: Connect to 127.0.0.1:9 [/127.0.0.1] failed: "
+            "Connection refused SQLSTATE: XXKST",
+            "no S3 endpoint answers at 127.0.0.1:9 for s3a://b/x__checkpoint/spark/offsets",
+            "start the S3 service, or correct s3.endpoint",
+        ),
+        (
+            # the plugin's own file operations raise S3's failure already named (storage/filesystems.py)
+            "S3 bucket 'b' does not exist (at s3a://b/x__checkpoint/run.lock); fix: create it (aws s3 mb s3://b), "
+            "or correct the bucket in the model's location_root",
+            "S3 bucket 'b' does not exist (at s3a://b/x__checkpoint/run.lock)",
+            "create it (aws s3 mb s3://b)",
+        ),
+    ],
+    ids=["refused", "no-endpoint", "already-named"],
+)
+def test_s3_failing_a_stream_is_named_by_its_cause_not_the_checkpoint(text, said, fix):
+    """S3 failing Spark's checkpoint writes: S3's cause and fix, not the checkpoint made writable
+    (which would not mend it)."""
+    checkpoint = "s3a://b/x__checkpoint"
+    for failure in (unwritable_checkpoint("x", text, checkpoint), s3_failure("x", text, checkpoint)):
+        assert failure is not None
+        message = failure.msg
+        assert message.startswith(f"window_view model 'x' at {checkpoint}: {said}; fix: {fix}"), message
+        assert message.endswith("then run again: committed micro-batches are kept"), message
+        assert "writable" not in message and "SQLSTATE" not in message, message
+    assert s3_failure("x", "terminated with exception: /wh/x__checkpoint/.3.tmp (Permission denied)", "/wh") is None
 
 
 def test_a_denied_file_outside_the_checkpoint_is_not_the_checkpoints():

@@ -1,7 +1,9 @@
 """S3 (`s3a://` locations) on the Spark the plugin starts: hadoop-aws and the few AWS SDK modules it
 needs, fetched once into the user's cache (`fetch`, run by scripts/setup.sh), named in `spark.jars`
 only when the profile has an `s3` key; the profile's S3 settings as `spark.hadoop.fs.s3a.*`; and
-S3's failures named with their fix instead of Hadoop's stack (docs/s3.md).
+S3's failures named with their fix instead of Hadoop's stack (docs/s3.md). An endpoint that does
+not answer as the session starts gets S3A's retries shortened (`fail_fast`), so an `s3a://`
+location fails in seconds rather than after S3A's minutes of backoff.
 
 hadoop-aws's POM pulls the AWS SDK's `bundle` (686 MB); `fetch` excludes it and resolves the SDK's
 own modules instead (about 14 MB). Credentials in the profile reach Spark's configuration only
@@ -11,13 +13,15 @@ own modules instead (about 14 MB). Credentials in the profile reach Spark's conf
 from __future__ import annotations
 
 import re
+import socket
 import sys
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Set, Tuple
 from urllib.parse import urlparse
 
 import pyspark
+from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 
 from dbt.adapters.window_views.spark import lakehouse
@@ -31,6 +35,19 @@ BUNDLE = "software.amazon.awssdk:bundle"
 SDK_MODULES = ("s3", "s3-transfer-manager", "sts", "apache-client", "netty-nio-client")
 # the SDK release each hadoop-aws was built with (its POM's aws-java-sdk-v2.version)
 SDK_BY_HADOOP = {"3.5.0": "2.35.4"}
+# S3A's retries of a dead endpoint, on its defaults (5 SDK attempts inside 7 backed-off retries of
+# each call) take about four minutes to fail one call: with an endpoint that did not answer the
+# probe, one attempt each and a short connect, unless the settings already give their own
+FAIL_FAST = {
+    "attempts.maximum": "0",
+    "retry.limit": "0",
+    "retry.interval": "10ms",
+    "connection.establish.timeout": "5s",
+}
+PROBE_SECONDS = 3.0  # a connect to a live endpoint takes milliseconds; a dropped one waits this long
+
+logger = AdapterLogger("WindowViews")
+_TOLD: Set[str] = set()  # the dead endpoints this process has said it shortened retries for
 
 
 @dataclass(frozen=True)
@@ -190,14 +207,69 @@ def wanted(params: Mapping[str, str]) -> bool:
 
 
 def with_s3(params: Mapping[str, str]) -> Dict[str, str]:
-    """The embedded session's settings with hadoop-aws's jars when the profile has `s3`; the
-    profile's key removed."""
+    """The embedded session's settings with hadoop-aws's jars when the profile has `s3`, and S3A's
+    retries shortened when its endpoint does not answer (fail_fast); the profile's key removed."""
     settings = {k: v for k, v in params.items() if k != S3_KEY}
     if not wanted(params):
         return settings
     for jar in cached_jars(connector()):
         settings["spark.jars"] = lakehouse.appended(settings.get("spark.jars"), str(jar))
-    return settings
+    return {**settings, **fail_fast(settings)}
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where S3A sends its requests, as the session's settings say: the host and port it connects
+    to (the region's AWS endpoint without `fs.s3a.endpoint`)."""
+
+    host: str
+    port: int
+
+    @classmethod
+    def from_settings(cls, settings: Mapping[str, str]) -> "Endpoint":
+        secure = str(settings.get(HADOOP + "connection.ssl.enabled", "true")).lower() != "false"
+        given = settings.get(HADOOP + "endpoint") or _aws_host(settings.get(HADOOP + "endpoint.region"))
+        # S3A takes a bare host as well as a URL
+        url = urlparse(given if "://" in given else f"{'https' if secure else 'http'}://{given}")
+        port = url.port or (443 if url.scheme == "https" else 80)
+        return cls(url.hostname or given, port)
+
+    def __str__(self) -> str:
+        return f"{self.host}:{self.port}"
+
+
+def _aws_host(region: Optional[str]) -> str:
+    return f"s3.{region}.amazonaws.com" if region else "s3.amazonaws.com"
+
+
+def unreachable(endpoint: Endpoint, seconds: float = PROBE_SECONDS) -> Optional[str]:
+    """Why a TCP connection to `endpoint` cannot be opened (refused, no such host, no answer in
+    `seconds`), or None when it can."""
+    try:
+        socket.create_connection((endpoint.host, endpoint.port), timeout=seconds).close()
+    except OSError as exc:
+        return exc.strerror or type(exc).__name__
+    return None
+
+
+def fail_fast(settings: Mapping[str, str]) -> Dict[str, str]:
+    """S3A's settings that make an endpoint found dead as the session starts fail its first call
+    at once (FAIL_FAST), each unless `settings` has its own; none when the endpoint answers (a
+    live store keeps S3A's retries for its passing errors) or a proxy stands between (the probe
+    would not see what S3A sees)."""
+    if HADOOP + "proxy.host" in settings:
+        return {}
+    endpoint = Endpoint.from_settings(settings)
+    why = unreachable(endpoint)
+    if why is None:
+        return {}
+    if str(endpoint) not in _TOLD:  # each of dbt's threads starts its session, and probes: said once
+        _TOLD.add(str(endpoint))
+        logger.info(
+            f"S3 endpoint {endpoint} does not answer ({why}): S3A's retries are shortened for this command, so an "
+            "s3a:// location fails at once (docs/s3.md)"
+        )
+    return {HADOOP + k: v for k, v in FAIL_FAST.items() if HADOOP + k not in settings}
 
 
 # S3A's exceptions by what went wrong, each with the profile's or the model's key that fixes it
@@ -206,6 +278,11 @@ _NO_BUCKET = ("UnknownStoreException", "NoSuchBucket")
 _REFUSED = ("InvalidAccessKeyId", "SignatureDoesNotMatch", "AccessDenied", "ExpiredToken")
 _NO_CREDENTIALS = ("NoAuthWithAWSException", "No AWS Credentials provided")
 _UNREACHABLE = ("Unable to execute HTTP request", "UnknownHostException", "Connection refused", "connect timed out")
+# how each of named's messages begins, for callers that get one back inside an OSError
+NAMED = ("S3 bucket '", "S3 refused this dbt's credentials", "no S3 credentials for", "no S3 endpoint answers")
+# the address the SDK could not connect to: `Connect to 127.0.0.1:9000 [/127.0.0.1] failed`,
+# `Unable to execute HTTP request: nosuch.example: Name or service not known`
+_ADDRESS = re.compile(r"Connect to (?P<connect>[^\s\[]+)|Unable to execute HTTP request: (?P<host>[^\s:]+):")
 
 
 def named(text: str) -> Optional[str]:
@@ -233,8 +310,10 @@ def named(text: str) -> Optional[str]:
             f"that they may read and write bucket '{bucket}'"
         )
     if any(mark in text for mark in _UNREACHABLE):
+        address = _ADDRESS.search(text)
+        at = f" at {address.group('connect') or address.group('host')}" if address else ""
         return (
-            f"no S3 endpoint answers for {location}; fix: start the S3 service, or correct s3.endpoint in the "
+            f"no S3 endpoint answers{at} for {location}; fix: start the S3 service, or correct s3.endpoint in the "
             "profile (a URL this machine reaches, such as http://127.0.0.1:9000)"
         )
     return None

@@ -1,6 +1,6 @@
 """What stopped a micro-batch, said so a person can act on it: Spark's own error on one line,
 a file of an input Spark cannot read as its table's schema says, Spark itself gone, the store
-unreachable; a job cancelled by a processing-time run's end is no failure."""
+unreachable (S3's causes by name); a job cancelled by a processing-time run's end is no failure."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from dbt.adapters.window_views.errors import StreamFailure
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.records import BatchId
+from dbt.adapters.window_views.spark import s3
 from dbt.adapters.window_views.spark.session import Stopped, spark_gone
 from dbt.adapters.window_views.spark.spark_messages import before_context, without_internal
 from dbt.adapters.window_views.storage import paths
@@ -106,10 +107,26 @@ _DENIED = re.compile(
 )
 
 
+def s3_failure(model: str, text: str, path: str) -> Optional[StreamFailure]:
+    """S3 failing a streaming run (a bucket that does not exist, refused or no credentials, no
+    endpoint answering: spark/s3.named) as S3's cause and fix, which making the checkpoint writable
+    would not mend. `text`: Spark's or Hadoop's words, or the OSError the plugin's file operations
+    raise (already named). None: no S3 failure."""
+    said = s3.named(text) or (text if text.startswith(s3.NAMED) else None)
+    if said is None:
+        return None
+    problem, _, fix = said.partition("; fix: ")
+    return StreamFailure(model, problem, f"{fix}; then run again: committed micro-batches are kept", path=path)
+
+
 def unwritable_checkpoint(model: str, text: str, checkpoint: str) -> Optional[StreamFailure]:
     """A failure of Spark's own checkpoint writes (its offsets and its sources' file logs, which
     Spark writes before any batch reaches the plugin) to a folder it may not write: the folder
-    and the fix, not Spark's temporary file name. None: Spark's text names no such file."""
+    and the fix, not Spark's temporary file name; S3's own causes by name (s3_failure). None:
+    Spark's text names no such file."""
+    on_s3 = s3_failure(model, text, checkpoint)
+    if on_s3 is not None:
+        return on_s3
     for found in _DENIED.finditer(text):
         file = found.group("file") or found.group("store") or found.group("inode")
         if paths.within(file, checkpoint):
