@@ -524,8 +524,8 @@ def test_a_processing_time_run_reads_the_late_rows_of_files_that_land_while_it_r
 @pytest.mark.parametrize(
     "setting, message",
     [
-        ("file_format='iceberg'", "not file_format 'iceberg'"),
-        # streams into Delta, but this venv's Spark has no Delta (tests/lakehouse/test_delta_streaming.py)
+        # streams into Iceberg and Delta, but this venv's Spark has neither (tests/lakehouse/)
+        ("file_format='iceberg'", "file_format='iceberg' needs Apache Iceberg in the Spark this dbt command started"),
         ("file_format='delta'", "file_format='delta' needs Delta Lake in the Spark this dbt command started"),
         ("partition_by=['window_start']", "config 'partition_by' is not supported with execution='streaming'"),
     ],

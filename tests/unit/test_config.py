@@ -75,8 +75,8 @@ def test_dbt_and_spark_keys_are_known():
         ({"location_root": "data/wv"}, "config 'location_root' = 'data/wv' is a relative path"),
         ({"checkpoint_location": "./cp"}, "config 'checkpoint_location' = './cp' is a relative path"),
         (
-            {"execution": "streaming", "watermark": {"column": "t"}, "file_format": "iceberg"},
-            "config 'file_format' = 'iceberg' cannot be used: execution='streaming' writes parquet files or a Delta",
+            {"execution": "streaming", "watermark": {"column": "t"}, "file_format": "orc"},
+            "config 'file_format' = 'orc' cannot be used: execution='streaming' writes parquet files, a Delta table",
         ),
         (
             {"execution": "streaming", "watermark": {"column": "t"}, "partition_by": ["k"]},

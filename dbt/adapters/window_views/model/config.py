@@ -244,11 +244,11 @@ class WindowViewConfig:
         read.locations()
         if execution is Execution.STREAMING:
             read.parquet_layout(
-                # a Delta table streams through Delta's own commits, laid out by the plugin as parquet is
-                FileFormat.PARQUET if file_format is FileFormat.DELTA else file_format,
-                "cannot be used: execution='streaming' writes parquet files or a Delta table, "
+                # Delta and Iceberg tables stream through their own commits, laid out as parquet is
+                FileFormat.PARQUET if file_format in (FileFormat.DELTA, FileFormat.ICEBERG) else file_format,
+                "cannot be used: execution='streaming' writes parquet files, a Delta table or an Iceberg table, "
                 f"not file_format '{file_format}'",
-                "fix: leave file_format unset (parquet) or set it to 'delta', or build the table in batch: "
+                "fix: leave file_format unset (parquet) or set it to 'delta' or 'iceberg', or build the table in batch: "
                 "execution='batch' (docs/delta-iceberg.md)",
                 "is not supported with execution='streaming', whose files are grouped by day of window_end "
                 "so that a run rewrites only the days that changed",

@@ -7,13 +7,16 @@ plan by the batch writer and the runner (`store_of`), so the engine has no forma
   rows are staged as parquet, then written at publish, each table in one commit made idempotent
   by Delta's txn options, so a replay after a kill at any step commits nothing twice; the READY
   and commit records keep the batch's place in the log as for parquet.
+- `IcebergTables`: each table an Iceberg table (storage/iceberg_stream.py), staged as Delta's
+  are, each table's rows written at publish in one snapshot that carries the stream's id and the
+  batch, so a replay skips a table whose snapshot has them already.
 """
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import Any, Callable, NoReturn, Optional, Sequence, Set
+from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Set, Type
 
 import pyspark
 from sqlglot import exp
@@ -24,7 +27,7 @@ from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import sqlexpr
 from dbt.adapters.window_views.records import BatchId, BatchRecord, Publish, PublishPlan
 from dbt.adapters.window_views.storage import commit_files as storage
-from dbt.adapters.window_views.storage import delta_stream, paths
+from dbt.adapters.window_views.storage import delta_stream, filesystems, iceberg_stream, paths
 from dbt.adapters.window_views.storage.delta_stream import StagedCommit
 from dbt.adapters.window_views.storage.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commit.locations import Locations
@@ -147,9 +150,18 @@ class DeltaOutput(Output):
     """A batch's output staged as parquet with what it does to the Delta table (StagedCommit),
     which publishing commits: appended, or replacing the hours of the key it rewrites."""
 
+    a_table = "a Delta table"  # as a refusal names the format's tables
+
     def __init__(self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]):
         super().__init__(plan, where, fs, batch, w_new)
         self.batch = batch  # named by a refusal
+
+    def _indices(self, spark: Any, key: exp.Expr, size: int) -> List[int]:
+        """The intervals of `size` of the key that the table's rows are in."""
+        return delta_stream.indices(spark, self.where.table, key, size)
+
+    def _rows_where(self, spark: Any, condition: exp.Expr) -> Any:
+        return delta_stream.rows_where(spark, self.where.table, condition)
 
     def append(self, result: Any) -> int:
         rows = super().append(result)
@@ -164,12 +176,12 @@ class DeltaOutput(Output):
         result, and the staged hours replace theirs in one commit."""
         spark, hour = result.sparkSession, self.plan.bucket_sizes[NEW_BUCKETS]
         index = sqlexpr.floor_index(key, hour)
-        touched: Set[int] = {i for i in delta_stream.indices(spark, self.where.table, key, hour) if reaches(hour, i)}
+        touched: Set[int] = {i for i in self._indices(spark, key, hour) if reaches(hour, i)}
         named = sqlexpr.to_sql(exp.alias_(sqlexpr.fill(BUCKET_NAME, letter=_letter(), index=index), storage.BUCKET))
         result, rows_out = counted(result)
         staged = result.selectExpr("*", named)
         if touched:
-            old = delta_stream.rows_where(spark, self.where.table, delta_stream.hours_replaced(key, hour, touched))
+            old = self._rows_where(spark, delta_stream.hours_replaced(key, hour, touched))
             staged = staged.unionByName(outside(old).selectExpr("*", named))
         staged.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
         written = {int(name[len(NEW_BUCKETS) :]) for name in storage.staged_buckets(self.fs, self.staging)}
@@ -182,7 +194,8 @@ class DeltaOutput(Output):
     def upsert_keys(self, result: Any, outside: Callable[[Any], Any], touched: Sequence[str]) -> NoReturn:
         raise StreamFailure(
             self.plan.model,
-            "a streaming Top-N (rank <= N per key) keeps its rows in files of its own and cannot write a Delta table yet",
+            "a streaming Top-N (rank <= N per key) keeps its rows in files of its own and cannot write "
+            f"{self.a_table} yet",
             "leave file_format unset (parquet) for this model, or build it in batch: execution='batch'",
             batch=self.batch,
         )
@@ -192,6 +205,59 @@ def _letter() -> exp.Expr:
     return exp.Literal.string(NEW_BUCKETS)
 
 
+class IcebergTables(DeltaTables):
+    """Iceberg tables, each batch one snapshot skipped when the table has it (iceberg_stream.py);
+    staged as Delta's."""
+
+    source = iceberg_stream.FORMAT
+
+    def output(
+        self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]
+    ) -> Output:
+        return IcebergOutput(plan, where, fs, batch, w_new)
+
+    def publish(self, spark: Any, fs: FileSystem, where: Locations, batch: BatchId, ready: BatchRecord) -> None:
+        commit = iceberg_stream.commit_id(delta_stream.query_id(fs, where.spark_checkpoint), batch)
+        for location in (where.table, where.late):  # a staging is removed once its snapshot is made
+            iceberg_stream.commit_staged(fs, spark, storage.staging_dir(location, batch), location, commit)
+            delta_stream.staging_removed(fs, location, batch)
+
+    def check_session(self, spark: Any, model: str) -> None:
+        if not iceberg_stream.has_iceberg(spark):
+            raise StreamFailure(
+                model,
+                "file_format='iceberg' needs Apache Iceberg in the Spark this dbt command started, and it started "
+                f"without it (PySpark {pyspark.__version__})",
+                "set lakehouse: iceberg in the profile and run dbt from a venv with the [iceberg] extra "
+                "(docs/delta-iceberg.md), or leave file_format unset (parquet)",
+            )
+
+    def create(self, spark: Any, table: str, location: str, schema: Any) -> None:
+        iceberg_stream.create(spark, filesystems.beside_spark(spark), table, location, schema)
+
+    def start(self, spark: Any, fs: FileSystem, location: str, schema: Any) -> None:
+        iceberg_stream.start(spark, fs, location, schema)
+
+    def restart(self, spark: Any, fs: FileSystem, location: str) -> None:
+        if iceberg_stream.is_iceberg(fs, location):
+            iceberg_stream.truncate(spark, fs, location)
+
+
+class IcebergOutput(DeltaOutput):
+    """DeltaOutput on an Iceberg table: the table's rows read through its catalog table."""
+
+    a_table = "an Iceberg table"
+
+    def _indices(self, spark: Any, key: exp.Expr, size: int) -> List[int]:
+        return iceberg_stream.indices(iceberg_stream.fresh(spark, self.fs, self.where.table), key, size)
+
+    def _rows_where(self, spark: Any, condition: exp.Expr) -> Any:
+        return iceberg_stream.fresh(spark, self.fs, self.where.table).where(sqlexpr.to_sql(condition))
+
+
+STORES: Dict[FileFormat, Type[OutputStore]] = {FileFormat.DELTA: DeltaTables, FileFormat.ICEBERG: IcebergTables}
+
+
 def store_of(plan: StreamPlan) -> OutputStore:
     """The store of the model's file_format (the config refuses the others for streaming)."""
-    return DeltaTables() if plan.config.file_format is FileFormat.DELTA else ParquetFolders()
+    return STORES.get(plan.config.file_format, ParquetFolders)()

@@ -32,7 +32,7 @@ from pyspark.sql.types import StructType
 from dbt.adapters.window_views.query import ddl
 from dbt.adapters.window_views.records import RebuildIntent, RebuildStep
 from dbt.adapters.window_views.storage import commit_files as storage
-from dbt.adapters.window_views.storage import delta_stream, paths
+from dbt.adapters.window_views.storage import delta_stream, iceberg_stream, paths
 from dbt.adapters.window_views.storage.filesystems import FileSystem
 from dbt.adapters.window_views.streaming.commit.commits import read_record, unreadable
 from dbt.adapters.window_views.streaming.commit.locations import LOCK, Locations
@@ -129,7 +129,11 @@ def point(run: StreamRun, table: str, location: str, schema: Any) -> None:
     """Point a catalog table at `location` with the columns `schema`: one ALTER TABLE when the
     columns are the same, then ADD COLUMNS for columns added at the end; other column changes
     (removed, retyped, reordered) or another format (parquet folders, a Delta table: the folder
-    says) need the table dropped and created again, a moment in which readers find no table."""
+    says) need the table dropped and created again, a moment in which readers find no table.
+    An Iceberg table is its catalog entry's: that entry is made again (iceberg_stream.point)."""
+    if iceberg_stream.is_iceberg(run.fs, location):
+        iceberg_stream.point(run.spark, run.fs, table, location)
+        return
     spark, uri = run.spark, paths.spark_uri(location)
     source = delta_stream.FORMAT if delta_stream.is_delta(run.fs, location) else "parquet"
     if source == delta_stream.FORMAT:
