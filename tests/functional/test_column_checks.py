@@ -137,6 +137,18 @@ def test_a_stream_whose_every_time_is_null_fails_after_keeping_them_late(project
     ), text
     assert f"its late table {project.schema}.null_stream__late keeps them" in text
     assert "then run `dbt run --full-refresh -s null_stream`" in text
+    # some rows without a time: counted, said in the run's message (the failed first build is built again)
+    project.spark.sql(
+        f"insert into {project.schema}.bid values (timestamp'2020-04-15 08:05:00', 4, 'C'), "
+        f"(timestamp'2020-04-15 08:17:00', 5, 'D'), (null, 6, 'E')"
+    )
+    result = project.dbt("run", "-s", "null_stream").result[0]
+    assert "5 in, 1 out, 3 late (3 with a NULL time)" in result.message, result.message
+    assert result.adapter_response["untimed_rows"] == 3
+    # a later run whose every new row has no time fails as the first did
+    project.spark.sql(f"insert into {project.schema}.bid values (null, 7, 'F')")
+    text = errors(project.dbt("run", "-s", "null_stream", ok=False))
+    assert f"every one of the 1 rows it reads from {project.schema}.bid has a NULL `bidtime`" in text, text
 
 
 HOURLY = """select window_start, window_end, window_time, sum(price) as price

@@ -27,7 +27,9 @@ from dbt.adapters.window_views.streaming.commit.commits import CommitLog, Locati
 
 PLAN = PublishPlan((Move("_wv_bucket=h1/p.parquet", "h1-n3-p.parquet", 10, 1.5),), ("h1-n2-q.parquet",), 19)
 RECORDS = [
-    BatchRecord(5, "3", 4, 1, 2, 7, Arrival(100, 5), ("h1",), publish=Publish(PLAN, PLAN), batch=3, run_id="r"),
+    BatchRecord(
+        5, "3", 4, 1, 2, 7, Arrival(100, 5), ("h1",), publish=Publish(PLAN, PLAN), batch=3, run_id="r", untimed=1
+    ),
     BatchRecord(
         None, None, 0, 0, 0, 0, InputClocks({"a": 1}, {"a": 9}), recompute=RecomputeRecord(4), idle=True, batch="3.1"
     ),
@@ -43,7 +45,7 @@ RECORDS = [
     ),
     BatchRecord(9, "4", 1, 0, 1, 3, Arrival(), recompute=RecomputeRecord(2, ("stock",), 6)),
     BatchRecord(9, "6", 1, 0, 1, 3, Arrival(), state_parts=("2", "4")),
-    RunTotals(3, 10, 4, 1, 1),
+    RunTotals(3, 10, 4, 1, 1, 1),
     ModelRecord("m", "abc", "select 1"),
     RebuildIntent(RebuildStep.SWAPPING, 2, {"table": "/t"}, {"table": "/t2"}, "{}", None),
     PendingBatches(("2024-01-02 00:00:00", "2024-01-03 00:00:00")),
@@ -54,6 +56,13 @@ RECORDS = [
 def test_a_record_reads_back_as_written(record):
     data = json.loads(json.dumps(record.to_json()))
     assert data["version"] == RECORD_VERSION and type(record).from_json(data) == record
+
+
+def test_records_before_the_null_time_count_count_none():
+    batch, totals = RECORDS[0].to_json(), RunTotals(3, 10, 4, 1, 1, 1).to_json()
+    del batch["untimed"], totals["untimed"]
+    assert BatchRecord.from_json(batch).untimed == 0 and RunTotals.from_json(totals).untimed == 0
+    assert RunTotals().added(RECORDS[0]).added(RECORDS[0]).untimed == 2
 
 
 def test_a_commit_before_state_parts_has_its_state_in_one_folder():

@@ -44,6 +44,7 @@ class StreamingAdapterResponse(AdapterResponse):
     late_rows: int = 0
     watermark: Optional[str] = None
     state_rows: int = 0
+    untimed_rows: int = 0  # of late_rows, those with a NULL time
 
 
 class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, LazyRelationCache):
@@ -188,6 +189,7 @@ class WindowViewsAdapter(BatchMaterialization, WindowViewCatalog, TableFiles, La
             late_rows=result.late,
             watermark=describe_epoch_micros(result.watermark),
             state_rows=result.state_rows,
+            untimed_rows=result.untimed,
         )
         return {
             "response": response,

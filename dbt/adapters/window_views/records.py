@@ -206,6 +206,7 @@ class BatchRecord:
     batch: Optional[BatchId] = None
     run_id: Optional[str] = None
     state_parts: Tuple[str, ...] = ()
+    untimed: int = 0  # of `late`, the rows with a NULL time
 
     @property
     def state_folders(self) -> Tuple[str, ...]:
@@ -228,6 +229,7 @@ class BatchRecord:
                 "batch": self.batch,
                 "run_id": self.run_id,
                 "state_parts": list(self.state_parts),
+                "untimed": self.untimed,
             }
             | self.clocks.to_json()
             | (self.recompute.to_json() if self.recompute is not None else {})
@@ -253,6 +255,7 @@ class BatchRecord:
             run_id=data["run_id"],
             # a record of a release before parts: its state is one folder
             state_parts=tuple(data.get("state_parts", ())),
+            untimed=data.get("untimed", 0),  # a record of a release before the count: none counted
         )
 
 
@@ -265,6 +268,7 @@ class RunTotals:
     rows_out: int = 0
     late: int = 0
     idle: int = 0
+    untimed: int = 0  # of `late`, the rows with a NULL time
 
     def added(self, batch: BatchRecord) -> "RunTotals":
         return RunTotals(
@@ -273,6 +277,7 @@ class RunTotals:
             self.rows_out + batch.rows_out,
             self.late + batch.late,
             self.idle + int(batch.idle),
+            self.untimed + batch.untimed,
         )
 
     def to_json(self) -> Json:
@@ -283,12 +288,15 @@ class RunTotals:
             "rows_out": self.rows_out,
             "late": self.late,
             "idle": self.idle,
+            "untimed": self.untimed,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> "RunTotals":
         data = _checked(data)
-        return cls(data["batches"], data["rows_in"], data["rows_out"], data["late"], data["idle"])
+        return cls(
+            data["batches"], data["rows_in"], data["rows_out"], data["late"], data["idle"], data.get("untimed", 0)
+        )
 
 
 @dataclass(frozen=True)
@@ -388,6 +396,7 @@ class NewRowCounts:
     tmax: Optional[int]
     inputs: Tuple[InputCounts, ...] = ()  # per input of a model over several (sides.py)
     held_hit: Optional[Tuple[int, ...]] = None  # state.held_rows_metric's places; None: not counted
+    untimed: int = 0  # the late rows with a NULL time
 
 
 NO_NEW_ROWS = NewRowCounts(0, 0, None, None)

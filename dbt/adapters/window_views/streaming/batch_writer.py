@@ -191,6 +191,7 @@ class BatchWriter:
             state_batch=folders[-1] if folders else None,
             rows_in=counts.rows,
             late=counts.late,
+            untimed=counts.untimed,
             rows_out=out,
             state_rows=saved.rows,
             clocks=clocks,

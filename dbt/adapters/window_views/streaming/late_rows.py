@@ -76,6 +76,7 @@ class NewRows:
         counts = [
             F.count(F.lit(1)).alias("n"),
             F.count_if(late).alias("late"),
+            F.count_if(t.isNull()).alias("untimed"),
             F.min(F.when(~late, t)).alias("tmin"),
             F.max(F.when(~late, t)).alias("tmax"),
             *self.inputs.stats(late, t),
@@ -92,6 +93,7 @@ class NewRows:
             row["tmax"],
             self.inputs.counted(row),
             tuple(row[HELD_HIT]) if held is not None else None,
+            untimed=row["untimed"],
         )
         if found.late and self.plan.config.late_data == LateData.TABLE:
             if pruned:

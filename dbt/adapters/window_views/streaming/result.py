@@ -30,14 +30,16 @@ class StreamResult:
     empty: bool = False  # a `--empty` run: nothing streamed
     idle: int = 0  # idle steps among the batches (streaming/inputs/idle.py)
     state_rows: int = 0  # input rows the state keeps for windows and frames still open
+    untimed: int = 0  # of `late`, the rows with a NULL time
 
     def message(self) -> str:
         if self.empty:
             return "EMPTY: --empty leaves the streaming table, late table and checkpoint untouched"
         idle_steps = f" ({self.idle} idle)" if self.idle else ""
+        untimed = f" ({self.untimed:,} with a NULL time)" if self.untimed else ""
         return (
             f"STREAM {self.batches} batch{'es' if self.batches != 1 else ''}{idle_steps}, {self.rows_in:,} in, "
-            f"{self.rows_out:,} out, {self.late:,} late, watermark {describe_epoch_micros(self.watermark)}"
+            f"{self.rows_out:,} out, {self.late:,} late{untimed}, watermark {describe_epoch_micros(self.watermark)}"
         )
 
 
@@ -52,6 +54,7 @@ def result_of(run: StreamRun) -> StreamResult:
         rows_in=totals.rows_in,
         rows_out=totals.rows_out,
         late=totals.late,
+        untimed=totals.untimed,
         watermark=last.watermark if last is not None else None,
         idle=totals.idle,
         state_rows=last.state_rows if last is not None else 0,
@@ -72,10 +75,10 @@ def result_of(run: StreamRun) -> StreamResult:
 
 
 def _check_times(run: StreamRun, result: StreamResult) -> None:
-    """Rows came in and every one was kept aside with no watermark yet: no row has had a time
-    (late_rows.py keeps a NULL time aside), so the model's time column is NULL on every row,
-    a parse without a format upstream, and the table stays empty however long it streams."""
-    if not result.rows_in or result.late != result.rows_in or result.watermark is not None:
+    """Rows came in and every one had a NULL time (late_rows.py keeps them aside): the model's
+    time column is NULL on every new row, a parse without a format upstream, and the table
+    gets none of them however long it streams."""
+    if not result.rows_in or result.untimed != result.rows_in:
         return
     plan = run.plan
     read = time_nulls.TimeRead(
