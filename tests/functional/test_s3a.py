@@ -228,11 +228,6 @@ def test_s3_failures_are_named_with_the_fix(project, server, bucket, says, execu
     assert "software.amazon" not in text and "\tat " not in text, text
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the runner's run lock (streaming/runner.py, _acquire) still wraps S3's named failure in the "
-    "checkpoint's 'make it writable' fix; it needs spark_errors.s3_failure as the query's failures have it",
-)
 @pytest.mark.parametrize(
     "bucket, says",
     [

@@ -34,7 +34,12 @@ from dbt.adapters.window_views.streaming.inputs import columns_read, idle, input
 from dbt.adapters.window_views.streaming.output_store import store_of
 from dbt.adapters.window_views.streaming.result import StreamResult, result_of
 from dbt.adapters.window_views.streaming.shapes import pane_state
-from dbt.adapters.window_views.streaming.spark_errors import changed_input, spark_stopped, unwritable_checkpoint
+from dbt.adapters.window_views.streaming.spark_errors import (
+    changed_input,
+    s3_failure,
+    spark_stopped,
+    unwritable_checkpoint,
+)
 
 logger = AdapterLogger("WindowViews")
 CHECKPOINT_SUFFIX = "__checkpoint"
@@ -361,6 +366,9 @@ def _acquire(lock: RunLock, home: StreamRun) -> None:
             path=str(lock.path),
         ) from None
     except OSError as exc:
+        on_s3 = s3_failure(home.model, exc.strerror or str(exc), home.where.checkpoint)  # no chmod mends S3
+        if on_s3 is not None:
+            raise on_s3 from None
         raise StreamFailure(
             home.model,
             f"cannot write its checkpoint ({exc.strerror or exc})",
