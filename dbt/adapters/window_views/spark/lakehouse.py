@@ -117,6 +117,9 @@ ICEBERG = Lakehouse(
         "spark.hadoop.iceberg.engine.hive.lock-enabled": "false",
         # the metastore client Iceberg opens pools with BoneCP by default, which Spark does not ship
         "spark.hadoop.datanucleus.connectionPoolingType": "HikariCP",
+        # a stream commits its snapshots from a session of its own (storage/iceberg_stream.py):
+        # a table this session cached would show later models of the run the snapshot before
+        f"{CATALOG}.cache-enabled": "false",
     },
 )
 LAKEHOUSES: Dict[str, Lakehouse] = {made.name: made for made in (DELTA_LAKE, ICEBERG)}
