@@ -29,7 +29,7 @@ from dbt.adapters.events.logging import AdapterLogger
 from dbt_common.exceptions import DbtRuntimeError
 from sqlglot import exp
 
-from dbt.adapters.window_views.batch import swap, unchanged
+from dbt.adapters.window_views.batch import statement, swap, unchanged
 from dbt.adapters.window_views.batch.batch_table import (
     COLUMN_PROPERTY,
     BatchQueries,
@@ -106,6 +106,7 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
         return _written(batch_run, None, table.latest_input, table.record, response)
     latest = _latest_input(adapter, shape.reads, table.latest_input)
     selection, requested = _selection(batch_run, table, latest, full_refresh)
+    nulls = _null_times(batch_run, selection)
     planned = sorted(set(table.record.pending) | {b.key for b in selection.batches})
     closing = _closing(adapter, plan, output)
     # a batch that may own a window W has not closed, or one later input can still grow, is
@@ -130,8 +131,18 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
         _failed(batch_run, table, selection, failures, _property_value(left))
     if table.rebuild is not None:
         tables.into_place(batch_run, table)
-    response = AdapterResponse(_message=f"{len(selection.batches)} batch(es) written")
+    response = AdapterResponse(_message="; ".join(filter(None, (f"{len(selection.batches)} batch(es) written", nulls))))
     return _written(batch_run, closing, latest, left, response)
+
+
+def _null_times(batch_run: BatchRun, selection: Selection) -> Optional[str]:
+    """What the run's message says of NULL times, counted as a full build counts them when the
+    run writes the batch holding begin, which owns the NULL-time rows (design §11); every time
+    NULL fails the run before it writes."""
+    shape = batch_run.plan.required_batch_shape
+    if not any(shape.owns_null_times(b) for b in selection.batches):
+        return None
+    return statement.null_times(batch_run.adapter, batch_run.plan)
 
 
 def _left(planned: Sequence[str], done: Set[str], unclosed: Set[str]) -> PendingBatches:
