@@ -358,6 +358,18 @@ def test_rows_with_a_null_time_have_one_owner(project):
     for query in (f"{within} except all {sampled}", f"{sampled} except all {within}"):
         assert not project.spark.sql(query).collect(), query
     assert project.spark.sql(sampled).count() > 30
+    # an input whose every time is NULL (a parse without a format upstream) has no batch to write: the
+    # build from begin fails naming it, before it makes the table
+    project.seed("untimed", "\n".join([rows[0], *nulls]) + "\n")  # the header, then NULL times only
+    project.write(
+        "seeds/untimed.yml",
+        "seeds:\n  - name: untimed\n    config:\n      event_time: ts\n"
+        + "      column_types: {id: int, k: string, ts: timestamp, v: int}\n",
+    )
+    project.model("null_only", config(BATCHES.format(et="ts")) + NULL_OVER.replace("ref('timed')", "ref('untimed')"))
+    text = errors(project.dbt("build", "-s", "untimed", "null_only", ok=False))
+    assert "every one of the 5 rows it reads from" in text and "has a NULL `ts`" in text, text
+    assert not project.spark.catalog.tableExists(f"{project.schema}.null_only")
 
 
 TUMBLE = """select k, window_start, window_end, window_time, count(*) as n, sum(v) as s
