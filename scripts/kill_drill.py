@@ -54,7 +54,10 @@ source `ev` declared as a Kafka source (docs/kafka.md: JSON payloads, the profil
 A delivery is one batch of JSON messages produced to the project's topic (confluent-kafka, in the
 driver process, in place of the `insert into`); the stream's checkpoint keeps the topic's offsets,
 so a killed micro-batch is redone over the same messages. The broker runs beside the drill (not in
-any killed process group) and is stopped by its pid when the drill ends.
+any killed process group) and is stopped by its pid when the drill ends. Every second round's kill
+is aimed inside a micro-batch: the drill watches one model's Spark offset log for the batch's
+entry (the topic's offsets the batch reads, fixed from then on) and kills 0..5 % of a run's
+duration after it appears, so it lands with the offsets written and the batch staged or not.
 
 Usage: bash scripts/kill_drill.sh [--rounds 20] [--seed 0] [--rows 24] [--workdir DIR] [--out summary.json]
                                   [--parallel-reference] [--keep] [--s3 | --delta | --kafka]
@@ -630,6 +633,15 @@ def delta_txns(log: Path) -> set:
     return {t for name in log_commits(log) for t in txn_actions(log / name)}
 
 
+def await_path(proc: subprocess.Popen, path: Path, deadline: float) -> bool:
+    """Poll until `path` exists (True), or the process ends or the deadline passes (False)."""
+    while proc.poll() is None and time.time() < deadline:
+        if path.exists():
+            return True
+        time.sleep(0.01)
+    return False
+
+
 def await_delta_commit(proc: subprocess.Popen, log: Path, deadline: float) -> bool:
     """Poll a Delta log until a new commit carrying a txn action (a micro-batch's idempotent
     commit) appears in it (True), or the process ends or the deadline passes (False)."""
@@ -870,15 +882,24 @@ def drill_all(
         delay = rng.uniform(0.02, 1.10) * full
         # with --delta every second kill waits for one model's Delta commit (table or late table)
         aim = (rng.choice(sorted(MODELS)), rng.choice(("table", "late table"))) if args.delta and r % 2 == 0 else None
+        # with --kafka every second kill lands inside one model's micro-batch, after its offsets
+        aim = (rng.choice(sorted(MODELS)), "batch offsets") if args.kafka and r % 2 == 0 else aim
         drill.refresh()
         before = {m: drill.last_commit(m) for m in MODELS}
         proc, log_path, started = drill.start(f"r{r}-killed", [{"dbt": ["run"]}])
-        seen = False  # an aimed kill's Delta commit appeared
+        seen = False  # an aimed kill's Delta commit (or batch offsets) appeared
         if aim is None:
             while time.time() < started + delay and proc.poll() is None:
                 time.sleep(0.05)
-        else:
+        elif args.delta:
             seen = await_delta_commit(proc, drill.delta_logs(aim[0])[aim[1]], started + 3 * full)
+            delay = time.time() - started
+        else:
+            offsets = drill.locations(aim[0])["spark"] / "offsets" / str(before[aim[0]] + 1)
+            seen = await_path(proc, offsets, started + 3 * full)
+            until = time.time() + rng.uniform(0.0, 0.05) * full
+            while seen and time.time() < until and proc.poll() is None:
+                time.sleep(0.05)
             delay = time.time() - started
         jvm = bool(pids_where(lambda p, pid=proc.pid: in_group(pid)(p) and (p / "comm").read_text().strip() == "java"))
         killed = proc.poll() is None
@@ -932,7 +953,8 @@ def drill_all(
         record["recovery"] = {m: (steps[0]["nodes"].get(m, {}).get("message") if steps else None) for m in MODELS}
         record["recovery_failures"] = failures
         rounds.append(record)
-        aimed = "" if aim is None else f" (aimed at {record['aimed_at']}'s Delta commit{'' if seen else ': not seen'})"
+        target = "'s Delta commit" if args.delta else ""
+        aimed = "" if aim is None else f" (aimed at {record['aimed_at']}{target}{'' if seen else ': not seen'})"
         print(
             f"round {r:2d}: sleep {delay:5.1f}s{aimed} {'KILLED' if killed else 'ended '} at {record['point']}"
             f"{' (removed ' + '+'.join(locks) + ')' if locks else ''}; recovery "
@@ -1015,6 +1037,8 @@ def drill_all(
             f"aimed at a Delta commit: {summary['aimed_kills']} kills; killed after a Delta commit and before the "
             f"batch's commit record: {summary['killed_after_delta_commit']} rounds"
         )
+    if args.kafka:
+        print(f"aimed inside a micro-batch (after its offsets were written): {summary['aimed_kills']} kills")
     print(
         f"{'model':18s} {'rows':>5s} {'late':>5s} {'lost':>5s} {'dup':>5s} {'unexp':>5s} {'failed rec.':>11s}  diverged after rounds"
     )
