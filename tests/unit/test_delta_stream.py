@@ -14,8 +14,7 @@ from dbt.adapters.window_views.storage import delta_stream
 from dbt.adapters.window_views.storage.delta_stream import StagedCommit, Txn
 from dbt.adapters.window_views.storage.filesystems import LOCAL
 from dbt.adapters.window_views.streaming.commit.commits import order
-from dbt.adapters.window_views.streaming.commit.locations import Locations
-from dbt.adapters.window_views.streaming.output_store import DeltaOutput, DeltaTables, ParquetFolders
+from dbt.adapters.window_views.streaming.output_store import DeltaTables, ParquetFolders
 
 
 def test_txn_versions_increase_as_the_commit_log_orders_batches_and_idle_steps():
@@ -77,12 +76,12 @@ def test_a_streaming_delta_model_needs_delta_in_the_session_and_a_delta_table():
     )
 
 
-def test_a_streaming_top_n_into_delta_is_refused_at_its_first_batch():
-    where = Locations("/wh/s.db/m", "/wh/s.db/m__late", "/wh/s.db/m__checkpoint")
-    output = DeltaOutput(SimpleNamespace(model="m"), where, LOCAL, 0, None)
-    with pytest.raises(StreamFailure) as info:
-        output.upsert_keys(None, lambda old: old, ["g0"])
-    assert info.value.msg.startswith(
-        "window_view model 'm' (micro-batch 0): a streaming Top-N (rank <= N per key) keeps its rows in files of its "
-        "own and cannot write a Delta table yet; fix: leave file_format unset (parquet) for this model"
-    )
+def test_a_top_n_batchs_staged_commit_names_the_keys_whose_rows_it_replaces(tmp_path):
+    commit = StagedCommit(keys=("auction", "bidder"))
+    assert StagedCommit.from_json(json.loads(json.dumps(commit.to_json()))) == commit
+    assert commit.replace_where is None  # its keys' rows are replaced by a MERGE, not a replaceWhere
+    # a record written before Top-N batches reached Delta: no keys
+    older = {k: v for k, v in StagedCommit().to_json().items() if k != "keys"}
+    assert StagedCommit.from_json(older) == StagedCommit()
+    # neither rows nor keys staged: no MERGE (Spark is not asked)
+    delta_stream.merge_keys(LOCAL, None, str(tmp_path), "s.m", commit.keys)

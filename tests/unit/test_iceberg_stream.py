@@ -12,8 +12,8 @@ from dbt.adapters.window_views.model.config import FileFormat
 from dbt.adapters.window_views.spark.lakehouse import EXTENSIONS, ICEBERG
 from dbt.adapters.window_views.storage import iceberg_stream
 from dbt.adapters.window_views.storage.filesystems import LOCAL
-from dbt.adapters.window_views.streaming.commit.locations import Locations
 from dbt.adapters.window_views.streaming.output_store import (
+    DeltaOutput,
     DeltaTables,
     IcebergOutput,
     IcebergTables,
@@ -90,9 +90,6 @@ def test_a_streaming_iceberg_model_needs_iceberg_in_the_session_and_an_iceberg_t
         store.check_table(FakeSpark(ICEBERG.extension, "parquet"), "m", "s.m")
 
 
-def test_a_streaming_top_n_into_iceberg_is_refused_at_its_first_batch():
-    where = Locations("/wh/s.db/m", "/wh/s.db/m__late", "/wh/s.db/m__checkpoint")
-    output = IcebergOutput(SimpleNamespace(model="m"), where, LOCAL, 0, None)
-    with pytest.raises(StreamFailure) as info:
-        output.upsert_keys(None, lambda old: old, ["g0"])
-    assert "keeps its rows in files of its own and cannot write an Iceberg table yet" in info.value.msg
+def test_a_streaming_top_n_into_iceberg_stages_as_delta_does():
+    # a Top-N's batch is an IcebergOutput's upsert_keys, Delta's: no refusal of its own
+    assert IcebergOutput.upsert_keys is DeltaOutput.upsert_keys

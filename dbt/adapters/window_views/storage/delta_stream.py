@@ -14,14 +14,18 @@ they do to the table beside them (`StagedCommit`); after the batch's READY recor
 writes them from there in one commit: appended (on_window_close, late rows), or replacing the
 hours of the key the batch rewrites through `replaceWhere` (on_update): Delta deletes the rows of
 those hours and adds the staged ones in one commit, and checks that every staged row is in
-them. So, as for parquet, nothing reaches a table before the READY record, and a replay after it
-commits what was staged or, when Delta has it already, nothing."""
+them; or, for a keyed Top-N, replacing the rows of the keys the batch changed by one MERGE
+(`merge_keys`), made idempotent by Delta's txn settings of a session of its own. So, as for
+parquet, nothing reaches a table before the READY record, and a replay after it commits what
+was staged or, when Delta has it already, nothing."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import reduce
 from typing import Any, Dict, Iterable, List, Optional, Tuple
 
+from pyspark.sql import functions as F
 from pyspark.sql.types import StructField, StructType
 from sqlglot import exp
 
@@ -38,7 +42,10 @@ from dbt.adapters.window_views.storage.filesystems import FileSystem
 FORMAT = "delta"
 IDLE_STEPS = 1 << 20  # idle steps one Spark batch may be followed by: their versions lie between N's and N + 1's
 _INDEX = "index"
+TXN_CONF = "spark.databricks.delta.write"  # Delta's idempotent-DML settings: txnAppId, txnVersion
 COMMIT_FILE = f"{internal('delta_commit')}.json"  # beside a batch's staged rows: Spark's readers skip `_` files
+KEYS_FOLDER = internal("keys_replaced")  # a Top-N batch's keys whose rows it replaces, beside its rows
+_KEY_ROW = internal("key_row")  # in a keys MERGE's source: true for a key to delete, false for a row
 
 
 @dataclass(frozen=True)
@@ -127,6 +134,7 @@ class StagedCommit:
     key: Optional[str] = None  # None: append
     size: int = 0
     indices: Tuple[int, ...] = ()
+    keys: Tuple[str, ...] = ()  # a Top-N's: replace the rows of the keys staged in KEYS_FOLDER
 
     @classmethod
     def replacing(cls, key: exp.Expr, size: int, found: Iterable[int]) -> "StagedCommit":
@@ -137,13 +145,14 @@ class StagedCommit:
         return hours_replaced(sqlexpr.parse(self.key), self.size, self.indices) if self.key is not None else None
 
     def to_json(self) -> Json:
-        return {VERSION: RECORD_VERSION, "key": self.key, "size": self.size, "indices": list(self.indices)}
+        found = {"key": self.key, "size": self.size, "indices": list(self.indices), "keys": list(self.keys)}
+        return {VERSION: RECORD_VERSION, **found}
 
     @classmethod
     def from_json(cls, data: Json) -> "StagedCommit":
         if data.get(VERSION) != RECORD_VERSION:
             raise OtherVersion(data.get(VERSION))
-        return cls(data["key"], data["size"], tuple(data["indices"]))
+        return cls(data["key"], data["size"], tuple(data["indices"]), tuple(data.get("keys", ())))
 
 
 def stage_commit(fs: FileSystem, staging: str, commit: StagedCommit) -> None:
@@ -158,7 +167,14 @@ def commit_staged(fs: FileSystem, spark: Any, staging: str, location: str, txn: 
     if not fs.exists(staging):
         return
     recorded = storage.read_json(fs, paths.join(staging, COMMIT_FILE))
-    replace = StagedCommit.from_json(recorded).replace_where if recorded is not None else None
+    commit = StagedCommit.from_json(recorded) if recorded is not None else StagedCommit()
+    if commit.keys:
+        session = spark.newSession()  # the txn settings reach this MERGE only (a MERGE takes no options)
+        for name, value in txn.options().items():
+            session.conf.set(f"{TXN_CONF}.{name}", value)
+        merge_keys(fs, session, staging, f"{FORMAT}.`{paths.spark_uri(location)}`", commit.keys)
+        return
+    replace = commit.replace_where
     staged = storage.staged_buckets(fs, staging)
     if not staged and replace is None:
         return
@@ -172,6 +188,36 @@ def commit_staged(fs: FileSystem, spark: Any, staging: str, location: str, txn: 
         writer.mode("append").save(paths.spark_uri(location))
     else:
         writer.mode("overwrite").option("replaceWhere", sqlexpr.to_sql(replace)).save(paths.spark_uri(location))
+
+
+def stage_keys(staging: str, keys: Any) -> None:
+    """Stage the keys (a frame of the key columns) whose rows a Top-N batch replaces."""
+    keys.write.mode("overwrite").parquet(paths.join(staging, KEYS_FOLDER))
+
+
+def merge_keys(fs: FileSystem, spark: Any, staging: str, table: str, keys: Tuple[str, ...]) -> None:
+    """In one MERGE into catalog table `table`: the rows of the keys staged in KEYS_FOLDER
+    deleted, the staged rows inserted (the source's columns renamed, so the ON condition names
+    the target's alone). Nothing staged at all: no commit."""
+    staged = storage.staged_buckets(fs, staging)
+    found = paths.join(staging, KEYS_FOLDER)
+    if not staged and not fs.exists(found):
+        return
+    columns = spark.table(table).schema
+    renamed = {c: internal(f"s{i}") for i, c in enumerate(columns.names)}
+    parts = []
+    if staged:
+        rows = spark.read.parquet(paths.spark_uri(staging)).select(*[F.col(f"`{c}`") for c in columns.names])
+        parts.append(rows.withColumn(_KEY_ROW, F.lit(False)))
+    if fs.exists(found):
+        parts.append(spark.read.parquet(paths.spark_uri(found)).withColumn(_KEY_ROW, F.lit(True)))
+    source = reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), parts)
+    source = source.select(*[F.col(f"`{c}`").alias(renamed[c]) for c in columns.names], _KEY_ROW)
+    same = [F.col(f"`{k}`").eqNullSafe(F.col(renamed[k])) for k in keys]
+    on = reduce(lambda a, b: a & b, same, F.col(_KEY_ROW))
+    merge = source.mergeInto(table, on).whenMatched().delete()
+    values = {c: F.col(renamed[c]) for c in columns.names}
+    merge.whenNotMatched(~F.col(_KEY_ROW)).insert(values).merge()
 
 
 def staging_removed(fs: FileSystem, location: str, batch: BatchId) -> None:

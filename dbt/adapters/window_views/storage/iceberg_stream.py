@@ -12,7 +12,7 @@ table (`TABLE_PROPERTY`): the model's table, or during a rebuild a table of the 
 (`build_table`) that the swap replaces by the model's table registered on the same metadata
 (`point`). Staging is Delta's (delta_stream.StagedCommit): appended, or the hours of the key the
 batch rewrites replaced by one MERGE that inserts the staged rows and deletes the old rows of
-those hours. A MERGE takes no write options, so the snapshot property is a setting of a session
+those hours, or a Top-N's changed keys' rows replaced by one MERGE (delta_stream.merge_keys). A MERGE takes no write options, so the snapshot property is a setting of a session
 of its own (`spark.sql.iceberg.snapshot-property.*`), which no other write of the user's sees."""
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dbt.adapters.window_views.records import BatchId
 from dbt.adapters.window_views.spark import lakehouse
 from dbt.adapters.window_views.storage import commit_files as storage
 from dbt.adapters.window_views.storage import paths
-from dbt.adapters.window_views.storage.delta_stream import COMMIT_FILE, StagedCommit, nullable
+from dbt.adapters.window_views.storage.delta_stream import COMMIT_FILE, StagedCommit, merge_keys, nullable
 from dbt.adapters.window_views.storage.filesystems import FileSystem
 from dbt.adapters.window_views.storage.iceberg import METADATA, METADATA_FILE
 
@@ -163,14 +163,19 @@ def commit_staged(fs: FileSystem, spark: Any, staging: str, location: str, commi
     if not fs.exists(staging):
         return
     recorded = storage.read_json(fs, paths.join(staging, COMMIT_FILE))
-    replace = StagedCommit.from_json(recorded).replace_where if recorded is not None else None
+    staged_commit = StagedCommit.from_json(recorded) if recorded is not None else StagedCommit()
+    replace = staged_commit.replace_where
     staged = storage.staged_buckets(fs, staging)
-    if not staged and replace is None:
+    if not staged and replace is None and not staged_commit.keys:
         return
     name = table_of(fs, location)
     session = spark.newSession()  # its settings are its own: the snapshot property reaches this write only
     session.conf.set(SESSION_PROPERTY, commit)
     if committed(session, name, commit):
+        return
+    if staged_commit.keys:  # a Top-N's: its keys' rows replaced, in one MERGE
+        merge_keys(fs, session, staging, name, staged_commit.keys)
+        spark.catalog.refreshTable(name)
         return
     columns = session.table(name).schema
     rows = session.read.parquet(paths.spark_uri(staging)).select(*columns.names) if staged else None

@@ -16,12 +16,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import replace
-from typing import Any, Callable, Dict, List, NoReturn, Optional, Sequence, Set, Type
+from typing import Any, Callable, Dict, List, Optional, Sequence, Set, Type
 
 import pyspark
 from sqlglot import exp
 
 from dbt.adapters.window_views.errors import StreamFailure
+from dbt.adapters.window_views.kinds.model_kind import KeyedTopN
 from dbt.adapters.window_views.model.config import FileFormat
 from dbt.adapters.window_views.plans.stream import StreamPlan
 from dbt.adapters.window_views.query import sqlexpr
@@ -148,13 +149,8 @@ class DeltaTables(OutputStore):
 
 class DeltaOutput(Output):
     """A batch's output staged as parquet with what it does to the Delta table (StagedCommit),
-    which publishing commits: appended, or replacing the hours of the key it rewrites."""
-
-    a_table = "a Delta table"  # as a refusal names the format's tables
-
-    def __init__(self, plan: StreamPlan, where: Locations, fs: FileSystem, batch: BatchId, w_new: Optional[int]):
-        super().__init__(plan, where, fs, batch, w_new)
-        self.batch = batch  # named by a refusal
+    which publishing commits: appended, replacing the hours of the key it rewrites, or
+    replacing the rows of a Top-N's changed keys."""
 
     def _indices(self, spark: Any, key: exp.Expr, size: int) -> List[int]:
         """The intervals of `size` of the key that the table's rows are in."""
@@ -191,14 +187,19 @@ class DeltaOutput(Output):
         )
         return rows_out(), [f"{NEW_BUCKETS}{i}" for i in sorted(replaced)]
 
-    def upsert_keys(self, result: Any, outside: Callable[[Any], Any], touched: Sequence[str]) -> NoReturn:
-        raise StreamFailure(
-            self.plan.model,
-            "a streaming Top-N (rank <= N per key) keeps its rows in files of its own and cannot write "
-            f"{self.a_table} yet",
-            "leave file_format unset (parquet) for this model, or build it in batch: execution='batch'",
-            batch=self.batch,
-        )
+    def upsert_keys(self, result: Any, outside: Callable[[Any], Any], touched: Sequence[str]) -> Staged:
+        """Output.upsert_keys on a Delta table: the result staged, with the keys of the table's
+        rows that `outside` drops (the batch's changed keys the table has), and publish replaces
+        those keys' rows by the staged ones in one MERGE. The table keeps no home column: a
+        key's rows are found by the PARTITION BY columns the output holds (topn.py checks)."""
+        assert isinstance(self.plan.kind, KeyedTopN)  # upsert_keys is a keyed Top-N's
+        keys = self.plan.kind.top_n.keys
+        result, rows_out = counted(result)
+        result.write.partitionBy(storage.BUCKET).mode("overwrite").parquet(str(self.staging))
+        held = self._rows_where(result.sparkSession, exp.true()).select(*[f"`{k}`" for k in keys]).distinct()
+        delta_stream.stage_keys(self.staging, held.subtract(outside(held)))
+        delta_stream.stage_commit(self.fs, self.staging, StagedCommit(keys=tuple(keys)))
+        return rows_out(), sorted(touched)
 
 
 def _letter() -> exp.Expr:
@@ -245,8 +246,6 @@ class IcebergTables(DeltaTables):
 
 class IcebergOutput(DeltaOutput):
     """DeltaOutput on an Iceberg table: the table's rows read through its catalog table."""
-
-    a_table = "an Iceberg table"
 
     def _indices(self, spark: Any, key: exp.Expr, size: int) -> List[int]:
         return iceberg_stream.indices(iceberg_stream.fresh(spark, self.fs, self.where.table), key, size)
