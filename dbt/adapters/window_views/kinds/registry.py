@@ -161,7 +161,7 @@ def _window_tvf(found: Found) -> Optional[Recognised]:
     if rewritten is None:
         return as_rows
     assert isinstance(rows, (TvfRows, SessionWindows))
-    return _partials(found.model, *rewritten, view, AsWritten(rows, written.copy())) or as_rows
+    return _partials(found.model, *rewritten, view, AsWritten(rows, written)) or as_rows
 
 
 def _partials(

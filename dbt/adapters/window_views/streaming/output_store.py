@@ -126,13 +126,18 @@ class DeltaTables(OutputStore):
             delta_stream.commit_staged(fs, spark, storage.staging_dir(location, batch), location, txn)
             delta_stream.staging_removed(fs, location, batch)
 
+    runtime = "Delta Lake"  # as the refusal of a Spark without it names it
+
+    def has_runtime(self, spark: Any) -> bool:
+        return delta_stream.has_delta(spark)
+
     def check_session(self, spark: Any, model: str) -> None:
-        if not delta_stream.has_delta(spark):
+        if not self.has_runtime(spark):
             raise StreamFailure(
                 model,
-                "file_format='delta' needs Delta Lake in the Spark this dbt command started, and it started without "
-                f"it (PySpark {pyspark.__version__})",
-                "set lakehouse: delta in the profile and run dbt from a venv with the [delta] extra "
+                f"file_format='{self.source}' needs {self.runtime} in the Spark this dbt command started, and it "
+                f"started without it (PySpark {pyspark.__version__})",
+                f"set lakehouse: {self.source} in the profile and run dbt from a venv with the [{self.source}] extra "
                 "(docs/delta-iceberg.md), or leave file_format unset (parquet)",
             )
 
@@ -223,15 +228,10 @@ class IcebergTables(DeltaTables):
             iceberg_stream.commit_staged(fs, spark, storage.staging_dir(location, batch), location, commit)
             delta_stream.staging_removed(fs, location, batch)
 
-    def check_session(self, spark: Any, model: str) -> None:
-        if not iceberg_stream.has_iceberg(spark):
-            raise StreamFailure(
-                model,
-                "file_format='iceberg' needs Apache Iceberg in the Spark this dbt command started, and it started "
-                f"without it (PySpark {pyspark.__version__})",
-                "set lakehouse: iceberg in the profile and run dbt from a venv with the [iceberg] extra "
-                "(docs/delta-iceberg.md), or leave file_format unset (parquet)",
-            )
+    runtime = "Apache Iceberg"
+
+    def has_runtime(self, spark: Any) -> bool:
+        return iceberg_stream.has_iceberg(spark)
 
     def create(self, spark: Any, table: str, location: str, schema: Any) -> None:
         iceberg_stream.create(spark, filesystems.beside_spark(spark), table, location, schema)
