@@ -13,7 +13,7 @@ import threading
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Mapping, Optional, Set, Tuple
 
 from dbt.adapters.events.logging import AdapterLogger
 from dbt.adapters.spark.session import Connection, Cursor
@@ -41,6 +41,7 @@ JVM_GONE = (
     "or it was killed; Spark's log above says which); fix: run dbt again, a new dbt process starts Spark "
     f"anew (if a model ran it out of memory, give Spark more memory first: {MORE_MEMORY})"
 )
+DATAFRAME_DEBUGGING = "spark.python.sql.dataFrameDebugging.enabled"
 TIME_ZONE = "spark.sql.session.timeZone"  # UTC here: the plugin cuts windows and buckets in UTC
 SPARK_OOM_EXIT = 52  # Spark's exit code for a JVM that ran out of memory (SparkExitCode.OOM)
 JVM_EXIT_WAIT = 10  # seconds a stopped context's JVM gets to exit and tell why
@@ -82,9 +83,11 @@ def quiet_failure_logs(session: SparkSession) -> None:
     if os.environ.get(SPARK_LOGS_ENV):
         return
     jvm: Any = session.sparkContext._jvm
-    off = jvm.org.apache.logging.log4j.Level.OFF
+    # a class by its full name: one py4j lookup, where jvm.org.apache... is one a package step
+    off = getattr(jvm, "org.apache.logging.log4j.Level").OFF
+    configurator = getattr(jvm, "org.apache.logging.log4j.core.config.Configurator")
     for name in FAILURE_LOGGERS:
-        jvm.org.apache.logging.log4j.core.config.Configurator.setLevel(name, off)
+        configurator.setLevel(name, off)
 
 
 # DataSketches, the library behind Spark's HLL sketches (a window_aggregate's
@@ -100,11 +103,12 @@ def quiet_sketches_notice(session: SparkSession) -> None:
     if os.environ.get(SPARK_LOGS_ENV):
         return
     jvm: Any = session.sparkContext._jvm
-    system = jvm.java.lang.System
+    system = getattr(jvm, "java.lang.System")
     err = system.err
     try:
-        system.setErr(jvm.java.io.PrintStream(jvm.java.io.OutputStream.nullOutputStream()))
-        jvm.java.lang.Class.forName(SKETCHES)
+        nothing = getattr(jvm, "java.io.OutputStream").nullOutputStream()
+        system.setErr(getattr(jvm, "java.io.PrintStream")(nothing))
+        getattr(jvm, "java.lang.Class").forName(SKETCHES)
     except Py4JError:  # not there (another Spark): nothing to keep out
         pass
     finally:
@@ -131,6 +135,10 @@ def _embedded_defaults(target_dir: Path) -> Dict[str, str]:
         # derby.log goes to derby.system.home, the current directory unless told otherwise
         "spark.driver.extraJavaOptions": java_options(target_dir),
         TIME_ZONE: "UTC",
+        # PySpark records each DataFrame call's Python call site for Spark's error context (about
+        # six py4j calls a call); the plugin names its errors itself, and its micro-batches make
+        # hundreds of such calls
+        DATAFRAME_DEBUGGING: "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
         "spark.ui.showConsoleProgress": "false",
@@ -196,6 +204,7 @@ def check_java() -> None:
 
 
 _STARTING = threading.RLock()
+_PREPARED: Set[int] = set()  # the SparkContexts _prepared has seen (by id)
 # the warm server each Spark Connect session of this process talks to (by id: one per URL, kept)
 _WARM_SESSIONS: Dict[int, "warm_server.WarmSpec"] = {}
 
@@ -242,14 +251,23 @@ def spark_session(params: Dict[str, str]) -> SparkSession:
             warm_up.loopback_retries(session)
             _WARM_SESSIONS[id(session)] = warm
         if not remote:
-            session.sparkContext.setLogLevel("ERROR")
-            quiet_sketches_notice(session)
-            quiet_failure_logs(session)
+            _prepared(session)
             # getOrCreate leaves the session inactive in this thread, so each statement of a dbt
             # thread came back here (~20 py4j calls); made active on the class getActiveSession asks
             classic: Any = getattr(session.sparkContext._jvm, "org.apache.spark.sql.classic.SparkSession")
             classic.setActiveSession(session._jsparkSession)
     return session
+
+
+def _prepared(session: SparkSession) -> None:
+    """The embedded JVM's logs quieted, once per JVM: dbt's threads, each command's own, all
+    come to spark_session."""
+    if id(session.sparkContext) in _PREPARED:
+        return
+    session.sparkContext.setLogLevel("ERROR")
+    quiet_sketches_notice(session)
+    quiet_failure_logs(session)
+    _PREPARED.add(id(session.sparkContext))
 
 
 @dataclass(frozen=True)

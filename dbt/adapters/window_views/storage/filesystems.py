@@ -179,12 +179,17 @@ class HadoopFileSystem(FileSystem):
     gcs-connector), configured as Spark's own reads and writes are (`spark.hadoop.*`)."""
 
     def __init__(self, spark: Any) -> None:
-        self._jvm = spark._jvm
+        jvm = spark._jvm
         self._conf = spark._jsc.hadoopConfiguration()
         self._gateway = spark.sparkContext._gateway
+        # each class looked up once, by its full name (a jvm.org.apache... chain is a lookup a step)
+        self._path = getattr(jvm, "org.apache.hadoop.fs.Path")
+        self._bytes_of = getattr(jvm, "org.apache.commons.io.IOUtils").toByteArray
+        self._rename_options = getattr(jvm, "org.apache.hadoop.fs.Options").Rename
+        self._context = getattr(jvm, "org.apache.hadoop.fs.FileContext").getFileContext
 
     def _fs(self, location: str) -> Tuple[Any, Any]:
-        path = self._jvm.org.apache.hadoop.fs.Path(paths.spark_uri(location))
+        path = self._path(paths.spark_uri(location))
         try:
             return path.getFileSystem(self._conf), path
         except Exception as exc:  # no jars for the scheme: UnsupportedFileSystemException, ClassNotFound
@@ -203,7 +208,7 @@ class HadoopFileSystem(FileSystem):
         try:
             stream = fs.open(path)
             try:
-                return bytes(self._jvm.org.apache.commons.io.IOUtils.toByteArray(stream))
+                return bytes(self._bytes_of(stream))
             finally:
                 stream.close()
         except Exception as exc:  # py4j's Java errors
@@ -218,10 +223,10 @@ class HadoopFileSystem(FileSystem):
 
     def _rename(self, tmp: Any, path: Any, overwrite: bool) -> None:
         """FileContext's rename: atomic on HDFS, and with or without replacing the target."""
-        options = self._jvm.org.apache.hadoop.fs.Options.Rename
+        options = self._rename_options
         flags = self._gateway.new_array(options, 1)
         flags[0] = options.OVERWRITE if overwrite else options.NONE
-        context = self._jvm.org.apache.hadoop.fs.FileContext.getFileContext(path.toUri(), self._conf)
+        context = self._context(path.toUri(), self._conf)
         context.rename(tmp, path, flags)
 
     def _put(self, location: str, data: bytes, overwrite: bool) -> bool:
@@ -230,7 +235,7 @@ class HadoopFileSystem(FileSystem):
             if not self._renames_atomically(location):
                 self._write(fs, path, data, overwrite)  # an object store shows the file at close
                 return True
-            tmp = self._jvm.org.apache.hadoop.fs.Path(path.getParent(), f".{path.getName()}.{uuid.uuid4().hex}.tmp")
+            tmp = self._path(path.getParent(), f".{path.getName()}.{uuid.uuid4().hex}.tmp")
             self._write(fs, tmp, data, True)
             try:
                 self._rename(tmp, path, overwrite)
