@@ -98,8 +98,8 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     _partition_column(plan, output)
     found = _in_catalog(adapter, str(batch_run.relation))
     table = _existing(batch_run, found) if not full_refresh else None
-    anew = table is None  # a build from begin: NULL times counted before its table, as all NULL fails
-    nulls = _null_times(batch_run, None) if anew else None
+    anew = table is None  # a build from begin, which owns the NULL times: counted before its table
+    nulls = statement.null_times(batch_run.adapter, batch_run.plan) if anew else None
     if table is None:
         table = tables.new(batch_run, found)
     elif _nothing_new(batch_run, table):
@@ -107,7 +107,7 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
         return _written(batch_run, None, table.latest_input, table.record, response)
     latest = _latest_input(adapter, shape.reads, table.latest_input)
     selection, requested = _selection(batch_run, table, latest, full_refresh)
-    nulls = nulls if anew else _null_times(batch_run, selection)
+    nulls = nulls if anew else _null_times(batch_run, selection)  # a daily run's: only with begin's batch
     planned = sorted(set(table.record.pending) | {b.key for b in selection.batches})
     closing = _closing(adapter, plan, output)
     # a batch that may own a window W has not closed, or one later input can still grow, is
@@ -136,13 +136,12 @@ def run(batch_run: BatchRun, full_refresh: bool, types_of: tvf_panes.TypesOf) ->
     return _written(batch_run, closing, latest, left, response)
 
 
-def _null_times(batch_run: BatchRun, selection: Optional[Selection]) -> Optional[str]:
-    """What the run's message says of NULL times, counted as a full build counts them when the
-    run writes the batch holding begin, which owns the NULL-time rows (design §11): a build from
-    begin (`selection` None), or a backfill of that batch; every time NULL fails the run before
-    it writes (an input of NULL times only would have no batch to write)."""
+def _null_times(batch_run: BatchRun, selection: Selection) -> Optional[str]:
+    """What the message of a run on an existing table says of NULL times, counted as a full build
+    counts them when the run writes the batch holding begin, which owns the NULL-time rows
+    (design §11): a backfill of that batch; every time NULL fails the run before it writes."""
     shape = batch_run.plan.required_batch_shape
-    if selection is not None and not any(shape.owns_null_times(b) for b in selection.batches):
+    if not any(shape.owns_null_times(b) for b in selection.batches):
         return None
     return statement.null_times(batch_run.adapter, batch_run.plan)
 
