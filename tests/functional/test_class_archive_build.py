@@ -8,9 +8,12 @@ import sys
 import textwrap
 import time
 
+import pytest
+
 from dbt.adapters.window_views.spark import class_archive
 from tests.support.dbt_projects import REPO
 
+pytestmark = pytest.mark.drill  # a builder JVM and a Spark start of their own: scripts/test.sh --drills
 BUILD_WAIT = 300  # seconds: a Spark start and a few statements at the lowest priority, on 2 busy cores
 
 

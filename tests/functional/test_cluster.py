@@ -37,7 +37,7 @@ from tests.support.processes import wait_for_jvm, with_test_executors
 
 duckdb = pytest.importorskip("duckdb")
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.drill]
 
 SCHEMA = "cl"
 APP_NAME = "wv-cluster-test"

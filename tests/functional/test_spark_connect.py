@@ -28,6 +28,7 @@ import yaml
 from tests.support import processes
 from tests.support.processes import run_command
 
+pytestmark = pytest.mark.drill  # a Spark Connect server of its own: scripts/test.sh --drills
 SPARK_HOME = Path(pyspark.__file__).parent
 DBT = Path(sys.executable).with_name("dbt")
 

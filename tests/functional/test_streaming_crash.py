@@ -40,6 +40,8 @@ from tests.support.processes import wait_for_jvm, with_tests_importable
 
 duckdb = pytest.importorskip("duckdb")
 
+pytestmark = pytest.mark.drill  # dbt processes of their own, killed: scripts/test.sh --drills
+
 SCHEMA = "crash"
 # the object store's move is a copy then a delete: one more point, between the two; a crash at
 # `staged` has moved nothing yet, so the store's semantics play no part in it (the local run's)

@@ -33,6 +33,8 @@ from tests.support.processes import run_command
 
 DBT = Path(sys.executable).with_name("dbt")
 STARTING = "starting a warm Spark for this project"
+
+pytestmark = pytest.mark.drill  # warm servers and dbt CLIs of their own: scripts/test.sh --drills
 SELECT = """
     select window_start, window_end, sum(price) as price
     from {{ window_views.tumble(source('raw', 'bid'), 'bidtime', '10 minutes') }}

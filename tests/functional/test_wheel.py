@@ -23,6 +23,7 @@ from tests.support.dbt_projects import TEST_JVM
 from tests.support.processes import SPARK_LEFTOVERS, run_command
 
 REPO = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.drill  # a clean venv and a dbt CLI of its own: scripts/test.sh --drills
 # a warning of the JVM's (`WARNING: ...`), a library's (`Warning: ...`) or Spark's log (`... WARN Utils: ...`)
 JVM_WARNING = re.compile(r"^WARNING: |^Warning: | WARN \S+: ")
 # what the JVM prints before Spark runs for the module options Spark's launcher gives every
