@@ -7,14 +7,7 @@ from __future__ import annotations
 import re
 
 from tests.support.dbt_projects import errors, sources_yml
-
-WINDOWS = """
-{{{{ config(materialized='window_view', {config}emit='on_window_close',
-            watermark={{'column': 'bidtime', 'delay': '1 minute'}}) }}}}
-select window_start, window_end, count(*) as bids, sum(price) as price
-from {{{{ window_views.tumble(source('raw', '{source}'), 'bidtime', '10 minutes') }}}}
-group by window_start, window_end
-"""
+from tests.support.lakehouse_streaming import WINDOWS
 
 
 def bids(project, table: str, *rows) -> None:
@@ -38,8 +31,8 @@ def test_a_delta_input_streams_its_appends_and_names_a_delete(project):
     project.spark.sql(f"create table {schema}.bid_kept (bidtime timestamp, price int) using delta")
     project.write("models/sources.yml", sources_yml("bid", "bid_kept"))
     streaming = "execution='streaming', late_data='table', "
-    project.model("rev", WINDOWS.format(config=streaming, source="bid"))
-    project.model("rev_batch", WINDOWS.format(config="", source="bid_kept"))
+    project.model("rev", WINDOWS.format(emit="on_window_close", config=streaming, source="bid"))
+    project.model("rev_batch", WINDOWS.format(emit="on_window_close", config="", source="bid_kept"))
 
     # two Delta versions a run: the stream reads what each appended since its last run
     for delivery in ([("08:07", 2), ("08:11", 3)], [("08:25", 2), ("08:05", 9)]):

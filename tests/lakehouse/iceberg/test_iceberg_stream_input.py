@@ -9,14 +9,7 @@ from __future__ import annotations
 import re
 
 from tests.support.dbt_projects import errors, sources_yml
-
-WINDOWS = """
-{{{{ config(materialized='window_view', {config}emit='on_window_close',
-            watermark={{'column': 'bidtime', 'delay': '1 minute'}}) }}}}
-select window_start, window_end, count(*) as bids, sum(price) as price
-from {{{{ window_views.tumble(source('raw', '{source}'), 'bidtime', '10 minutes') }}}}
-group by window_start, window_end
-"""
+from tests.support.lakehouse_streaming import WINDOWS
 
 
 def bids(project, table: str, *rows) -> None:
@@ -40,8 +33,8 @@ def test_an_iceberg_input_streams_its_appends_and_names_a_delete(project):
     project.spark.sql(f"create table {schema}.bid_kept (bidtime timestamp, price int) using iceberg")
     project.write("models/sources.yml", sources_yml("bid", "bid_kept"))
     streaming = "execution='streaming', late_data='table', "
-    project.model("rev", WINDOWS.format(config=streaming, source="bid"))
-    project.model("rev_batch", WINDOWS.format(config="", source="bid_kept"))
+    project.model("rev", WINDOWS.format(emit="on_window_close", config=streaming, source="bid"))
+    project.model("rev_batch", WINDOWS.format(emit="on_window_close", config="", source="bid_kept"))
 
     # two snapshots a run: the stream reads what each appended since its last run
     for delivery in ([("08:07", 2), ("08:11", 3)], [("08:25", 2), ("08:05", 9)]):
@@ -68,7 +61,7 @@ def test_an_iceberg_input_streams_its_appends_and_names_a_delete(project):
     assert re.search(r"an Iceberg input deleted rows in its snapshot \d+", text), text
     assert project.rows("rev") == before
     # the fix: the same model in batch reads the table as it is now
-    project.model("rev", WINDOWS.format(config="", source="bid"))
+    project.model("rev", WINDOWS.format(emit="on_window_close", config="", source="bid"))
     project.dbt("run", "-s", "rev")
     # 08:05 and 08:07 in the first window, 08:11 deleted, 08:25's window not yet closed (W = 08:24)
     assert [r[2:] for r in project.rows("rev")] == [(2, 11)], project.rows("rev")
