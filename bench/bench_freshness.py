@@ -14,12 +14,12 @@ in Spark's file-source log (`<checkpoint>/spark/sources/0/<batch>`), its commit 
 modification time of `<checkpoint>/spark/commits/<batch>`, written after the plugin's commit of
 the table (so the figure is an upper bound, by a few milliseconds). Files landed before the
 stream's first commit are its start, not its steady state, and are left out. The state: the
-plugin's state rows after the run (run result), and the checkpoint's state folder size sampled
-each batch (flat = bounded). A latency is split at the batch's start (the modification time of
+plugin's state rows after the run (run result), and the size of its folder in the checkpoint
+sampled each batch (flat = bounded). A latency is split at the batch's start (the modification time of
 `spark/offsets/<batch>`, written before the batch runs): the wait for a trigger, then the batch.
 Checks: the table's counts add up to the rows of the files the committed batches read.
 
-    .venv/bin/python -m bench.bench_freshness [--minutes 10] [--rate 20000] [--every 2] [--trigger 10]
+    .venv/bin/python -m bench.bench_freshness [--minutes 10] [--rate 20000] [--every 2] [--trigger 10] [--keep]
 """
 
 from __future__ import annotations
@@ -27,13 +27,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -54,11 +55,14 @@ class Loader:
     rate: int
     every: float
     landed: Dict[str, float] = field(default_factory=dict)  # file name -> landing time (epoch s)
-    rows: Dict[str, int] = field(default_factory=dict)
     stop: threading.Event = field(default_factory=threading.Event)
 
+    @property
+    def per_file(self) -> int:
+        return int(self.rate * self.every)
+
     def land_one(self, seq: int) -> None:
-        n = int(self.rate * self.every)
+        n = self.per_file
         now_us = int(time.time() * 1_000_000)
         times = [now_us - (i * 7919) % 1_000_000 for i in range(n)]  # the last second, unordered
         table = pa.table(
@@ -73,7 +77,6 @@ class Loader:
         pq.write_table(table, hidden)
         os.rename(hidden, self.folder / name)
         self.landed[name] = time.time()
-        self.rows[name] = n
 
     def run(self) -> None:
         seq, started = 0, time.monotonic()
@@ -86,15 +89,11 @@ class Loader:
 def batches_of(checkpoint: Path) -> Dict[str, int]:
     """Each file the stream read -> the micro-batch that read it (Spark's file-source log)."""
     read: Dict[str, int] = {}
-    for log in (checkpoint / "spark" / "sources" / "0").iterdir():
-        if not log.name.isdigit():
-            continue  # a compacted log (`N.compact`) holds the earlier batches' files as well
-        for line in log.read_text().splitlines()[1:]:
-            read[Path(json.loads(line)["path"]).name] = int(log.name)
-    for log in (checkpoint / "spark" / "sources" / "0").glob("*.compact"):
+    # `N` and `N.compact` (every file up to N); each entry names its batch. Its first line: the version
+    for log in (checkpoint / "spark" / "sources" / "0").glob("[0-9]*"):
         for line in log.read_text().splitlines()[1:]:
             entry = json.loads(line)
-            read.setdefault(Path(entry["path"]).name, int(entry["batchId"]))
+            read[Path(entry["path"]).name] = int(entry["batchId"])
     return read
 
 
@@ -113,32 +112,28 @@ def folder_bytes(folder: Path) -> int:
 
 @dataclass
 class StateSampler:
-    """The checkpoint's state folder size at each new commit, sampled every half second."""
+    """The size of the plugin's folder in the checkpoint (its state, commits and run records; the
+    stream keeps no Spark state) at each new commit, sampled every half second."""
 
-    warehouse: Path
+    checkpoint: Path
     sizes: List[int] = field(default_factory=list)
     stop: threading.Event = field(default_factory=threading.Event)
-
-    def checkpoint(self) -> Optional[Path]:
-        found = [p.parent.parent for p in self.warehouse.rglob("spark/commits")]
-        return found[0] if found else None
 
     def run(self) -> None:
         seen = 0
         while not self.stop.wait(0.5):
-            checkpoint = self.checkpoint()
-            if checkpoint is None:
-                continue
-            commits = len(commits_of(checkpoint))
+            if not (self.checkpoint / "spark" / "commits").is_dir():
+                continue  # the first batch has not committed yet
+            commits = len(commits_of(self.checkpoint))
             if commits > seen:
                 seen = commits
-                state = [p for p in checkpoint.iterdir() if p.is_dir() and p.name != "spark"]
-                self.sizes.append(sum(folder_bytes(p) for p in state) + folder_bytes(checkpoint / "spark" / "state"))
+                self.sizes.append(folder_bytes(self.checkpoint / "window_views"))
 
 
-def pct(values: List[float], q: float) -> float:
+def p99(values: List[float]) -> float:
+    """The nearest-rank 99th percentile: a value measured, never above the largest."""
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+    return ordered[min(len(ordered) - 1, int(0.99 * len(ordered)))]
 
 
 def main() -> None:
@@ -147,6 +142,7 @@ def main() -> None:
     parser.add_argument("--rate", type=int, default=20_000, help="events a second")
     parser.add_argument("--every", type=float, default=2, help="seconds between the loader's files")
     parser.add_argument("--trigger", type=int, default=10, help="the processing_time trigger, seconds")
+    parser.add_argument("--keep", action="store_true", help="keep the temporary folder (project, data)")
     args = parser.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="wv-freshness-"))
@@ -161,7 +157,8 @@ def main() -> None:
         "from {{ window_views.tumble(source('raw', 'bids'), 'bidtime', '1 minute') }}\n"
         "group by window_start, window_end, item\n"
     )
-    warehouse = project / "target" / "spark-warehouse"
+    # the default checkpoint location: beside the table (docs/streaming.md)
+    checkpoint = project / "target" / "spark-warehouse" / f"{SCHEMA}.db" / "fresh__checkpoint"
     spark = spark_session(embedded_settings(project / "target", {}))
     spark.sql(f"create database if not exists {SCHEMA}")
     spark.sql(
@@ -169,7 +166,7 @@ def main() -> None:
     )
     loader = Loader(source, args.rate, args.every)
     loader.land_one(0)  # the stream's first batch reads one file: the first run infers nothing
-    sampler = StateSampler(warehouse)
+    sampler = StateSampler(checkpoint)
     threads = [threading.Thread(target=loader.run, daemon=True), threading.Thread(target=sampler.run, daemon=True)]
     started = time.time()
     for thread in threads:
@@ -184,8 +181,6 @@ def main() -> None:
     if result.exception is not None or not result.success:
         raise SystemExit(f"dbt run failed: {result.exception or [r.message for r in result.result or []]}")
     response = result.result[0].adapter_response
-    checkpoint = sampler.checkpoint()
-    assert checkpoint is not None
     read, commits = batches_of(checkpoint), commits_of(checkpoint)
     first_commit = min(commits.values())
     latencies = [
@@ -195,7 +190,7 @@ def main() -> None:
     ]
     unread = [name for name in loader.landed if name not in read]
     in_table = spark.sql(f"select sum(bids) from {SCHEMA}.fresh").collect()[0][0]
-    written = sum(loader.rows[name] for name in read if read[name] in commits)
+    written = loader.per_file * sum(1 for name in read if read[name] in commits)
     gaps = [b - a for a, b in zip(sorted(commits.values()), sorted(commits.values())[1:])]
     starts = starts_of(checkpoint)
     runs = [commits[b] - starts[b] for b in commits if b in starts and b > min(commits)]
@@ -208,22 +203,23 @@ def main() -> None:
     )
     print(f"  files landed {len(loader.landed)}, read {len(read)}, measured {len(latencies)} (after the first commit)")
     print(
-        f"  landing -> table: p50 {statistics.median(latencies):.2f} s, p99 {pct(latencies, 0.99):.2f} s, "
+        f"  landing -> table: p50 {statistics.median(latencies):.2f} s, p99 {p99(latencies):.2f} s, "
         f"max {max(latencies):.2f} s (target p99 <= {args.trigger + 2} s)"
     )
     print(f"  between commits: median {statistics.median(gaps):.2f} s, max {max(gaps):.2f} s")
     print(
-        f"  of which: landing -> its batch's start p50 {statistics.median(waits):.2f} s, p99 {pct(waits, 0.99):.2f} s; "
-        f"a batch's start -> commit p50 {statistics.median(runs):.2f} s, p99 {pct(runs, 0.99):.2f} s"
+        f"  of which: landing -> its batch's start p50 {statistics.median(waits):.2f} s, p99 {p99(waits):.2f} s; "
+        f"a batch's start -> commit p50 {statistics.median(runs):.2f} s, p99 {p99(runs):.2f} s"
     )
     step = max(1, len(sampler.sizes) // 10)
-    print("  state folder at every tenth commit (MB): " + ", ".join(f"{b / 1e6:.1f}" for b in sampler.sizes[::step]))
-    third = max(1, len(sampler.sizes) // 3)
-    print(
-        f"  state folder, bytes at commits: first third median {statistics.median(sampler.sizes[:third]):,.0f}, "
-        f"last third {statistics.median(sampler.sizes[-third:]):,.0f}; state rows at the end {response.get('state_rows')}"
-    )
+    sizes = ", ".join(f"{b / 1e6:.1f}" for b in sampler.sizes[::step])
+    print(f"  the plugin's checkpoint folder at every tenth commit (MB): {sizes}")
+    print(f"  state rows at the end: {response.get('state_rows')}")
     print(f"  check: rows in the table {in_table:,}, rows of the files read {written:,}, files not read {len(unread)}")
+    if args.keep:
+        print(f"  kept: {root}")
+    else:
+        shutil.rmtree(root, ignore_errors=True)
     if in_table != written:
         raise SystemExit("the table's counts do not add up to the rows read")
 
