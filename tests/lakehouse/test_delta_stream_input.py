@@ -6,48 +6,14 @@ from __future__ import annotations
 
 import re
 
-from tests.support.dbt_projects import errors, sources_yml
-from tests.support.lakehouse_streaming import WINDOWS
-
-
-def bids(project, table: str, *rows) -> None:
-    values = ", ".join(f"(timestamp'2020-04-15 {hhmm}:00', {price})" for hhmm, price in rows)
-    project.spark.sql(f"insert into {project.schema}.{table} values {values}")
-
-
-def kept(project) -> None:
-    """The batch twin's input: every bid but the late ones, as a Delta table too."""
-    schema = project.schema
-    project.spark.sql(
-        f"create or replace table {schema}.bid_kept using delta as select * from {schema}.bid "
-        f"except all select bidtime, price from {schema}.rev__late"
-    )
+from tests.support.dbt_projects import errors
+from tests.support.lakehouse_streaming import DELTA, input_scenario, insert, rerun_batch_twin
 
 
 def test_a_delta_input_streams_its_appends_and_names_a_delete(project):
+    before = input_scenario(project, DELTA)
     schema = project.schema
-    project.spark.sql(f"create database if not exists {schema}")
-    project.spark.sql(f"create table {schema}.bid (bidtime timestamp, price int) using delta")
-    project.spark.sql(f"create table {schema}.bid_kept (bidtime timestamp, price int) using delta")
-    project.write("models/sources.yml", sources_yml("bid", "bid_kept"))
-    streaming = "execution='streaming', late_data='table', "
-    project.model("rev", WINDOWS.format(emit="on_window_close", config=streaming, source="bid"))
-    project.model("rev_batch", WINDOWS.format(emit="on_window_close", config="", source="bid_kept"))
-
-    # two Delta versions a run: the stream reads what each appended since its last run
-    for delivery in ([("08:07", 2), ("08:11", 3)], [("08:25", 2), ("08:05", 9)]):
-        bids(project, "bid", *delivery[:1])
-        bids(project, "bid", *delivery[1:])
-        (result,) = project.dbt("run", "-s", "rev").result
-        assert result.message.startswith("STREAM 1 batch, 2 in"), result.message
-        kept(project)
-        project.dbt("run", "-s", "rev_batch")
-        assert project.rows("rev") == project.rows("rev_batch")
-    assert [r[1] for r in project.rows("rev__late")] == [9]  # 08:05 came after the 08:10 watermark
-    assert len(project.rows("rev")) == 2
-
     # a version that deletes rows: named, with the rebuild; the table is as it was
-    before = project.rows("rev")
     project.spark.sql(f"delete from {schema}.bid where price = 3")
     text = errors(project.dbt("run", "-s", "rev", ok=False))
     assert re.search(
@@ -57,10 +23,9 @@ def test_a_delta_input_streams_its_appends_and_names_a_delete(project):
     assert project.rows("rev") == before
     # which reads the table as it is now, and streams on from there
     project.dbt("run", "-s", "rev", "--full-refresh")
-    bids(project, "bid", ("08:52", 5))
+    insert(project, "bid", ("08:52", 5))
     project.dbt("run", "-s", "rev")
-    kept(project)
-    project.dbt("run", "-s", "rev_batch")
+    rerun_batch_twin(project, DELTA)
     assert project.rows("rev") == project.rows("rev_batch")
     # 08:05 is in its window now, 08:11's window is gone with its one row, 08:52's is open
     assert [r[2] for r in project.rows("rev")] == [2, 1], project.rows("rev")

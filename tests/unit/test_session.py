@@ -30,6 +30,7 @@ def test_embedded_defaults_live_under_target(tmp_path):
     target = str((tmp_path / "target").resolve())
     assert settings["spark.sql.warehouse.dir"] == f"{target}/spark-warehouse"
     assert f"databaseName={target}/metastore_db" in settings["spark.hadoop.javax.jdo.option.ConnectionURL"]
+    assert settings["spark.hadoop.hive.downloaded.resources.dir"] == f"{target}/hive_resources"
     log4j = Path(session.__file__).with_name("log4j2.properties")
     assert (
         settings["spark.driver.extraJavaOptions"]

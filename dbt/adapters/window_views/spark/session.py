@@ -122,6 +122,9 @@ def java_options(derby_home: Path) -> str:
     return f"-Dderby.system.home={derby_home} -Dlog4j2.configurationFile={log4j}"
 
 
+HIVE_RESOURCES = "spark.hadoop.hive.downloaded.resources.dir"
+
+
 def _embedded_defaults(target_dir: Path) -> Dict[str, str]:
     """Spark settings for the in-process default: everything under the project's target/."""
     target_dir = target_dir.resolve()
@@ -134,10 +137,13 @@ def _embedded_defaults(target_dir: Path) -> Dict[str, str]:
         ),
         # derby.log goes to derby.system.home, the current directory unless told otherwise
         "spark.driver.extraJavaOptions": java_options(target_dir),
+        # Hive's session makes a resources folder (unused by Spark) and removes it only on a close
+        # a dbt command never reaches: one folder, here, instead of /tmp/<uuid>_resources a start
+        HIVE_RESOURCES: str(target_dir / "hive_resources"),
         TIME_ZONE: "UTC",
         # PySpark records each DataFrame call's Python call site for Spark's error context (about
-        # six py4j calls a call); the plugin names its errors itself, and its micro-batches make
-        # hundreds of such calls
+        # six py4j calls a call); the plugin names its errors itself, and each of its micro-batches
+        # makes dozens of such calls
         DATAFRAME_DEBUGGING: "false",
         "spark.sql.shuffle.partitions": "4",
         "spark.ui.enabled": "false",
